@@ -1,0 +1,529 @@
+/*
+ * zlink.h — the public C ABI of ZLink.
+ *
+ * This is the only header an application includes. It compiles as C11 and as
+ * C++ (every declaration is inside extern "C"). Everything a binding needs is
+ * here: version macros, the typed result families with their fixed values,
+ * the extended errno numbers, options, the message type and the socket calls.
+ *
+ * ABI rules (see doc/abi.md):
+ *  - The version below is the single source; the build reads it from here.
+ *  - Exported symbols carry the version node ZLINK_1.0 (abi/zlink.map).
+ *  - Result enum values never change once published.
+ *  - Public structs that may grow carry a struct_size field.
+ */
+#ifndef ZLINK_H
+#define ZLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define ZLINK_VERSION_MAJOR 1
+#define ZLINK_VERSION_MINOR 0
+#define ZLINK_VERSION_PATCH 0
+
+#define ZLINK_MAKE_VERSION(major, minor, patch) \
+    ((major) * 10000 + (minor) * 100 + (patch))
+#define ZLINK_VERSION \
+    ZLINK_MAKE_VERSION(ZLINK_VERSION_MAJOR, ZLINK_VERSION_MINOR, ZLINK_VERSION_PATCH)
+
+/* ------------------------------------------------------------ export macro */
+
+#if defined(_WIN32)
+#  if defined(ZLINK_BUILDING)
+#    define ZLINK_EXPORT __declspec(dllexport)
+#  else
+#    define ZLINK_EXPORT __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define ZLINK_EXPORT __attribute__((visibility("default")))
+#else
+#  define ZLINK_EXPORT
+#endif
+
+/* ------------------------------------------------------------------ errno */
+
+/* Base of the errno numbers ZLink defines itself. */
+#define ZLINK_HAUSNUMERO 156384712
+
+/* Used only where the platform lacks the name (never on Linux). */
+#ifndef ENOTSUP
+#define ENOTSUP (ZLINK_HAUSNUMERO + 1)
+#endif
+#ifndef EPROTONOSUPPORT
+#define EPROTONOSUPPORT (ZLINK_HAUSNUMERO + 2)
+#endif
+#ifndef ENOBUFS
+#define ENOBUFS (ZLINK_HAUSNUMERO + 3)
+#endif
+#ifndef ENETDOWN
+#define ENETDOWN (ZLINK_HAUSNUMERO + 4)
+#endif
+#ifndef EADDRINUSE
+#define EADDRINUSE (ZLINK_HAUSNUMERO + 5)
+#endif
+#ifndef EADDRNOTAVAIL
+#define EADDRNOTAVAIL (ZLINK_HAUSNUMERO + 6)
+#endif
+#ifndef ECONNREFUSED
+#define ECONNREFUSED (ZLINK_HAUSNUMERO + 7)
+#endif
+#ifndef EINPROGRESS
+#define EINPROGRESS (ZLINK_HAUSNUMERO + 8)
+#endif
+#ifndef ENOTSOCK
+#define ENOTSOCK (ZLINK_HAUSNUMERO + 9)
+#endif
+#ifndef EMSGSIZE
+#define EMSGSIZE (ZLINK_HAUSNUMERO + 10)
+#endif
+#ifndef EAFNOSUPPORT
+#define EAFNOSUPPORT (ZLINK_HAUSNUMERO + 11)
+#endif
+#ifndef ENETUNREACH
+#define ENETUNREACH (ZLINK_HAUSNUMERO + 12)
+#endif
+#ifndef ECONNABORTED
+#define ECONNABORTED (ZLINK_HAUSNUMERO + 13)
+#endif
+#ifndef ECONNRESET
+#define ECONNRESET (ZLINK_HAUSNUMERO + 14)
+#endif
+#ifndef ENOTCONN
+#define ENOTCONN (ZLINK_HAUSNUMERO + 15)
+#endif
+#ifndef ETIMEDOUT
+#define ETIMEDOUT (ZLINK_HAUSNUMERO + 16)
+#endif
+#ifndef EHOSTUNREACH
+#define EHOSTUNREACH (ZLINK_HAUSNUMERO + 17)
+#endif
+#ifndef ENETRESET
+#define ENETRESET (ZLINK_HAUSNUMERO + 18)
+#endif
+/* Always available: the platform value where it exists, ours otherwise. */
+#ifndef ESTALE
+#define ESTALE (ZLINK_HAUSNUMERO + 19)
+#endif
+#ifndef EALREADY
+#define EALREADY (ZLINK_HAUSNUMERO + 20)
+#endif
+#ifndef EDEADLK
+#define EDEADLK (ZLINK_HAUSNUMERO + 21)
+#endif
+#ifndef ESHUTDOWN
+#define ESHUTDOWN (ZLINK_HAUSNUMERO + 22)
+#endif
+#ifndef EPROTOTYPE
+#define EPROTOTYPE (ZLINK_HAUSNUMERO + 23)
+#endif
+#ifndef EOVERFLOW
+#define EOVERFLOW (ZLINK_HAUSNUMERO + 24)
+#endif
+/* ZLink's own conditions; the same value on every platform. */
+#define EFSM (ZLINK_HAUSNUMERO + 51)
+#define ENOCOMPATPROTO (ZLINK_HAUSNUMERO + 52)
+#define ETERM (ZLINK_HAUSNUMERO + 53)
+#define EMTHREAD (ZLINK_HAUSNUMERO + 54)
+
+/* ---------------------------------------------------------- result families
+ *
+ * Every call returns a typed result: 0 means success, any other value names
+ * the failure and zlink_errno() holds the matching errno (see doc/errors.md).
+ * Each family lives in its own numeric range so a value names its family.
+ */
+
+typedef enum zlink_submit_result {
+    ZLINK_SUBMIT_OK = 0,
+    ZLINK_SUBMIT_BACKPRESSURED = 1,   /* EAGAIN, ETIMEDOUT, ENOBUFS */
+    ZLINK_SUBMIT_NOT_CONNECTED = 2,   /* ENOTCONN, EHOSTUNREACH */
+    ZLINK_SUBMIT_NOT_FOUND = 3,       /* ENOENT */
+    ZLINK_SUBMIT_TERMINATED = 4,      /* ETERM, ESHUTDOWN */
+    ZLINK_SUBMIT_INVALID_HANDLE = 5,  /* EFAULT */
+    ZLINK_SUBMIT_INVALID_ARGUMENT = 6, /* EINVAL, EMSGSIZE */
+    ZLINK_SUBMIT_NOT_SUPPORTED = 7,   /* ENOTSUP */
+    ZLINK_SUBMIT_INVALID_STATE = 8,   /* EBUSY, ESTALE, EALREADY */
+    ZLINK_SUBMIT_THREAD_VIOLATION = 9, /* EDEADLK, EPERM, EMTHREAD */
+    ZLINK_SUBMIT_OUT_OF_MEMORY = 10,  /* ENOMEM */
+    ZLINK_SUBMIT_SEQ_EXHAUSTED = 11,  /* EOVERFLOW */
+    ZLINK_SUBMIT_INTERNAL = 12,       /* errno kept */
+    ZLINK_SUBMIT_NOT_ADMITTED = 13    /* EACCES, ECONNREFUSED, EPROTOTYPE */
+} zlink_submit_result_t;
+
+typedef enum zlink_request_result {
+    ZLINK_REQUEST_OK = 0,
+    ZLINK_REQUEST_TIMED_OUT = 101,
+    ZLINK_REQUEST_NOT_FOUND = 102,
+    ZLINK_REQUEST_TERMINATED = 103,
+    ZLINK_REQUEST_PROTOCOL_ERROR = 104, /* EPROTO, ENOCOMPATPROTO */
+    ZLINK_REQUEST_INTERNAL = 105,
+    ZLINK_REQUEST_REJECTED = 106,       /* EACCES, ECONNREFUSED, ECANCELED */
+    ZLINK_REQUEST_CONFLICT = 107,       /* EEXIST, ESTALE */
+    ZLINK_REQUEST_BUSY = 108,
+    ZLINK_REQUEST_NOT_CONNECTED = 109,
+    ZLINK_REQUEST_INVALID_ARGUMENT = 110, /* EINVAL, EFAULT */
+    ZLINK_REQUEST_INVALID_STATE = 111,  /* EFSM, EALREADY */
+    ZLINK_REQUEST_NOT_SUPPORTED = 112,
+    ZLINK_REQUEST_BACKPRESSURED = 113   /* EAGAIN, ENOBUFS */
+} zlink_request_result_t;
+
+typedef enum zlink_recv_result {
+    ZLINK_RECV_OK = 0,
+    ZLINK_RECV_NO_DATA = 201,          /* EAGAIN, ETIMEDOUT */
+    ZLINK_RECV_BUSY = 202,
+    ZLINK_RECV_TERMINATED = 203,       /* ETERM */
+    ZLINK_RECV_INVALID_HANDLE = 204,   /* EFAULT */
+    ZLINK_RECV_NOT_SUPPORTED = 205,    /* ENOTSUP */
+    ZLINK_RECV_INTERNAL = 206,
+    ZLINK_RECV_BUFFER_TOO_SMALL = 207, /* ENOBUFS */
+    ZLINK_RECV_INVALID_STATE = 208     /* EINVAL, ESTALE, ESHUTDOWN */
+} zlink_recv_result_t;
+
+typedef enum zlink_handler_result {
+    ZLINK_HANDLER_OK = 0,
+    ZLINK_HANDLER_INVALID_ARGUMENT = 301,
+    ZLINK_HANDLER_BUSY = 302,
+    ZLINK_HANDLER_NOT_SUPPORTED = 303,
+    ZLINK_HANDLER_DEADLOCK = 304,      /* EDEADLK */
+    ZLINK_HANDLER_INVALID_HANDLE = 305,
+    ZLINK_HANDLER_INTERNAL = 306
+} zlink_handler_result_t;
+
+typedef enum zlink_close_result {
+    ZLINK_CLOSE_OK = 0,
+    ZLINK_CLOSE_BUSY = 401,            /* EBUSY, EDEADLK */
+    ZLINK_CLOSE_SHUTDOWN = 402,
+    ZLINK_CLOSE_INVALID_HANDLE = 403,  /* EFAULT, ESTALE */
+    ZLINK_CLOSE_INTERNAL = 404
+} zlink_close_result_t;
+
+typedef enum zlink_bind_result {
+    ZLINK_BIND_OK = 0,
+    ZLINK_BIND_INVALID_ARGUMENT = 501,
+    ZLINK_BIND_ADDR_IN_USE = 502,      /* EADDRINUSE */
+    ZLINK_BIND_NOT_SUPPORTED = 503,    /* ENOTSUP, EPROTONOSUPPORT */
+    ZLINK_BIND_INVALID_HANDLE = 504,
+    ZLINK_BIND_INTERNAL = 505
+} zlink_bind_result_t;
+
+typedef enum zlink_connect_result {
+    ZLINK_CONNECT_OK = 0,
+    ZLINK_CONNECT_INVALID_ARGUMENT = 601,
+    ZLINK_CONNECT_NOT_SUPPORTED = 602,
+    ZLINK_CONNECT_INVALID_HANDLE = 603,
+    ZLINK_CONNECT_INTERNAL = 604,
+    ZLINK_CONNECT_NOT_FOUND = 605,
+    ZLINK_CONNECT_CONFLICT = 606,      /* EEXIST, ESTALE, EADDRINUSE */
+    ZLINK_CONNECT_BUSY = 607,          /* EBUSY, ESHUTDOWN */
+    ZLINK_CONNECT_AUTH_FAILED = 608    /* EACCES */
+} zlink_connect_result_t;
+
+typedef enum zlink_config_result {
+    ZLINK_CONFIG_OK = 0,
+    ZLINK_CONFIG_INVALID_HANDLE = 701,   /* EFAULT */
+    ZLINK_CONFIG_INVALID_ARGUMENT = 702, /* EINVAL, EMSGSIZE */
+    ZLINK_CONFIG_NOT_SUPPORTED = 703,
+    ZLINK_CONFIG_INTERNAL = 704,
+    ZLINK_CONFIG_INVALID_STATE = 705,    /* EBUSY, ESTALE, EALREADY, ESHUTDOWN, ... */
+    ZLINK_CONFIG_NOT_FOUND = 706,
+    ZLINK_CONFIG_CONFLICT = 707,         /* EEXIST */
+    ZLINK_CONFIG_BUFFER_TOO_SMALL = 708, /* ENOBUFS, nothing partially written */
+    ZLINK_CONFIG_BUSY = 709              /* concurrent use of one object */
+} zlink_config_result_t;
+
+/* Thread-local errno of the last failed ZLink call on this thread.
+ * Unspecified after a success. */
+ZLINK_EXPORT int zlink_errno(void);
+/* A static, never-freed description of errnum; never NULL; thread-safe. */
+ZLINK_EXPORT const char *zlink_strerror(int errnum);
+/* Writes the library's version. NULL arguments are undefined behaviour. */
+ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
+/* 1 when the build supports the transport or feature named by what. */
+ZLINK_EXPORT int zlink_has(const char *what);
+
+/* ---------------------------------------------------------------- context */
+
+#define ZLINK_IO_THREADS 1
+#define ZLINK_MAX_SOCKETS 2
+#define ZLINK_SOCKET_LIMIT 3
+#define ZLINK_THREAD_PRIORITY 3
+#define ZLINK_THREAD_SCHED_POLICY 4
+#define ZLINK_MAX_MSGSZ 5
+#define ZLINK_MSG_T_SIZE 6
+#define ZLINK_THREAD_AFFINITY_CPU_ADD 7
+#define ZLINK_THREAD_AFFINITY_CPU_REMOVE 8
+#define ZLINK_THREAD_NAME_PREFIX 9
+#define ZLINK_CTX_OPT_BLOCKY 10
+#define ZLINK_AUTO_HWM_ENABLE 12
+#define ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS 14
+#define ZLINK_PROFILE 17
+#define ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES 19
+#define ZLINK_RUNTIME_MEMORY_LIMIT_BYTES 20
+#define ZLINK_CORE_BUDGET_BYTES 21
+
+#define ZLINK_IO_THREADS_DFLT 4
+#define ZLINK_MAX_SOCKETS_DFLT 4095
+
+#define ZLINK_PROFILE_COMPACT 0
+#define ZLINK_PROFILE_LOW_LATENCY 1
+#define ZLINK_PROFILE_BALANCED 2
+#define ZLINK_PROFILE_THROUGHPUT 3
+
+/* A new context, or NULL with errno set. */
+ZLINK_EXPORT void *zlink_ctx_new(void);
+/* Non-blocking: blocking calls on the context's sockets return ETERM. */
+ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx);
+/* Called once; blocks until every socket of the context is closed and its
+ * pending output is flushed or its linger expired; then frees the context. */
+ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx);
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value);
+/* The option's value, or -1 with *result (may be NULL) and errno set. */
+ZLINK_EXPORT int zlink_ctx_get(void *ctx, int option, zlink_config_result_t *result);
+/* Byte-valued options: uint64 options take exactly 8 bytes. */
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set_data(void *ctx, int option,
+                                                      const void *data, size_t size);
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option,
+                                                      void *data, size_t *size);
+
+/* ---------------------------------------------------------------- sockets */
+
+#define ZLINK_PAIR 0x1001
+#define ZLINK_PUB 0x1002
+#define ZLINK_SUB 0x1003
+#define ZLINK_DEALER 0x1004
+#define ZLINK_ROUTER 0x1005
+#define ZLINK_XPUB 0x1006
+#define ZLINK_XSUB 0x1007
+#define ZLINK_STREAM 0x1008
+
+/* Socket options (value types in doc/options.md). */
+#define ZLINK_AFFINITY 0x3001
+#define ZLINK_RATE 0x3003
+#define ZLINK_RECOVERY_IVL 0x3004
+#define ZLINK_SNDBUF 0x3005
+#define ZLINK_RCVBUF 0x3006
+#define ZLINK_FD 0x3007
+#define ZLINK_EVENTS 0x3008
+#define ZLINK_TYPE 0x3009
+#define ZLINK_LINGER 0x300A
+#define ZLINK_RECONNECT_IVL 0x300B
+#define ZLINK_BACKLOG 0x300C
+#define ZLINK_RECONNECT_IVL_MAX 0x300D
+#define ZLINK_MAXMSGSIZE 0x300E          /* int64; <= 0 unlimited */
+#define ZLINK_SNDHWM 0x300F              /* uint64 bytes; 0 unlimited */
+#define ZLINK_RCVHWM 0x3010              /* uint64 bytes; 0 unlimited */
+#define ZLINK_MULTICAST_HOPS 0x3011
+#define ZLINK_RCVTIMEO 0x3012            /* int ms; -1 infinite */
+#define ZLINK_SNDTIMEO 0x3013            /* int ms; -1 infinite */
+#define ZLINK_LAST_ENDPOINT 0x3014       /* string, read-only */
+#define ZLINK_TCP_KEEPALIVE 0x3015
+#define ZLINK_TCP_KEEPALIVE_CNT 0x3016
+#define ZLINK_TCP_KEEPALIVE_IDLE 0x3017
+#define ZLINK_TCP_KEEPALIVE_INTVL 0x3018
+#define ZLINK_IMMEDIATE 0x3019
+#define ZLINK_IPV6 0x301A
+#define ZLINK_CONFLATE 0x301B
+#define ZLINK_TOS 0x301C
+#define ZLINK_HANDSHAKE_IVL 0x301D
+#define ZLINK_BLOCKY 0x301E
+#define ZLINK_INVERT_MATCHING 0x3020
+#define ZLINK_CONNECT_TIMEOUT 0x3024
+#define ZLINK_TCP_MAXRT 0x3025
+#define ZLINK_MAXTPDU 0x3026
+#define ZLINK_BINDTODEVICE 0x3027
+#define ZLINK_ZMP_METADATA 0x3030
+#define ZLINK_TCP_NODELAY 0x3031
+#define ZLINK_OPT_RID_DUPLICATE_POLICY 0x3033
+
+#define ZLINK_RID_DUPLICATE_REJECT 0
+#define ZLINK_RID_DUPLICATE_HANDOVER 1
+
+#define ZLINK_ROUTER_MANDATORY 0x3101
+#define ZLINK_ROUTER_PROBE 0x3103
+#define ZLINK_CONNECT_ROUTING_ID 0x3104  /* set-only: names the next connect's peer */
+#define ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS 0x3105
+#define ZLINK_ROUTER_WEIGHT 0x3106
+
+#define ZLINK_DEALER_PROBE 0x3201
+#define ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS 0x3202
+#define ZLINK_DEALER_WEIGHT 0x3203
+
+#define ZLINK_PUB_VERBOSE 0x3301
+#define ZLINK_PUB_VERBOSER 0x3302
+#define ZLINK_PUB_MANUAL 0x3303
+#define ZLINK_PUB_MANUAL_LAST_VALUE 0x3304
+#define ZLINK_PUB_NODROP 0x3305
+#define ZLINK_PUB_WELCOME_MSG 0x3306
+#define ZLINK_PUB_TOPICS_COUNT 0x3307
+#define ZLINK_PUB_APPROVE_SUBSCRIBE 0x3308
+#define ZLINK_PUB_REJECT_SUBSCRIBE 0x3309
+
+#define ZLINK_SUB_TOPICS_COUNT 0x3400
+
+#define ZLINK_STREAM_NOTIFY 0x3501
+#define ZLINK_STREAM_OPT_RECV_MODE 0x3502
+#define ZLINK_STREAM_RECV_UNSPECIFIED 0
+#define ZLINK_STREAM_RECV_RAW 1
+#define ZLINK_STREAM_RECV_PACKET 2
+
+/* Weight limits (DEALER_WEIGHT, ROUTER_WEIGHT). */
+#define ZLINK_WEIGHT_MIN 0
+#define ZLINK_WEIGHT_MAX 10000
+#define ZLINK_WEIGHT_DFLT 100
+
+/* Defaults. */
+#define ZLINK_HWM_DFLT 4096000u
+#define ZLINK_TIMEO_DFLT 1000
+#define ZLINK_REQUEST_TIMEOUT_DFLT 5000
+
+/* A routing id: 1..255 bytes. Received ids are borrowed views valid until
+ * the next data receive on that socket, or its close. */
+typedef struct zlink_routing_id {
+    uint8_t size;
+    uint8_t data[255];
+} zlink_routing_id_t;
+
+/* A new socket of type, or NULL with errno EINVAL, EMFILE or ETERM. */
+ZLINK_EXPORT void *zlink_socket(void *ctx, int type);
+/* The close gate: fails with EBUSY while another call is inside the socket;
+ * once accepted, every later call gets ESHUTDOWN (or ESTALE). Unread records
+ * are discarded; pending output is governed by ZLINK_LINGER. */
+ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket);
+
+/* Integer options take an int (4 bytes); HWMs take exactly 8 bytes
+ * (uint64_t); MAXMSGSIZE takes an int64_t. Anything else gives EINVAL. */
+ZLINK_EXPORT zlink_config_result_t zlink_setsockopt(void *socket, int option,
+                                                    const void *value, size_t size);
+/* *size is in/out: capacity in, bytes written out. */
+ZLINK_EXPORT zlink_config_result_t zlink_getsockopt(void *socket, int option,
+                                                    void *value, size_t *size);
+/* Sets this socket's own routing id (1..255 bytes) for later binds and
+ * connects. STREAM gives EINVAL; a non-socket handle ENOTSUP. */
+ZLINK_EXPORT zlink_config_result_t zlink_set_routing_id(void *socket, const void *id,
+                                                        size_t size);
+
+/* Endpoints: "tcp://host:port" (port 0 or '*' = ephemeral), "ipc:///path",
+ * "inproc://name". The bound address is read back via ZLINK_LAST_ENDPOINT. */
+ZLINK_EXPORT zlink_bind_result_t zlink_bind(void *socket, const char *endpoint);
+ZLINK_EXPORT zlink_connect_result_t zlink_connect(void *socket, const char *endpoint);
+ZLINK_EXPORT zlink_connect_result_t zlink_unbind(void *socket, const char *endpoint);
+/* Drops the reconnect intent and the connection made for endpoint. */
+ZLINK_EXPORT zlink_connect_result_t zlink_disconnect(void *socket, const char *endpoint);
+
+/* --------------------------------------------------------------- messages */
+
+/* 64 bytes, opaque, pointer-aligned. Payloads up to ZLINK_MSG_INLINE_MAX
+ * bytes live inside it; larger ones in a reference-counted buffer. */
+typedef struct zlink_msg {
+    union {
+        unsigned char _opaque[64];
+        void *_align_ptr;
+        uint64_t _align_u64;
+    } u;
+} zlink_msg_t;
+
+#define ZLINK_MSG_INLINE_MAX 29
+
+typedef void(zlink_free_fn)(void *data, void *hint);
+
+ZLINK_EXPORT zlink_config_result_t zlink_msg_init(zlink_msg_t *msg);
+ZLINK_EXPORT zlink_config_result_t zlink_msg_init_size(zlink_msg_t *msg, size_t size);
+/* Zero-copy: ffn(data, hint) runs when the last reference goes. A NULL ffn
+ * borrows data; the caller keeps it alive until every copy is closed. */
+ZLINK_EXPORT zlink_config_result_t zlink_msg_init_data(zlink_msg_t *msg, void *data,
+                                                       size_t size, zlink_free_fn *ffn,
+                                                       void *hint);
+ZLINK_EXPORT zlink_config_result_t zlink_msg_close(zlink_msg_t *msg);
+/* dst's old content is released; src is left empty (size 0). */
+ZLINK_EXPORT zlink_config_result_t zlink_msg_move(zlink_msg_t *dst, zlink_msg_t *src);
+/* dst shares src's buffer (atomic reference count). */
+ZLINK_EXPORT zlink_config_result_t zlink_msg_copy(zlink_msg_t *dst, zlink_msg_t *src);
+/* dst must be uninitialized; src becomes empty. On failure src keeps its
+ * payload and dst stays uninitialized. */
+ZLINK_EXPORT zlink_config_result_t zlink_msg_adopt(zlink_msg_t *dst, zlink_msg_t *src);
+ZLINK_EXPORT void *zlink_msg_data(zlink_msg_t *msg);
+ZLINK_EXPORT size_t zlink_msg_size(const zlink_msg_t *msg);
+/* 1 for inline or borrowed payloads; -1 with *result set on error. */
+ZLINK_EXPORT int zlink_msg_refcnt(const zlink_msg_t *msg, zlink_config_result_t *result);
+/* zlink_msg_close on each of parts[0..n). */
+ZLINK_EXPORT void zlink_multipart_close(zlink_msg_t *parts, size_t n);
+
+/* ------------------------------------------------------------ send / recv */
+
+typedef uint64_t zlink_completion_id_t;
+typedef uint64_t zlink_reply_token_t;
+
+typedef enum zlink_send_flags {
+    ZLINK_SEND_FLAGS_NONE = 0,
+    ZLINK_SEND_FLAGS_DONTWAIT = 1
+} zlink_send_flags_t;
+
+typedef enum zlink_recv_flags {
+    ZLINK_RECV_FLAGS_NONE = 0,
+    ZLINK_RECV_FLAGS_DONTWAIT = 1
+} zlink_recv_flags_t;
+
+#define ZLINK_DONTWAIT 1
+
+/*
+ * Ownership for every send call: each of parts[0..n) is consumed on success
+ * AND on failure and left empty but initialized, so the caller may reuse or
+ * close it. A failed send is invisible to the peer.
+ *
+ * Flags NONE waits for room up to the SNDTIMEO snapshot; DONTWAIT tries once.
+ * completion_id_out (optional) is zeroed first; it receives a nonzero wait
+ * token when a DONTWAIT submit is refused for lack of room.
+ */
+/* PAIR and DEALER. */
+ZLINK_EXPORT zlink_submit_result_t zlink_send(void *socket, zlink_msg_t *parts, size_t n,
+                                              zlink_send_flags_t flags, void *user_context,
+                                              zlink_completion_id_t *completion_id_out);
+/* ROUTER, and STREAM with n == 1 (a zero-length part closes that peer). */
+ZLINK_EXPORT zlink_submit_result_t zlink_send_rid(void *socket, const zlink_routing_id_t *rid,
+                                                  zlink_msg_t *parts, size_t n,
+                                                  zlink_send_flags_t flags, void *user_context,
+                                                  zlink_completion_id_t *completion_id_out);
+/* PUB: topic (if not NULL) is sent as the first frame; NULL means parts[0]
+ * is the topic. No completions. */
+ZLINK_EXPORT zlink_submit_result_t zlink_publish(void *socket, const char *topic,
+                                                 zlink_msg_t *parts, size_t n,
+                                                 zlink_send_flags_t flags);
+
+/*
+ * Receive one whole record into parts[0..cap). On success *count parts are
+ * the caller's (close them with zlink_multipart_close). When cap is too small
+ * the result is BUFFER_TOO_SMALL, *count holds the needed count and nothing is
+ * consumed. Flags NONE waits up to the RCVTIMEO snapshot.
+ */
+/* PAIR, DEALER (rid NULL) and STREAM in RAW mode (one part). */
+ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id_t **rid_opt,
+                                            zlink_msg_t *parts, size_t cap, size_t *count,
+                                            zlink_recv_flags_t flags);
+/* ROUTER: *token is 0 for DATA, nonzero for a REQUEST. */
+ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_routing_id_t **rid,
+                                                   zlink_reply_token_t *token,
+                                                   zlink_msg_t *parts, size_t cap,
+                                                   size_t *count, zlink_recv_flags_t flags);
+/* SUB: the topic frame is copied into topic[0..tcap) (no NUL) and its length
+ * written to *tlen; the remaining frames go to parts. */
+ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routing_id_t **rid,
+                                                 char *topic, size_t tcap, size_t *tlen,
+                                                 zlink_msg_t *parts, size_t cap, size_t *count,
+                                                 zlink_recv_flags_t flags);
+
+/* SUB prefix subscriptions: "" matches everything; '*' is literal. */
+ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic);
+ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZLINK_H */

@@ -1,0 +1,86 @@
+/*
+ * engine.h — the I/O side of ZLink: I/O threads (one libuv loop each),
+ * listeners, connecters with reconnect, and connections that speak ZMP v1
+ * (or raw bytes for STREAM) over tcp and ipc.
+ *
+ * The engine knows nothing of socket patterns. It talks to the socket layer
+ * only through socket.h (zl_socket_pipe_new, _attach, _ended, _control,
+ * zl_socket_get_opts) and moves records through a pipe's two zl_q_t:
+ *   - out queue: the engine is its reader. Its notify (kick) is called from
+ *     any thread when records arrive after the engine found it empty; the
+ *     engine then takes everything (zl_q_take_all), encodes it with as few
+ *     writes as possible, and returns the credit (zl_q_release) when the
+ *     kernel took the bytes.
+ *   - in queue: the engine is its writer. It decodes each read into whole
+ *     records and delivers them in one batch (zl_q_deliver). When that
+ *     reports the queue at its HWM, the engine stops reading the
+ *     connection until the queue's notify (credit returned) fires, so the
+ *     pressure reaches the sender through TCP.
+ *
+ * Threads: everything named zl_io_* / zl_conn_* runs on the connection's
+ * I/O thread except the functions marked "any thread".
+ */
+#ifndef ZL_ENGINE_H
+#define ZL_ENGINE_H
+
+#include "../socket.h"
+
+#include <uv.h>
+
+typedef struct zl_io zl_io_t;
+
+/* A unit of work posted to an I/O thread. The poster owns t until fn runs;
+ * fn runs once on the loop thread and may free t. */
+typedef struct zl_task {
+    struct zl_task *next;
+    void (*fn)(struct zl_task *t);
+} zl_task_t;
+
+/* Starts an I/O thread with its own loop. name is the thread name
+ * (e.g. "zlink/IO/0"). Returns NULL with errno on failure. */
+zl_io_t *zl_io_new(const char *name);
+/* Stops the loop after every handle on it closed, joins, frees. Blocks.
+ * Called by zlink_ctx_term after all sockets are gone. */
+void zl_io_destroy(zl_io_t *io);
+/* Queues t to run on io's loop thread. Any thread; never blocks long. */
+void zl_io_post(zl_io_t *io, zl_task_t *t);
+/* Runs fn(arg) on io's loop thread and waits for it to return. Any thread
+ * except io's own (where it calls fn directly). */
+void zl_io_call(zl_io_t *io, void (*fn)(void *arg), void *arg);
+uv_loop_t *zl_io_loop(zl_io_t *io);
+
+/* ---- endpoints (called by the socket layer on an application thread,
+ *      without s->lk; they block until the I/O thread answered) ---- */
+
+/* Parses and binds "tcp://..." or "ipc://...". On success *out is the
+ * listener and zl_endpoint_name() holds the resolved address (the actual
+ * port for port 0 or '*'). Returns 0 or an errno: EINVAL (malformed),
+ * EPROTONOSUPPORT (unknown transport), EADDRINUSE, EADDRNOTAVAIL, ENODEV. */
+int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+/* Starts connecting; never waits for the peer. Reconnects per the socket's
+ * RECONNECT_IVL / RECONNECT_IVL_MAX after a failure or a lost connection.
+ * Returns 0 or an errno (EINVAL, EPROTONOSUPPORT). */
+int zl_engine_connect(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+/* The endpoint string as given (connect) or as resolved (bind). */
+const char *zl_endpoint_name(const zl_endpoint_t *ep);
+/* The endpoint string as the user passed it. */
+const char *zl_endpoint_requested(const zl_endpoint_t *ep);
+bool zl_endpoint_is_bind(const zl_endpoint_t *ep);
+/* Stops listening or reconnecting and closes every connection made
+ * through ep (each ends its pipe through zl_socket_pipe_ended). The engine
+ * frees ep once all of that is done. Any thread; non-blocking. linger_ms
+ * applies to the connections' unsent output (-1 infinite, 0 discard). */
+void zl_endpoint_close(zl_endpoint_t *ep, int linger_ms);
+
+/* ---- connections ---- */
+
+/* Closes one connection (STREAM zero-length send, ROUTER handover, socket
+ * close). Unsent output is flushed first for up to linger_ms (-1 infinite,
+ * 0 discard). Any thread; non-blocking; safe to call more than once. */
+void zl_conn_close(zl_conn_t *c, int linger_ms);
+
+/* Counts live I/O objects (listeners, connecters, connections); zero means
+ * zl_io_destroy will not wait. For ctx_term. */
+int zl_engine_live_objects(void);
+
+#endif /* ZL_ENGINE_H */

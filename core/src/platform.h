@@ -1,0 +1,59 @@
+/*
+ * platform.h — the few operating-system services the core uses directly:
+ * mutexes, condition variables, a monotonic clock, atomics and threads.
+ * Everything else (sockets, loops, timers) goes through libuv.
+ *
+ * Prefix zl_plat_ marks functions whose body is platform specific.
+ */
+#ifndef ZL_PLATFORM_H
+#define ZL_PLATFORM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+typedef pthread_mutex_t zl_mutex_t;
+typedef pthread_cond_t zl_cond_t;
+
+void zl_mutex_init(zl_mutex_t *m);
+void zl_mutex_fini(zl_mutex_t *m);
+static inline void zl_mutex_lock(zl_mutex_t *m) { pthread_mutex_lock(m); }
+static inline void zl_mutex_unlock(zl_mutex_t *m) { pthread_mutex_unlock(m); }
+
+/* Condition variables wait against the monotonic clock. */
+void zl_cond_init(zl_cond_t *c);
+void zl_cond_fini(zl_cond_t *c);
+static inline void zl_cond_broadcast(zl_cond_t *c) { pthread_cond_broadcast(c); }
+static inline void zl_cond_signal(zl_cond_t *c) { pthread_cond_signal(c); }
+/* Waits until signalled or the absolute monotonic deadline (ns) passes.
+ * deadline_ns < 0 waits without limit. Spurious returns are possible. */
+void zl_cond_wait_until(zl_cond_t *c, zl_mutex_t *m, int64_t deadline_ns);
+
+/* Monotonic clock in nanoseconds. */
+int64_t zl_clock_ns(void);
+
+/* Converts a millisecond timeout snapshot (-1 infinite, 0 immediate) into an
+ * absolute deadline for zl_cond_wait_until (-1 = none). */
+static inline int64_t zl_deadline_from_ms(int timeout_ms)
+{
+    if (timeout_ms < 0)
+        return -1;
+    return zl_clock_ns() + (int64_t)timeout_ms * 1000000;
+}
+
+static inline bool zl_deadline_passed(int64_t deadline_ns)
+{
+    return deadline_ns >= 0 && zl_clock_ns() >= deadline_ns;
+}
+
+/* Fills buf with n cryptographically unpredictable bytes when the platform
+ * offers them, else with a seeded PRNG. Used for routing ids. */
+void zl_plat_random(void *buf, size_t n);
+
+#define ZL_UNUSED(x) ((void)(x))
+#define ZL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ZL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif /* ZL_PLATFORM_H */

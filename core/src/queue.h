@@ -1,0 +1,179 @@
+/*
+ * queue.h — frames, frame FIFOs and the byte-counted directional queue.
+ *
+ * Design notes
+ *  - A record (one logical multipart message) travels as consecutive frames;
+ *    every frame but the last carries ZL_F_MORE. Records are pushed and
+ *    popped whole, so a reader never sees half a record.
+ *  - zl_fq_t is a single-threaded chunked FIFO of frames (no locks, no
+ *    allocation per frame once warm). Owners protect it themselves.
+ *  - zl_q_t is one direction of one pipe: a locked zl_fq_t plus the byte
+ *    high-water mark of core-contract §3 (charge = payload + 64 per frame,
+ *    LWM = ceil(hwm/2), one record admitted on an empty queue whatever its
+ *    size). Each end is either a socket or an engine connection; the queue
+ *    calls the other end's notify function, after dropping its lock, when:
+ *      - the reader had found it empty and a record arrives (reader_idle);
+ *      - the writer had been refused and bytes fell to the LWM or to zero
+ *        (writer_blocked).
+ *    Both flags are set under the lock by the party that is about to wait,
+ *    so an edge is never lost: the state change and the flag test happen
+ *    under the same lock.
+ *  - Bytes stay charged while an engine is writing them ("in flight") and
+ *    are returned by zl_q_release when the write completed, so a sender
+ *    blocks while the transport is full.
+ *  - Lock order: socket lock before queue lock. notify functions are called
+ *    with no queue lock held; they may take the socket lock.
+ */
+#ifndef ZL_QUEUE_H
+#define ZL_QUEUE_H
+
+#include "msg.h"
+#include "platform.h"
+
+/* Wire flags (ZMP v1 header byte 2). */
+#define ZL_F_MORE 0x01
+#define ZL_F_CONTROL 0x02
+#define ZL_F_IDENTITY 0x04
+#define ZL_F_SUBSCRIBE 0x08
+#define ZL_F_CANCEL 0x10
+
+/* Frame kinds (ZMP v1 header byte 3). */
+#define ZL_KIND_DATA 0
+#define ZL_KIND_REQUEST 1
+#define ZL_KIND_REPLY 2
+#define ZL_KIND_ERROR_REPLY 3
+
+/* Per-frame overhead charged against a HWM. */
+#define ZL_FRAME_OVERHEAD 64u
+
+typedef struct zl_frame {
+    zlink_msg_t msg;
+    uint64_t seq;    /* request/reply sequence on a record's first frame */
+    uint8_t kind;    /* ZL_KIND_* (first frame of a record) */
+    uint8_t flags;   /* ZL_F_* */
+    uint8_t pad[6];
+} zl_frame_t;
+
+static inline uint64_t zl_frame_charge(const zl_frame_t *f)
+{
+    return (uint64_t)zl_msg_size(&f->msg) + ZL_FRAME_OVERHEAD;
+}
+
+#define ZL_FQ_CHUNK 64
+
+typedef struct zl_fq_chunk {
+    struct zl_fq_chunk *next;
+    zl_frame_t f[ZL_FQ_CHUNK];
+} zl_fq_chunk_t;
+
+typedef struct zl_fq {
+    zl_fq_chunk_t *head;
+    zl_fq_chunk_t *tail;
+    uint32_t head_pos;   /* next frame to pop in head */
+    uint32_t tail_pos;   /* next free slot in tail */
+    size_t count;        /* frames queued */
+    zl_fq_chunk_t *spare; /* one recycled chunk */
+} zl_fq_t;
+
+void zl_fq_init(zl_fq_t *q);
+/* Closes every queued frame's message and frees the chunks. */
+void zl_fq_fini(zl_fq_t *q);
+/* Closes every queued frame's message; keeps the FIFO usable. */
+void zl_fq_clear(zl_fq_t *q);
+/* A slot at the tail to fill in place, or NULL when out of memory. The slot
+ * is uninitialized; it becomes part of the FIFO at once. */
+zl_frame_t *zl_fq_push(zl_fq_t *q);
+/* The head frame, or NULL when empty. */
+static inline zl_frame_t *zl_fq_front(zl_fq_t *q)
+{
+    return q->count ? &q->head->f[q->head_pos] : NULL;
+}
+/* Removes the head frame; its message must have been moved out or closed. */
+void zl_fq_pop(zl_fq_t *q);
+/* Appends all of src to dst in O(1) chunks-wise when possible; src is left
+ * empty. */
+void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src);
+/* The i-th frame from the head (i < count). */
+zl_frame_t *zl_fq_at(zl_fq_t *q, size_t i);
+
+/* One end of a zl_q_t: whoever must be told about the other side's progress. */
+typedef struct zl_q_end {
+    void (*notify)(void *arg);
+    void *arg;
+} zl_q_end_t;
+
+typedef struct zl_q {
+    zl_mutex_t lk;
+    zl_fq_t fq;
+    size_t records;        /* whole records in fq */
+    uint64_t bytes;        /* charge queued plus in flight */
+    uint64_t hwm;          /* 0 = unlimited */
+    uint64_t lwm;          /* ceil(hwm/2) */
+    bool reader_idle;      /* reader found it empty; notify on next push */
+    bool writer_blocked;   /* writer was refused; notify at LWM */
+    bool writer_closed;    /* no more records will come */
+    bool reader_closed;    /* records are no longer wanted: pushes fail */
+    zl_q_end_t rd;
+    zl_q_end_t wr;
+    _Atomic int refs;      /* one per end */
+} zl_q_t;
+
+/* A queue with both ends attached (refs = 2). hwm 0 = unlimited. */
+zl_q_t *zl_q_new(uint64_t hwm, zl_q_end_t rd, zl_q_end_t wr);
+/* Drops one end's reference; frees (closing queued frames) at zero. */
+void zl_q_unref(zl_q_t *q);
+/* Changes the HWM (and LWM). May wake a blocked writer. */
+void zl_q_set_hwm(zl_q_t *q, uint64_t hwm);
+
+/* Results of the push family. */
+#define ZL_Q_OK 0
+#define ZL_Q_FULL 1     /* no room: writer_blocked was set */
+#define ZL_Q_CLOSED 2   /* reader end closed: frames not taken */
+
+/* Whether a record of charge bytes would be admitted now (advisory). */
+bool zl_q_has_room(zl_q_t *q, uint64_t charge);
+
+/* Writer: appends one whole record of n frames (moved out of frames[]; the
+ * caller's frames are left empty on ZL_Q_OK and untouched otherwise).
+ * control != 0 bypasses the HWM (control frames). */
+int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control);
+
+/* Writer (engine): appends a batch of records from fq whatever the HWM
+ * (the engine already read them off the wire). Returns true when bytes
+ * reached the HWM afterwards; the writer should then stop producing until
+ * its notify is called. On reader_closed the frames are closed. */
+bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge);
+
+/* Reader: pops one whole record into out[0..cap). Returns the frame count
+ * (> 0), 0 when empty (reader_idle set; -1 when empty and writer_closed),
+ * or -(needed count) - 1 ... see zl_q_pop doc in queue.c. */
+#define ZL_Q_EMPTY 0
+#define ZL_Q_EOF (-1)
+/* Pops one record. *n_out is set to its frame count. If the record has more
+ * frames than cap, nothing is popped and ZL_Q_TOO_SMALL is returned. */
+#define ZL_Q_TOO_SMALL (-2)
+int zl_q_pop(zl_q_t *q, zl_frame_t *out, size_t cap, size_t *n_out);
+
+/* Reader: peeks the head record without popping: its first frame's kind and
+ * flags and its frame count. Returns false when empty (reader_idle set). */
+bool zl_q_peek(zl_q_t *q, uint8_t *kind, size_t *nframes);
+
+/* Reader (engine): moves every queued record into out (appending) and adds
+ * their charge to *charge; the bytes stay charged until zl_q_release.
+ * Returns the number of frames taken. When nothing was queued, sets
+ * reader_idle and reports *eof = writer_closed. */
+size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof);
+/* Reader (engine): returns charge bytes of credit after writing them. */
+void zl_q_release(zl_q_t *q, uint64_t charge);
+
+/* Marks the writer end done: readers see ZL_Q_EOF after the last record. */
+void zl_q_close_writer(zl_q_t *q);
+/* Marks the reader end gone: queued frames are closed, pushes fail with
+ * ZL_Q_CLOSED and a blocked writer is notified. */
+void zl_q_close_reader(zl_q_t *q);
+
+/* Snapshot of queued bytes (for options and diagnostics). */
+uint64_t zl_q_bytes(zl_q_t *q);
+size_t zl_q_records(zl_q_t *q);
+
+#endif /* ZL_QUEUE_H */

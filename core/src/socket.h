@@ -1,0 +1,200 @@
+/*
+ * socket.h — the socket object shared by every pattern, its pipes, and the
+ * calls the engine makes into it.
+ *
+ * Design notes
+ *  - A socket owns a list of pipes, one per connected peer. A pipe has two
+ *    zl_q_t: out (to the peer) and in (from the peer). For tcp and ipc the
+ *    far end of both queues is an engine connection (zl_conn_t) running on
+ *    an I/O thread; for inproc the far end is the peer socket's pipe, and
+ *    the two pipes share their queues crosswise.
+ *  - s->lk protects the pipe list, routing state and pattern state. Each
+ *    queue has its own lock, taken after s->lk when both are needed.
+ *  - Blocking calls wait on s->cv under s->lk. A waiter counts itself in
+ *    s->waiters before its final attempt; anything that may satisfy a waiter
+ *    (a queue notify) calls zl_socket_wake, which takes s->lk and broadcasts
+ *    only when somebody waits. Because queue notifies fire only after the
+ *    waiter set reader_idle/writer_blocked under the queue lock, no wake-up
+ *    is lost and the hot path (nobody waiting) costs one atomic load.
+ *  - The close gate (s->gate): bit 63 = closed, low bits count calls in
+ *    flight. A call enters with zl_socket_enter (fails once closed) and
+ *    leaves with zl_socket_leave. zlink_close fails with EBUSY while any
+ *    other call is inside.
+ *  - Socket memory is not freed at close: the object stays (tag ZL_SOCK_DEAD)
+ *    until zlink_ctx_term, so a stale handle gets ESHUTDOWN instead of
+ *    touching freed memory.
+ *  - Threads: API calls on application threads; attach, detach and control
+ *    calls on I/O threads; nothing here blocks an I/O thread except s->lk.
+ */
+#ifndef ZL_SOCKET_H
+#define ZL_SOCKET_H
+
+#include "queue.h"
+#include "zlink.h"
+
+typedef struct zl_ctx zl_ctx_t;
+typedef struct zl_socket zl_socket_t;
+typedef struct zl_pipe zl_pipe_t;
+typedef struct zl_conn zl_conn_t;          /* engine connection (engine.h) */
+typedef struct zl_endpoint zl_endpoint_t;  /* engine listener/connecter */
+
+#define ZL_SOCK_TAG 0x5A534F43u  /* "ZSOC" */
+#define ZL_SOCK_DEAD 0x5A444544u /* "ZDED" */
+
+/* Options every pattern shares; the engine reads a copy at connect/accept. */
+typedef struct zl_sockopts {
+    uint64_t sndhwm;          /* bytes, 0 = unlimited */
+    uint64_t rcvhwm;
+    int64_t maxmsgsize;       /* <= 0 unlimited */
+    int sndtimeo;             /* ms, -1 infinite */
+    int rcvtimeo;
+    int linger;               /* ms, -1 infinite */
+    int reconnect_ivl;        /* ms; -1 = no reconnect */
+    int reconnect_ivl_max;    /* ms; 0 = no backoff */
+    int backlog;
+    int tcp_nodelay;
+    int sndbuf, rcvbuf;       /* -1 = OS default */
+    int immediate;
+    int ipv6;
+    int handshake_ivl;        /* ms; 0 = none */
+    int connect_timeout;
+    int zmp_metadata;
+    int rid_dup_policy;
+    uint32_t weight;          /* DEALER_WEIGHT / ROUTER_WEIGHT */
+    int mandatory;            /* ROUTER */
+    int probe;                /* DEALER/ROUTER */
+    int request_timeout_ms;
+    int conflate;
+    int invert_matching;
+    int pub_nodrop;
+    int stream_notify;
+    int stream_mode;          /* ZLINK_STREAM_RECV_* */
+    zlink_routing_id_t rid;   /* own routing id (size 0 = none set) */
+} zl_sockopts_t;
+
+/* What the handshake learned about the peer. */
+typedef struct zl_peer_info {
+    int type;                 /* ZLINK_PAIR ... */
+    zlink_routing_id_t rid;   /* as announced (size 0 = none) */
+    uint32_t weight;          /* announced weight (default 100) */
+    uint8_t lanes;            /* 1, or 2 for ROUTER-ROUTER */
+} zl_peer_info_t;
+
+struct zl_pipe {
+    zl_socket_t *sock;
+    zl_q_t *out;              /* records to the peer (we write) */
+    zl_q_t *in;               /* records from the peer (we read) */
+    zl_conn_t *conn;          /* NULL for inproc */
+    zl_endpoint_t *ep;        /* endpoint it came through, or NULL */
+    zl_peer_info_t peer;
+    zlink_routing_id_t rid;   /* how this socket names the peer (ROUTER) */
+    uint64_t id;              /* connection id, unique in the context */
+    int64_t swrr_acc;         /* DEALER smooth weighted round-robin */
+    uint64_t attach_seq;      /* attach order, DEALER tiebreak */
+    bool attached;            /* in the pattern's routing tables */
+    bool ended;               /* transport gone; in-queue may hold records */
+    bool inproc;
+    struct zl_pipe *next, *prev; /* s->pipes */
+    _Atomic int refs;
+    void *proto;              /* pattern data (PUB subscriptions ...) */
+};
+
+/* Pattern operations. All but send/recv/setopt/getopt run under s->lk. */
+typedef struct zl_proto_ops {
+    int type;
+    size_t proto_size;                  /* bytes of pattern state */
+    void (*init)(zl_socket_t *s);
+    void (*fini)(zl_socket_t *s);
+    /* A handshaked pipe wants in. Return 0 to accept, or an errno to refuse
+     * (the engine closes the connection). */
+    int (*attach)(zl_socket_t *s, zl_pipe_t *p);
+    /* The pipe's transport ended (its in-queue may still hold records). */
+    void (*detach)(zl_socket_t *s, zl_pipe_t *p);
+    /* A control frame arrived on p (WEIGHT, SUBSCRIBE, CANCEL). */
+    void (*control)(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+    /* Pattern options: return ZLINK_CONFIG_NOT_SUPPORTED (no errno set) to
+     * fall through to the common options. Called without s->lk. */
+    zlink_config_result_t (*setopt)(zl_socket_t *s, int opt, const void *v, size_t n);
+    zlink_config_result_t (*getopt)(zl_socket_t *s, int opt, void *v, size_t *n);
+} zl_proto_ops_t;
+
+struct zl_socket {
+    uint32_t tag;
+    int type;
+    zl_ctx_t *ctx;
+    const zl_proto_ops_t *ops;
+    zl_mutex_t lk;
+    zl_cond_t cv;
+    _Atomic int waiters;
+    _Atomic uint64_t gate;
+    zl_sockopts_t opts;               /* written under lk */
+    zl_pipe_t *pipes;                 /* all pipes, attached or draining */
+    size_t npipes;
+    zl_pipe_t *rr_next;               /* fair-queue rotor (receive) */
+    uint64_t attach_counter;
+    zl_endpoint_t **eps;              /* bound and connected endpoints */
+    size_t neps, eps_cap;
+    char last_endpoint[300];
+    zlink_routing_id_t connect_rid;   /* ROUTER CONNECT_ROUTING_ID, one-shot */
+    zlink_routing_id_t recv_rid;      /* storage behind the borrowed rid view */
+    bool closing;
+    bool terminated;                  /* ctx shut down: blocking calls ETERM */
+    struct zl_socket *ctx_next;       /* ctx list */
+    void *proto;                      /* pattern state (ops->proto_size) */
+};
+
+/* ---- lifecycle (socket.c) ---- */
+
+/* Gate: returns 0 inside, or the errno to fail with (ESHUTDOWN after close,
+ * EFAULT for a non-socket). */
+int zl_socket_enter(void *handle, zl_socket_t **out);
+void zl_socket_leave(zl_socket_t *s);
+
+/* Wakes blocked callers of s if any (any thread, no locks held). */
+void zl_socket_wake(zl_socket_t *s);
+/* Queue-end notify adapter: arg is the socket. */
+void zl_socket_notify(void *arg);
+
+/* ---- calls from the engine (I/O thread, no locks held) ---- */
+
+/* A new pipe for an engine connection: creates the queues with the
+ * engine's ends. Returns NULL with errno on failure. The pipe starts with
+ * two references (socket and connection). */
+zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
+                              const zl_peer_info_t *peer,
+                              zl_q_end_t out_reader, zl_q_end_t in_writer);
+/* Offers the pipe to the pattern. Returns 0 when attached; otherwise an
+ * errno and the pipe is already ended (the connection must close). */
+int zl_socket_pipe_attach(zl_socket_t *s, zl_pipe_t *p);
+/* The connection ended: no more records will arrive on p->in and p->out
+ * is abandoned. The socket keeps the pipe until its in-queue is drained. */
+void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p);
+/* A control frame arrived (WEIGHT, SUBSCRIBE, CANCEL). */
+void zl_socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* Drops one pipe reference; frees at zero. */
+void zl_pipe_unref(zl_pipe_t *p);
+
+/* Snapshot of the options for a new connection. */
+void zl_socket_get_opts(zl_socket_t *s, zl_sockopts_t *out);
+/* ROUTER: takes (clears) the CONNECT_ROUTING_ID alias for a connect. */
+void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out);
+
+/* Connection id source (unique within the process, nonzero). */
+uint64_t zl_next_connection_id(void);
+
+/* ---- used by patterns (socket.c) ---- */
+
+/* Pipes in s->pipes: iteration helpers under s->lk. */
+#define ZL_FOREACH_PIPE(s, p) for (zl_pipe_t *p = (s)->pipes; p != NULL; p = p->next)
+
+/* Removes an ended and drained pipe from the socket (under s->lk). */
+void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p);
+
+/* Generates a default routing id: 16 bytes, UUIDv4 layout. */
+void zl_routing_id_generate(zlink_routing_id_t *rid);
+static inline bool zl_rid_equal(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
+{
+    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
+}
+
+#endif /* ZL_SOCKET_H */
