@@ -111,6 +111,16 @@ static inline void zl_msg_move_raw(zlink_msg_t *dst, zlink_msg_t *src)
     zl_msg_init_empty(src);
 }
 
+/* Makes dst (holding nothing) a copy of valid src sharing its payload:
+ * inline bytes are copied, shared content gains a reference. Never fails. */
+static inline void zl_msg_share(zlink_msg_t *dst, const zlink_msg_t *src)
+{
+    memcpy(dst, src, sizeof *dst);
+    const zl_msg_t *x = zl_cmsg(src);
+    if (x->type != ZL_MSG_INLINE && x->u.ref.content != NULL)
+        atomic_fetch_add_explicit(&x->u.ref.content->refs, 1, memory_order_relaxed);
+}
+
 /* Releases the payload of a valid message and leaves it uninitialized
  * (tag cleared). Callable from any thread that owns the message. */
 void zl_msg_release(zlink_msg_t *m);

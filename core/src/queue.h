@@ -107,6 +107,7 @@ typedef struct zl_q {
     zl_fq_t fq;
     size_t records;        /* whole records in fq */
     uint64_t bytes;        /* charge queued plus in flight */
+    uint64_t inflight;     /* part of bytes taken by an engine, not released */
     uint64_t hwm;          /* 0 = unlimited */
     uint64_t lwm;          /* ceil(hwm/2) */
     bool reader_idle;      /* reader found it empty; notify on next push */
@@ -115,6 +116,7 @@ typedef struct zl_q {
     bool reader_closed;    /* records are no longer wanted: pushes fail */
     zl_q_end_t rd;
     zl_q_end_t wr;
+    zl_fq_t ctl;           /* inproc control frames (no HWM, no engine) */
     _Atomic int refs;      /* one per end */
 } zl_q_t;
 
@@ -130,8 +132,15 @@ void zl_q_set_hwm(zl_q_t *q, uint64_t hwm);
 #define ZL_Q_FULL 1     /* no room: writer_blocked was set */
 #define ZL_Q_CLOSED 2   /* reader end closed: frames not taken */
 
-/* Whether a record of charge bytes would be admitted now (advisory). */
+/* Whether a record of charge bytes would be admitted now. A refusal
+ * registers the writer (writer_blocked) like a refused push, so the
+ * writer is notified when room appears. */
 bool zl_q_has_room(zl_q_t *q, uint64_t charge);
+
+/* Reader only: appends a record the reader itself generates (STREAM
+ * connect/disconnect notices), ignoring the HWM and notifying nobody; the
+ * caller wakes its own waiters. */
+void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n);
 
 /* Writer: appends one whole record of n frames (moved out of frames[]; the
  * caller's frames are left empty on ZL_Q_OK and untouched otherwise).
@@ -171,6 +180,13 @@ void zl_q_close_writer(zl_q_t *q);
 /* Marks the reader end gone: queued frames are closed, pushes fail with
  * ZL_Q_CLOSED and a blocked writer is notified. */
 void zl_q_close_reader(zl_q_t *q);
+
+/* Inproc only: control frames (WEIGHT, SUBSCRIBE, CANCEL) travel beside
+ * the records, since no engine is there to hand them to the socket. The
+ * writer appends (frame moved out); the reader pops one at a time (false
+ * when none). Neither notifies. */
+void zl_q_push_ctl(zl_q_t *q, zl_frame_t *f);
+bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out);
 
 /* Snapshot of queued bytes (for options and diagnostics). */
 uint64_t zl_q_bytes(zl_q_t *q);

@@ -10,12 +10,15 @@
  *    the two pipes share their queues crosswise.
  *  - s->lk protects the pipe list, routing state and pattern state. Each
  *    queue has its own lock, taken after s->lk when both are needed.
- *  - Blocking calls wait on s->cv under s->lk. A waiter counts itself in
- *    s->waiters before its final attempt; anything that may satisfy a waiter
- *    (a queue notify) calls zl_socket_wake, which takes s->lk and broadcasts
- *    only when somebody waits. Because queue notifies fire only after the
- *    waiter set reader_idle/writer_blocked under the queue lock, no wake-up
- *    is lost and the hot path (nobody waiting) costs one atomic load.
+ *  - Blocking calls attempt under s->lk, then sleep without it. A waiter
+ *    counts itself in s->waiters and reads the wake sequence s->wseq before
+ *    its final attempt; it sleeps on s->cv (leaf lock s->wlk) only while
+ *    wseq is unchanged. Anything that may satisfy a waiter (a queue notify,
+ *    an attach, shutdown) calls zl_socket_wake: wseq++, then a broadcast
+ *    under wlk when somebody waits. Queue notifies fire only after the
+ *    waiter set reader_idle/writer_blocked under the queue lock, so no
+ *    wake-up is lost; wlk is a leaf, so a notify may run while its caller
+ *    holds any socket or queue lock.
  *  - The close gate (s->gate): bit 63 = closed, low bits count calls in
  *    flight. A call enters with zl_socket_enter (fails once closed) and
  *    leaves with zl_socket_leave. zlink_close fails with EBUSY while any
@@ -90,10 +93,14 @@ struct zl_pipe {
     zlink_routing_id_t rid;   /* how this socket names the peer (ROUTER) */
     uint64_t id;              /* connection id, unique in the context */
     int64_t swrr_acc;         /* DEALER smooth weighted round-robin */
+    bool swrr_tried;          /* DEALER: refused during this selection */
     uint64_t attach_seq;      /* attach order, DEALER tiebreak */
-    bool attached;            /* in the pattern's routing tables */
+    bool attached;            /* a route: the pattern may send to it */
+    bool linked;              /* in s->pipes */
     bool ended;               /* transport gone; in-queue may hold records */
     bool inproc;
+    struct zl_pipe *inproc_peer; /* the peer socket's pipe (inproc) */
+    _Atomic bool link_down;   /* inproc: this side told the peer we are gone */
     struct zl_pipe *next, *prev; /* s->pipes */
     _Atomic int refs;
     void *proto;              /* pattern data (PUB subscriptions ...) */
@@ -112,10 +119,16 @@ typedef struct zl_proto_ops {
     void (*detach)(zl_socket_t *s, zl_pipe_t *p);
     /* A control frame arrived on p (WEIGHT, SUBSCRIBE, CANCEL). */
     void (*control)(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
-    /* Pattern options: return ZLINK_CONFIG_NOT_SUPPORTED (no errno set) to
-     * fall through to the common options. Called without s->lk. */
-    zlink_config_result_t (*setopt)(zl_socket_t *s, int opt, const void *v, size_t n);
-    zlink_config_result_t (*getopt)(zl_socket_t *s, int opt, void *v, size_t *n);
+    /* Chooses the target pipe(s) for one record and pushes it (frames are
+     * moved out on success, untouched otherwise). rid is the target for
+     * ROUTER and STREAM, NULL otherwise. Returns 0, EAGAIN when no target
+     * has room now (writer_blocked is registered on every refused queue, or
+     * no pipe is attached yet: attach wakes the socket), or another errno
+     * (EHOSTUNREACH, ...). NULL for patterns that cannot send. */
+    int (*send)(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames, size_t n);
+    /* Called for every record popped by the fair queue; returns false to
+     * drop it (SUB filtering). NULL accepts everything. */
+    bool (*accept)(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t n);
 } zl_proto_ops_t;
 
 struct zl_socket {
@@ -124,8 +137,11 @@ struct zl_socket {
     zl_ctx_t *ctx;
     const zl_proto_ops_t *ops;
     zl_mutex_t lk;
+    zl_mutex_t wlk;                   /* leaf lock of cv only */
     zl_cond_t cv;
     _Atomic int waiters;
+    _Atomic uint64_t wseq;            /* bumped by every zl_socket_wake */
+    _Atomic int ctl_pending;          /* inproc control frames to apply */
     _Atomic uint64_t gate;
     zl_sockopts_t opts;               /* written under lk */
     zl_pipe_t *pipes;                 /* all pipes, attached or draining */
@@ -133,12 +149,21 @@ struct zl_socket {
     zl_pipe_t *rr_next;               /* fair-queue rotor (receive) */
     uint64_t attach_counter;
     zl_endpoint_t **eps;              /* bound and connected endpoints */
+    struct zl_alias {
+        char *endpoint;
+        zlink_routing_id_t rid;
+    } *aliases;                       /* ROUTER: CONNECT_ROUTING_ID per connect */
+    size_t naliases;
     size_t neps, eps_cap;
     char last_endpoint[300];
     zlink_routing_id_t connect_rid;   /* ROUTER CONNECT_ROUTING_ID, one-shot */
     zlink_routing_id_t recv_rid;      /* storage behind the borrowed rid view */
     bool closing;
     bool terminated;                  /* ctx shut down: blocking calls ETERM */
+    zl_frame_t *rx;                   /* receive scratch (under lk) */
+    zl_frame_t *stash;                /* a record handed back (SUB short topic) */
+    size_t stash_n;
+    size_t rx_cap;
     struct zl_socket *ctx_next;       /* ctx list */
     void *proto;                      /* pattern state (ops->proto_size) */
 };
@@ -182,7 +207,56 @@ void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out);
 /* Connection id source (unique within the process, nonzero). */
 uint64_t zl_next_connection_id(void);
 
-/* ---- used by patterns (socket.c) ---- */
+/* ---- used by patterns and the facade (socket.c) ---- */
+
+/* Creates a socket of type in ctx (ctx->lk not held). NULL with errno. */
+zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type);
+/* The close gate has been taken by the caller: tears the socket down
+ * (endpoints, pipes), leaving the memory for the context to free. */
+void zl_socket_teardown(zl_socket_t *s);
+/* Frees a torn-down socket (zlink_ctx_term). */
+void zl_socket_free(zl_socket_t *s);
+/* Marks the socket terminated (ctx shutdown) and wakes its waiters. */
+void zl_socket_terminate(zl_socket_t *s);
+
+int zl_socket_bind(zl_socket_t *s, const char *ep);
+int zl_socket_connect(zl_socket_t *s, const char *ep);
+int zl_socket_unbind(zl_socket_t *s, const char *ep);
+int zl_socket_disconnect(zl_socket_t *s, const char *ep);
+int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n);
+int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
+
+/* Sends one record made of the caller's parts (consumed on success and
+ * failure). Waits per flags and SNDTIMEO. Returns 0 or an errno. */
+int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                     size_t n, int flags);
+/* Like zl_socket_submit but the first frame is prepended from (topic,len). */
+int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
+                           int flags);
+/* Receives one whole record into parts[0..cap) per flags and RCVTIMEO.
+ * skip_first moves frame 0 into *first instead of parts (SUB topic).
+ * On ENOBUFS *count is the needed count and nothing was consumed.
+ * *pipe_rid (optional) receives the source pipe's routing id view.
+ * Returns 0 or an errno. */
+int zl_socket_receive(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t cap,
+                      size_t *count, int flags, const zlink_routing_id_t **pipe_rid);
+
+/* Puts a received record back to be returned first by the next receive
+ * (after BUFFER_TOO_SMALL on a SUB topic). Takes ownership of the parts. */
+void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n);
+/* Under s->lk: the ROUTER alias given with CONNECT_ROUTING_ID for the
+ * connect that made ep (size 0 if none). */
+bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_id_t *out);
+bool zl_socket_types_compatible(int a, int b);
+
+/* Under s->lk: pushes a record to one pipe's out queue; returns 0, EAGAIN
+ * (full, writer_blocked set) or EPIPE (pipe gone). */
+int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control);
+/* Under s->lk: applies inproc control frames the peers queued (cheap when
+ * none: one atomic load). */
+void zl_socket_apply_controls(zl_socket_t *s);
+/* Queues a control frame (flags, body) to one pipe's peer. */
+void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len);
 
 /* Pipes in s->pipes: iteration helpers under s->lk. */
 #define ZL_FOREACH_PIPE(s, p) for (zl_pipe_t *p = (s)->pipes; p != NULL; p = p->next)

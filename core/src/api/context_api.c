@@ -1,0 +1,292 @@
+/*
+ * context_api.c — the public zlink_ctx_* functions: argument and handle
+ * checks, option tables, then the internals in ctx.c.
+ */
+#include "../ctx.h"
+#include "../engine/engine.h"
+#include "../errors.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+ZLINK_EXPORT void *zlink_ctx_new(void)
+{
+    zl_ctx_t *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    zl_mutex_init(&c->lk);
+    zl_cond_init(&c->cv);
+    c->io_threads = ZLINK_IO_THREADS_DFLT;
+    c->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
+    c->max_msgsz = INT_MAX;
+    c->blocky = 1;
+    c->profile = ZLINK_PROFILE_BALANCED;
+    c->auto_hwm = 1;
+    c->recalc_debounce_ms = 3000;
+    c->sched_policy = -1;
+    c->priority = -1;
+    c->tag = ZL_CTX_TAG;
+    return c;
+}
+
+static bool is_uint64_option(int opt)
+{
+    return opt == ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES || opt == ZLINK_RUNTIME_MEMORY_LIMIT_BYTES ||
+           opt == ZLINK_CORE_BUDGET_BYTES;
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0)
+        return zl_config_fail(EFAULT);
+    if (is_uint64_option(option))
+        return zl_config_fail(EINVAL); /* byte options only through set_data */
+    int rc = 0;
+    zl_mutex_lock(&c->lk);
+    switch (option) {
+    case ZLINK_IO_THREADS:
+        if (value < 1 || value > 64) rc = EINVAL;
+        else if (c->nios > 0) rc = EBUSY; /* threads already started */
+        else c->io_threads = value;
+        break;
+    case ZLINK_MAX_SOCKETS:
+        if (value < 1) rc = EINVAL; else c->max_sockets = value;
+        break;
+    case ZLINK_THREAD_SCHED_POLICY: c->sched_policy = value; break;
+    case ZLINK_MAX_MSGSZ: if (value < 0) rc = EINVAL; else c->max_msgsz = value; break;
+    case ZLINK_CTX_OPT_BLOCKY: if (value != 0 && value != 1) rc = EINVAL; else c->blocky = value; break;
+    case ZLINK_AUTO_HWM_ENABLE: if (value != 0 && value != 1) rc = EINVAL; else c->auto_hwm = value; break;
+    case ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS:
+        if (value < 0) rc = EINVAL; else c->recalc_debounce_ms = value;
+        break;
+    case ZLINK_PROFILE:
+        if (value < ZLINK_PROFILE_COMPACT || value > ZLINK_PROFILE_THROUGHPUT) rc = EINVAL;
+        else c->profile = value;
+        break;
+    case ZLINK_THREAD_AFFINITY_CPU_ADD:
+    case ZLINK_THREAD_AFFINITY_CPU_REMOVE:
+        if (value < 0) rc = EINVAL;
+        break;
+    default:
+        rc = EINVAL; /* unknown, read-only (SOCKET_LIMIT, MSG_T_SIZE) or removed (18) */
+        break;
+    }
+    zl_mutex_unlock(&c->lk);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+ZLINK_EXPORT int zlink_ctx_get(void *ctx, int option, zlink_config_result_t *result)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0) {
+        zlink_config_result_t r = zl_config_fail(EFAULT);
+        if (result != NULL)
+            *result = r;
+        return -1;
+    }
+    int v = -1, rc = 0;
+    zl_mutex_lock(&c->lk);
+    switch (option) {
+    case ZLINK_IO_THREADS: v = c->io_threads; break;
+    case ZLINK_MAX_SOCKETS: v = c->max_sockets; break;
+    case ZLINK_SOCKET_LIMIT: v = ZLINK_MAX_SOCKETS_DFLT; break;
+    case ZLINK_THREAD_SCHED_POLICY: v = c->sched_policy; break;
+    case ZLINK_MAX_MSGSZ: v = c->max_msgsz; break;
+    case ZLINK_MSG_T_SIZE: v = (int)sizeof(zlink_msg_t); break;
+    case ZLINK_CTX_OPT_BLOCKY: v = c->blocky; break;
+    case ZLINK_AUTO_HWM_ENABLE: v = c->auto_hwm; break;
+    case ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS: v = c->recalc_debounce_ms; break;
+    case ZLINK_PROFILE: v = c->profile; break;
+    default: rc = EINVAL; break;
+    }
+    zl_mutex_unlock(&c->lk);
+    if (rc != 0) {
+        zlink_config_result_t r = zl_config_fail(rc);
+        if (result != NULL)
+            *result = r;
+        return -1;
+    }
+    if (result != NULL)
+        *result = ZLINK_CONFIG_OK;
+    return v;
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set_data(void *ctx, int option, const void *data,
+                                                      size_t size)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0)
+        return zl_config_fail(EFAULT);
+    if (data == NULL)
+        return zl_config_fail(EINVAL);
+    if (option == ZLINK_THREAD_NAME_PREFIX) {
+        if (size == 0 || size > sizeof c->thread_name_prefix)
+            return zl_config_fail(EINVAL);
+        const char *p = data;
+        if (memchr(p, '\0', size) == NULL && size == sizeof c->thread_name_prefix)
+            return zl_config_fail(EINVAL); /* 16 bytes must include the NUL */
+        zl_mutex_lock(&c->lk);
+        memset(c->thread_name_prefix, 0, sizeof c->thread_name_prefix);
+        memcpy(c->thread_name_prefix, p, size);
+        c->thread_name_prefix[sizeof c->thread_name_prefix - 1] = '\0';
+        zl_mutex_unlock(&c->lk);
+        return ZLINK_CONFIG_OK;
+    }
+    if (!is_uint64_option(option) || size != 8)
+        return zl_config_fail(EINVAL);
+    uint64_t v;
+    memcpy(&v, data, 8);
+    zl_mutex_lock(&c->lk);
+    if (option == ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES)
+        c->auto_hwm_memory_limit = v;
+    else if (option == ZLINK_RUNTIME_MEMORY_LIMIT_BYTES)
+        c->runtime_memory_limit = v;
+    else
+        c->core_budget = v;
+    zl_mutex_unlock(&c->lk);
+    return ZLINK_CONFIG_OK;
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option, void *data,
+                                                      size_t *size)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0)
+        return zl_config_fail(EFAULT);
+    if (data == NULL || size == NULL)
+        return zl_config_fail(EINVAL);
+    if (option == ZLINK_THREAD_NAME_PREFIX) {
+        zl_mutex_lock(&c->lk);
+        size_t len = strlen(c->thread_name_prefix) + 1;
+        int rc = 0;
+        if (*size < len)
+            rc = ENOBUFS;
+        else
+            memcpy(data, c->thread_name_prefix, len);
+        zl_mutex_unlock(&c->lk);
+        *size = len;
+        return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+    }
+    if (!is_uint64_option(option))
+        return zl_config_fail(EINVAL);
+    if (*size != 8) {
+        *size = 8;
+        return zl_config_fail(EINVAL);
+    }
+    zl_mutex_lock(&c->lk);
+    uint64_t v = option == ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES ? c->auto_hwm_memory_limit
+                 : option == ZLINK_RUNTIME_MEMORY_LIMIT_BYTES ? c->runtime_memory_limit
+                                                              : c->core_budget;
+    zl_mutex_unlock(&c->lk);
+    memcpy(data, &v, 8);
+    return ZLINK_CONFIG_OK;
+}
+
+ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0)
+        return zl_close_fail(EFAULT);
+    zl_mutex_lock(&c->lk);
+    c->shutdown = true;
+    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
+        zl_socket_terminate(s);
+    zl_mutex_unlock(&c->lk);
+    return ZLINK_CLOSE_OK;
+}
+
+/* Used by zlink_socket: registers a new socket; 0, ETERM or EMFILE. */
+int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
+int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s)
+{
+    zl_mutex_lock(&c->lk);
+    int rc = 0;
+    if (c->shutdown)
+        rc = ETERM;
+    else if (c->nlive >= c->max_sockets)
+        rc = EMFILE;
+    else {
+        s->ctx_next = c->sockets;
+        c->sockets = s;
+        c->nlive++;
+    }
+    zl_mutex_unlock(&c->lk);
+    return rc;
+}
+
+/* Used by zlink_close: one live socket fewer. */
+void zl_ctx_socket_closed(zl_ctx_t *c);
+void zl_ctx_socket_closed(zl_ctx_t *c)
+{
+    zl_mutex_lock(&c->lk);
+    c->nlive--;
+    zl_cond_broadcast(&c->cv);
+    zl_mutex_unlock(&c->lk);
+}
+
+ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0)
+        return zl_close_fail(EFAULT);
+    zl_mutex_lock(&c->lk);
+    if (c->terminating) {
+        zl_mutex_unlock(&c->lk);
+        return zl_close_fail(EBUSY);
+    }
+    c->terminating = true;
+    c->shutdown = true;
+    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
+        zl_socket_terminate(s);
+    zl_mutex_unlock(&c->lk);
+
+    /* Sockets the application left open are closed for it, waiting for any
+     * call still inside each one to leave first. */
+    for (;;) {
+        zl_socket_t *open = NULL;
+        zl_mutex_lock(&c->lk);
+        for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next) {
+            if (s->tag == ZL_SOCK_TAG) {
+                open = s;
+                break;
+            }
+        }
+        zl_mutex_unlock(&c->lk);
+        if (open == NULL)
+            break;
+        uint64_t expected = 0;
+        if (atomic_compare_exchange_strong(&open->gate, &expected, 1ull << 63)) {
+            zl_socket_teardown(open);
+        } else {
+            /* A call is inside (it was woken with ETERM and will leave). */
+            zl_socket_terminate(open);
+            sched_yield();
+        }
+    }
+    /* The I/O threads finish flushing (linger) and closing, then stop. */
+    for (int i = 0; i < c->nios; i++)
+        zl_io_destroy(c->ios[i]);
+    free(c->ios);
+    zl_socket_t *s = c->sockets;
+    while (s != NULL) {
+        zl_socket_t *next = s->ctx_next;
+        zl_socket_free(s);
+        s = next;
+    }
+    while (c->inproc != NULL) {
+        zl_inproc_entry_t *e = c->inproc;
+        c->inproc = e->next;
+        free(e->name);
+        free(e);
+    }
+    c->tag = 0;
+    zl_cond_fini(&c->cv);
+    zl_mutex_fini(&c->lk);
+    free(c);
+    return ZLINK_CLOSE_OK;
+}

@@ -1,0 +1,176 @@
+/*
+ * errors_api.c — zlink_errno, zlink_strerror, zlink_version and zlink_has.
+ *
+ * Design notes
+ *  - zlink_errno reads the calling thread's value kept by errors.c.
+ *  - zlink_strerror returns static, never-freed, immutable strings so that a
+ *    pointer stays valid forever and no other call (on any thread) can
+ *    change what it points to:
+ *      1. errnos ZLink itself produces get fixed texts from the table below,
+ *         the same on every platform (bindings may show them verbatim);
+ *      2. any other errno in [0, ZL_STRERROR_SLOTS) is formatted once with
+ *         strerror_r into a stack buffer, copied to the heap and published
+ *         into a slot with compare-and-swap (the loser of a race frees its
+ *         copy); the slot keeps it for the life of the process;
+ *      3. everything else gets "Unknown error".
+ *    No locks; bounded memory (at most one string per slot).
+ *  - zlink_version reads the version macros of zlink.h, the single source.
+ *  - zlink_has names the transports compiled into this build.
+ */
+#include "errors.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* errors.c; not declared in errors.h yet. */
+int zl_get_errno(void);
+
+ZLINK_EXPORT int zlink_errno(void)
+{
+    return zl_get_errno();
+}
+
+/* ------------------------------------------------------------- strerror */
+
+struct zl_errtext {
+    int errnum;
+    const char *text;
+};
+
+/* Every errno the ZLink API reports (core-contract §2), in our words. */
+static const struct zl_errtext zl_errtexts[] = {
+    {0, "Success"},
+    {EPERM, "Operation not permitted"},
+    {ENOENT, "No such target or endpoint"},
+    {EINTR, "Interrupted call"},
+    {EIO, "Input/output error"},
+    {EAGAIN, "Resource temporarily unavailable"},
+    {ENOMEM, "Out of memory"},
+    {EACCES, "Not admitted or not authorized"},
+    {EFAULT, "Invalid handle or pointer"},
+    {EBUSY, "Object is busy"},
+    {EEXIST, "Already exists"},
+    {EINVAL, "Invalid argument"},
+    {EMFILE, "Too many sockets or open files"},
+    {ENAMETOOLONG, "Endpoint name too long"},
+    {EPROTO, "Protocol error"},
+    {ECANCELED, "Operation canceled"},
+    {ENOTSUP, "Operation not supported"},
+    {EPROTONOSUPPORT, "Transport or protocol not supported"},
+    {ENOBUFS, "No buffer space available"},
+    {ENETDOWN, "Network is down"},
+    {EADDRINUSE, "Address already in use"},
+    {EADDRNOTAVAIL, "Address not available"},
+    {ECONNREFUSED, "Connection refused"},
+    {EINPROGRESS, "Operation in progress"},
+    {ENOTSOCK, "Not a socket"},
+    {EMSGSIZE, "Message too long"},
+    {EAFNOSUPPORT, "Address family not supported"},
+    {ENETUNREACH, "Network is unreachable"},
+    {ECONNABORTED, "Connection aborted"},
+    {ECONNRESET, "Connection reset by peer"},
+    {ENOTCONN, "Not connected"},
+    {ETIMEDOUT, "Timed out"},
+    {EHOSTUNREACH, "Host is unreachable"},
+    {ENETRESET, "Connection reset by network"},
+    {ESTALE, "Stale handle"},
+    {EALREADY, "Operation already in progress"},
+    {EDEADLK, "Call would deadlock"},
+    {ESHUTDOWN, "Object is shutting down"},
+    {EPROTOTYPE, "Wrong socket type for this operation"},
+    {EOVERFLOW, "Identifier space exhausted"},
+    {EFSM, "Operation not valid in the current state"},
+    {ENOCOMPATPROTO, "Incompatible protocol"},
+    {ETERM, "Context was terminated"},
+    {EMTHREAD, "Call not allowed on this thread"},
+};
+
+#define ZL_STRERROR_SLOTS 512
+
+static _Atomic(const char *) zl_errslots[ZL_STRERROR_SLOTS];
+
+/* strerror_r comes in an XSI flavour (int, fills buf) and a GNU flavour
+ * (char *, may ignore buf); pick the right reader by the return type. */
+static const char *zl_from_xsi(int rc, const char *buf)
+{
+    return rc == 0 ? buf : NULL;
+}
+
+static const char *zl_from_gnu(const char *text, const char *buf)
+{
+    (void)buf;
+    return text;
+}
+
+#define ZL_STRERROR_R(e, buf, n)                                              \
+    _Generic(strerror_r((e), (buf), (n)), char *: zl_from_gnu, default: zl_from_xsi)( \
+        strerror_r((e), (buf), (n)), (buf))
+
+/* Returns the interned system text for errnum (0 <= errnum < slots), or
+ * NULL when none can be produced. Any thread; lock-free; the string is
+ * never freed once published. */
+static const char *zl_system_text(int errnum)
+{
+    _Atomic(const char *) *slot = &zl_errslots[errnum];
+    const char *have = atomic_load_explicit(slot, memory_order_acquire);
+    if (have != NULL)
+        return have;
+
+    char buf[256];
+    buf[0] = '\0';
+    const char *text = ZL_STRERROR_R(errnum, buf, sizeof buf);
+    if (text == NULL || text[0] == '\0')
+        return NULL;
+    size_t len = strlen(text) + 1;
+    char *copy = malloc(len);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, text, len);
+    const char *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, copy,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire))
+        return copy;
+    free(copy); /* another thread published first */
+    return expected;
+}
+
+ZLINK_EXPORT const char *zlink_strerror(int errnum)
+{
+    for (size_t i = 0; i < sizeof zl_errtexts / sizeof zl_errtexts[0]; i++) {
+        if (zl_errtexts[i].errnum == errnum)
+            return zl_errtexts[i].text;
+    }
+    if (errnum >= 0 && errnum < ZL_STRERROR_SLOTS) {
+        const char *text = zl_system_text(errnum);
+        if (text != NULL)
+            return text;
+    }
+    return "Unknown error";
+}
+
+/* ------------------------------------------------------- version and has */
+
+ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch)
+{
+    /* NULL is undefined behaviour by contract; this build skips it. */
+    if (major != NULL)
+        *major = ZLINK_VERSION_MAJOR;
+    if (minor != NULL)
+        *minor = ZLINK_VERSION_MINOR;
+    if (patch != NULL)
+        *patch = ZLINK_VERSION_PATCH;
+}
+
+ZLINK_EXPORT int zlink_has(const char *what)
+{
+    static const char *const built[] = {"tcp", "ipc", "inproc"};
+    if (what == NULL)
+        return 0;
+    for (size_t i = 0; i < sizeof built / sizeof built[0]; i++) {
+        if (strcmp(what, built[i]) == 0)
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * socket_api.c — the public socket functions: lifecycle, options,
+ * endpoints, and the whole-record send and receive calls.
+ *
+ * Every function validates its arguments first, then the handle (through
+ * the close gate), then calls into socket.c and maps the errno to the
+ * function's result family (errors.h). Argument > handle > target >
+ * capacity > transport is the order of checks (core-contract §2).
+ */
+#include "../ctx.h"
+#include "../errors.h"
+#include "../socket.h"
+
+#include <string.h>
+
+int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
+void zl_ctx_socket_closed(zl_ctx_t *c);
+
+ZLINK_EXPORT void *zlink_socket(void *ctx, int type)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_check(ctx, &c) != 0) {
+        zl_set_errno(EFAULT);
+        return NULL;
+    }
+    zl_socket_t *s = zl_socket_new(c, type);
+    if (s == NULL)
+        return NULL;
+    int rc = zl_ctx_add_socket(c, s);
+    if (rc != 0) {
+        zl_socket_free(s);
+        zl_set_errno(rc);
+        return NULL;
+    }
+    return s;
+}
+
+ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket)
+{
+    zl_socket_t *s = socket;
+    if (s == NULL)
+        return zl_close_fail(EFAULT);
+    if (s->tag == ZL_SOCK_DEAD)
+        return zl_close_fail(ESTALE);
+    if (s->tag != ZL_SOCK_TAG)
+        return zl_close_fail(EFAULT);
+    uint64_t expected = 0;
+    if (!atomic_compare_exchange_strong(&s->gate, &expected, 1ull << 63))
+        return zl_close_fail((expected & (1ull << 63)) ? ESTALE : EBUSY);
+    zl_socket_teardown(s);
+    zl_ctx_socket_closed(s->ctx);
+    return ZLINK_CLOSE_OK;
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_setsockopt(void *socket, int option, const void *value,
+                                                    size_t size)
+{
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_config_fail(rc);
+    rc = zl_socket_setopt(s, option, value, size);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_getsockopt(void *socket, int option, void *value,
+                                                    size_t *size)
+{
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_config_fail(rc);
+    rc = zl_socket_getopt(s, option, value, size);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_set_routing_id(void *socket, const void *id, size_t size)
+{
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_config_fail(rc == EFAULT ? ENOTSUP : rc);
+    if (s->type == ZLINK_STREAM || id == NULL || size == 0 || size > 255) {
+        zl_socket_leave(s);
+        return zl_config_fail(EINVAL);
+    }
+    zl_mutex_lock(&s->lk);
+    s->opts.rid.size = (uint8_t)size;
+    memcpy(s->opts.rid.data, id, size);
+    zl_mutex_unlock(&s->lk);
+    zl_socket_leave(s);
+    return ZLINK_CONFIG_OK;
+}
+
+ZLINK_EXPORT zlink_bind_result_t zlink_bind(void *socket, const char *endpoint)
+{
+    if (endpoint == NULL)
+        return zl_bind_fail(EINVAL);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_bind_fail(rc);
+    rc = zl_socket_bind(s, endpoint);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_BIND_OK : zl_bind_fail(rc);
+}
+
+typedef int (*endpoint_fn)(zl_socket_t *, const char *);
+
+static zlink_connect_result_t endpoint_call(void *socket, const char *endpoint, endpoint_fn fn)
+{
+    if (endpoint == NULL)
+        return zl_connect_fail(EINVAL);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_connect_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    rc = fn(s, endpoint);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONNECT_OK : zl_connect_fail(rc);
+}
+
+ZLINK_EXPORT zlink_connect_result_t zlink_connect(void *socket, const char *endpoint)
+{
+    return endpoint_call(socket, endpoint, zl_socket_connect);
+}
+
+ZLINK_EXPORT zlink_connect_result_t zlink_unbind(void *socket, const char *endpoint)
+{
+    return endpoint_call(socket, endpoint, zl_socket_unbind);
+}
+
+ZLINK_EXPORT zlink_connect_result_t zlink_disconnect(void *socket, const char *endpoint)
+{
+    return endpoint_call(socket, endpoint, zl_socket_disconnect);
+}
+
+/* ---------------------------------------------------------------- send */
+
+/* Consumes parts on an early failure (ownership rule of every send). */
+static void consume_parts(zlink_msg_t *parts, size_t n)
+{
+    if (parts == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (zl_msg_valid(&parts[i])) {
+            zl_msg_release(&parts[i]);
+            zl_msg_init_empty(&parts[i]);
+        }
+    }
+}
+
+static zlink_submit_result_t submit_fail(zlink_msg_t *parts, size_t n, int e)
+{
+    consume_parts(parts, n);
+    return zl_submit_fail(e);
+}
+
+static bool send_type_ok(int api, int type)
+{
+    switch (api) {
+    case 0: return type == ZLINK_PAIR || type == ZLINK_DEALER;          /* zlink_send */
+    case 1: return type == ZLINK_ROUTER || type == ZLINK_STREAM;        /* zlink_send_rid */
+    default: return type == ZLINK_PUB || type == ZLINK_XPUB;            /* zlink_publish */
+    }
+}
+
+static zlink_submit_result_t send_common(int api, void *socket, const zlink_routing_id_t *rid,
+                                         const char *topic, zlink_msg_t *parts, size_t n,
+                                         int flags, zlink_completion_id_t *id_out)
+{
+    if (id_out != NULL)
+        *id_out = 0;
+    if (parts == NULL)
+        return zl_submit_fail(EINVAL);
+    if (n == 0 || (flags & ~ZLINK_DONTWAIT) != 0)
+        return submit_fail(parts, n, EINVAL);
+    if (api == 1 && (rid == NULL || rid->size == 0))
+        return submit_fail(parts, n, EINVAL);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return submit_fail(parts, n, rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    if (!send_type_ok(api, s->type)) {
+        zl_socket_leave(s);
+        return submit_fail(parts, n, ENOTSUP);
+    }
+    if (s->type == ZLINK_STREAM && (n != 1 || rid->size != 4)) {
+        zl_socket_leave(s);
+        return submit_fail(parts, n, EINVAL);
+    }
+    if (api == 2)
+        rc = zl_socket_submit_topic(s, topic, parts, n, flags);
+    else
+        rc = zl_socket_submit(s, rid, parts, n, flags);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_send(void *socket, zlink_msg_t *parts, size_t n,
+                                              zlink_send_flags_t flags, void *user_context,
+                                              zlink_completion_id_t *completion_id_out)
+{
+    ZL_UNUSED(user_context);
+    return send_common(0, socket, NULL, NULL, parts, n, (int)flags, completion_id_out);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_send_rid(void *socket, const zlink_routing_id_t *rid,
+                                                  zlink_msg_t *parts, size_t n,
+                                                  zlink_send_flags_t flags, void *user_context,
+                                                  zlink_completion_id_t *completion_id_out)
+{
+    ZL_UNUSED(user_context);
+    return send_common(1, socket, rid, NULL, parts, n, (int)flags, completion_id_out);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_publish(void *socket, const char *topic,
+                                                 zlink_msg_t *parts, size_t n,
+                                                 zlink_send_flags_t flags)
+{
+    return send_common(2, socket, NULL, topic, parts, n, (int)flags, NULL);
+}
+
+/* ------------------------------------------------------------- receive */
+
+static zlink_recv_result_t recv_enter(void *socket, int flags, zl_socket_t **out)
+{
+    if ((flags & ~ZLINK_DONTWAIT) != 0)
+        return zl_recv_fail(EINVAL);
+    int rc = zl_socket_enter(socket, out);
+    if (rc != 0)
+        return zl_recv_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    return ZLINK_RECV_OK;
+}
+
+static zlink_recv_result_t recv_result(int rc)
+{
+    return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id_t **rid_opt,
+                                            zlink_msg_t *parts, size_t cap, size_t *count,
+                                            zlink_recv_flags_t flags)
+{
+    if (parts == NULL || count == NULL)
+        return zl_recv_fail(EFAULT);
+    zl_socket_t *s;
+    zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
+    if (r != ZLINK_RECV_OK)
+        return r;
+    if (s->type != ZLINK_PAIR && s->type != ZLINK_DEALER && s->type != ZLINK_STREAM) {
+        zl_socket_leave(s);
+        return zl_recv_fail(ENOTSUP);
+    }
+    const zlink_routing_id_t *rid = NULL;
+    int rc = zl_socket_receive(s, NULL, parts, cap, count, (int)flags, &rid);
+    if (rc == 0 && rid_opt != NULL)
+        *rid_opt = s->type == ZLINK_STREAM ? rid : NULL;
+    zl_socket_leave(s);
+    return recv_result(rc);
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_routing_id_t **rid,
+                                                   zlink_reply_token_t *token, zlink_msg_t *parts,
+                                                   size_t cap, size_t *count,
+                                                   zlink_recv_flags_t flags)
+{
+    if (parts == NULL || count == NULL || rid == NULL)
+        return zl_recv_fail(EFAULT);
+    zl_socket_t *s;
+    zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
+    if (r != ZLINK_RECV_OK)
+        return r;
+    if (s->type != ZLINK_ROUTER) {
+        zl_socket_leave(s);
+        return zl_recv_fail(ENOTSUP);
+    }
+    const zlink_routing_id_t *view = NULL;
+    int rc = zl_socket_receive(s, NULL, parts, cap, count, (int)flags, &view);
+    if (rc == 0) {
+        *rid = view;
+        if (token != NULL)
+            *token = 0; /* DATA; request tokens arrive with request/reply */
+    }
+    zl_socket_leave(s);
+    return recv_result(rc);
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routing_id_t **rid,
+                                                 char *topic, size_t tcap, size_t *tlen,
+                                                 zlink_msg_t *parts, size_t cap, size_t *count,
+                                                 zlink_recv_flags_t flags)
+{
+    if (count == NULL || tlen == NULL || (parts == NULL && cap > 0) ||
+        (topic == NULL && tcap > 0))
+        return zl_recv_fail(EFAULT);
+    zl_socket_t *s;
+    zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
+    if (r != ZLINK_RECV_OK)
+        return r;
+    if (s->type != ZLINK_SUB && s->type != ZLINK_XSUB) {
+        zl_socket_leave(s);
+        return zl_recv_fail(ENOTSUP);
+    }
+    zlink_msg_t first;
+    int rc = zl_socket_receive(s, &first, parts, cap, count, (int)flags, NULL);
+    if (rc == 0) {
+        size_t len = zl_msg_size(&first);
+        if (len > tcap) {
+            /* Too short for the topic: hand the record back untouched. */
+            *tlen = len;
+            zl_socket_stash(s, &first, parts, *count);
+            rc = ENOBUFS;
+        } else {
+            if (len > 0)
+                memcpy(topic, zl_msg_data(&first), len);
+            *tlen = len;
+            zl_msg_release(&first);
+            if (rid != NULL)
+                *rid = NULL;
+        }
+    }
+    zl_socket_leave(s);
+    return recv_result(rc);
+}
+
+/* ------------------------------------------------------- subscriptions */
+
+int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add);
+
+static zlink_config_result_t subscription_call(void *socket, const char *topic, bool add)
+{
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_config_fail(rc);
+    if (topic == NULL || (s->type != ZLINK_SUB && s->type != ZLINK_XSUB)) {
+        zl_socket_leave(s);
+        return zl_config_fail(EINVAL);
+    }
+    rc = zl_sub_subscription(s, topic, add);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic)
+{
+    return subscription_call(socket, topic, true);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic)
+{
+    return subscription_call(socket, topic, false);
+}

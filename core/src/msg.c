@@ -1,0 +1,166 @@
+/*
+ * msg.c — storage of message payloads: inline bytes, heap buffers, user
+ * buffers with a free function, borrowed buffers and receive-chunk slices.
+ *
+ * Design notes
+ *  - The layout is fixed by msg.h. This file owns the rules for the shared
+ *    owner (zl_content_t): who takes references, who drops them, and what
+ *    the last release does for each kind.
+ *  - Reference counts are C11 atomics and nothing here takes a lock. A new
+ *    reference (zl_msg_share in msg.h, zl_msg_init_slice here) is a relaxed
+ *    increment: the taker already holds a reference, so the content cannot
+ *    vanish under it. A drop uses acq_rel so
+ *    every holder's writes to the payload happen before the free.
+ *  - A holder that sees a count of 1 is the only holder left (no one else
+ *    can reach the content to copy it), so it frees without the atomic
+ *    read-modify-write: the common "init, send, close" path pays one load.
+ *  - HEAP: one malloc holds the header (rounded up to max_align_t) and the
+ *    payload. EXT: the header is malloc'd, the payload is the user's; ffn
+ *    runs exactly once, on the thread that drops the last reference. SLICE:
+ *    the header is the first member of a zl_chunk_t; the chunk is freed when
+ *    the engine's reference and every slice's reference are gone. BORROW
+ *    and INLINE have no header at all.
+ *  - Threads: a message is used by one thread at a time; content may be
+ *    released from any thread.
+ */
+#include "msg.h"
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Payload offset inside a HEAP allocation: the header rounded up so the
+ * payload is aligned for any type. */
+#define ZL_HEAP_HDR                                                           \
+    ((sizeof(zl_content_t) + alignof(max_align_t) - 1) &                      \
+     ~(size_t)(alignof(max_align_t) - 1))
+
+/* Largest payload we ask the allocator for. Objects above PTRDIFF_MAX cannot
+ * exist in C; refusing them early also keeps sanitizer allocators from
+ * aborting on absurd sizes. */
+#define ZL_PAYLOAD_MAX ((size_t)PTRDIFF_MAX - ZL_HEAP_HDR - sizeof(zl_chunk_t))
+
+/* Runs the last-release action of c. Called by content_release only, on the
+ * thread that dropped the final reference; no lock. */
+static void content_destroy(zl_content_t *c)
+{
+    switch (c->kind) {
+    case ZL_MSG_EXT: {
+        zlink_free_fn *ffn = c->ffn;
+        void *data = c->data;
+        void *hint = c->hint;
+        free(c);
+        ffn(data, hint);
+        break;
+    }
+    case ZL_MSG_SLICE: {
+        zl_chunk_t *ch = (zl_chunk_t *)(void *)((char *)c - offsetof(zl_chunk_t, c));
+        free(ch);
+        break;
+    }
+    case ZL_MSG_HEAP:
+    default:
+        free(c);
+        break;
+    }
+}
+
+/* Drops one reference; the last one destroys the content. Any thread; no
+ * lock; never blocks (ffn may, at the user's choice). */
+static void content_release(zl_content_t *c)
+{
+    if (atomic_load_explicit(&c->refs, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        content_destroy(c);
+}
+
+void zl_msg_release(zlink_msg_t *m)
+{
+    zl_msg_t *x = zl_msg(m);
+    switch (x->type) {
+    case ZL_MSG_HEAP:
+    case ZL_MSG_EXT:
+    case ZL_MSG_SLICE:
+        content_release(x->u.ref.content);
+        break;
+    default: /* INLINE and BORROW own nothing */
+        break;
+    }
+    x->tag = 0;
+}
+
+/* Called by zlink_msg_init_size (data NULL: the payload is left unwritten),
+ * zl_msg_init_slice and engines. Any thread; no lock; on ENOMEM m is not
+ * touched and nothing is owned. */
+int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size)
+{
+    zl_msg_t *x = zl_msg(m);
+    if (size <= ZLINK_MSG_INLINE_MAX) {
+        x->type = ZL_MSG_INLINE;
+        x->isize = (uint8_t)size;
+        if (data != NULL && size > 0)
+            memcpy(x->u.inl, data, size);
+        x->tag = ZL_MSG_TAG;
+        return 0;
+    }
+    if (size > ZL_PAYLOAD_MAX)
+        return ENOMEM;
+    zl_content_t *c = malloc(ZL_HEAP_HDR + size);
+    if (c == NULL)
+        return ENOMEM;
+    unsigned char *payload = (unsigned char *)c + ZL_HEAP_HDR;
+    atomic_init(&c->refs, 1);
+    c->kind = ZL_MSG_HEAP;
+    c->ffn = NULL;
+    c->hint = NULL;
+    c->data = payload;
+    if (data != NULL)
+        memcpy(payload, data, size);
+    x->type = ZL_MSG_HEAP;
+    x->isize = 0;
+    x->u.ref.data = payload;
+    x->u.ref.size = size;
+    x->u.ref.content = c;
+    x->tag = ZL_MSG_TAG;
+    return 0;
+}
+
+zl_chunk_t *zl_chunk_new(size_t cap)
+{
+    if (cap > ZL_PAYLOAD_MAX)
+        return NULL;
+    zl_chunk_t *ch = malloc(sizeof(zl_chunk_t) + cap);
+    if (ch == NULL)
+        return NULL;
+    atomic_init(&ch->c.refs, 1);
+    ch->c.kind = ZL_MSG_SLICE;
+    ch->c.ffn = NULL;
+    ch->c.hint = NULL;
+    ch->c.data = ch->data;
+    ch->cap = cap;
+    return ch;
+}
+
+void zl_chunk_release(zl_chunk_t *ch)
+{
+    content_release(&ch->c);
+}
+
+void zl_msg_init_slice(zlink_msg_t *m, zl_chunk_t *ch, const void *data, size_t size)
+{
+    assert((const unsigned char *)data >= ch->data &&
+           (const unsigned char *)data + size <= ch->data + ch->cap);
+    if (size <= ZLINK_MSG_INLINE_MAX) {
+        (void)zl_msg_init_copy(m, data, size); /* inline: cannot fail */
+        return;
+    }
+    zl_msg_t *x = zl_msg(m);
+    atomic_fetch_add_explicit(&ch->c.refs, 1, memory_order_relaxed);
+    x->type = ZL_MSG_SLICE;
+    x->isize = 0;
+    x->u.ref.data = (void *)data;
+    x->u.ref.size = size;
+    x->u.ref.content = &ch->c;
+    x->tag = ZL_MSG_TAG;
+}

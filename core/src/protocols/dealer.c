@@ -1,0 +1,107 @@
+/*
+ * dealer.c — DEALER: fair-queued input, smooth weighted round-robin output.
+ *
+ * Each peer announces its weight (READY's Zlink-Weight, later WEIGHT
+ * controls). Per record: every candidate (attached, weight > 0) adds its
+ * weight to its accumulator; the largest accumulator wins, ties going to
+ * the smallest routing id bytes (empty first), then attach order; the
+ * winner subtracts the total. A winner without room is skipped for this
+ * record only: the next best is tried. When nobody has room the additions
+ * are undone and the caller waits (NONE) or gets EAGAIN (DONTWAIT).
+ * Weights 100/300 give 2,1,2,2. A new connection starts at 0.
+ * Runs under s->lk.
+ */
+#include "../socket.h"
+
+static int rid_cmp(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
+{
+    size_t n = a->size < b->size ? a->size : b->size;
+    int c = memcmp(a->data, b->data, n);
+    if (c != 0)
+        return c;
+    return (int)a->size - (int)b->size;
+}
+
+/* True when a should be chosen before b. */
+static bool swrr_better(const zl_pipe_t *a, const zl_pipe_t *b)
+{
+    if (a->swrr_acc != b->swrr_acc)
+        return a->swrr_acc > b->swrr_acc;
+    int c = rid_cmp(&a->peer.rid, &b->peer.rid);
+    if (c != 0)
+        return c < 0;
+    return a->attach_seq < b->attach_seq;
+}
+
+static bool candidate(const zl_pipe_t *p)
+{
+    return p->attached && !p->ended && p->peer.weight > 0;
+}
+
+static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
+                       size_t n)
+{
+    ZL_UNUSED(rid);
+    int64_t total = 0;
+    ZL_FOREACH_PIPE(s, p) {
+        p->swrr_tried = false;
+        if (candidate(p)) {
+            p->swrr_acc += p->peer.weight;
+            total += p->peer.weight;
+        }
+    }
+    if (total == 0)
+        return EAGAIN;
+    for (;;) {
+        zl_pipe_t *best = NULL;
+        ZL_FOREACH_PIPE(s, p) {
+            if (candidate(p) && !p->swrr_tried && (best == NULL || swrr_better(p, best)))
+                best = p;
+        }
+        if (best == NULL)
+            break;
+        if (zl_pipe_push(best, frames, n, false) == 0) {
+            best->swrr_acc -= total;
+            return 0;
+        }
+        best->swrr_tried = true;
+    }
+    ZL_FOREACH_PIPE(s, p) {
+        if (candidate(p))
+            p->swrr_acc -= p->peer.weight;
+    }
+    return EAGAIN;
+}
+
+static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
+{
+    ZL_UNUSED(s);
+    p->swrr_acc = 0;
+    return 0;
+}
+
+/* WEIGHT control: "WEIGHT" + u32 BE; anything else is ignored. */
+void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
+{
+    ZL_UNUSED(s);
+    if (!(f->flags & ZL_F_CONTROL))
+        return;
+    zlink_msg_t *m = (zlink_msg_t *)&f->msg;
+    if (zl_msg_size(m) != 10)
+        return;
+    const unsigned char *b = zl_msg_data(m);
+    if (memcmp(b, "WEIGHT", 6) != 0)
+        return;
+    uint32_t w = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
+    if (w > ZLINK_WEIGHT_MAX)
+        return;
+    p->peer.weight = w;
+}
+
+const zl_proto_ops_t zl_dealer_ops = {
+    .type = ZLINK_DEALER,
+    .attach = dealer_attach,
+    .control = zl_weight_control,
+    .send = dealer_send,
+};

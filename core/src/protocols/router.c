@@ -1,0 +1,70 @@
+/*
+ * router.c — ROUTER: records addressed by routing id.
+ *
+ * A pipe is named by the CONNECT_ROUTING_ID alias given for its connect,
+ * else by the id the peer announced in its handshake (16 random bytes,
+ * UUIDv4 layout, unless the peer set one). A second live pipe with the same
+ * id is refused (RID_DUPLICATE_POLICY REJECT, the default) or replaces the
+ * old one (HANDOVER; the old connection is closed). Sending to an unknown
+ * id fails with EHOSTUNREACH when MANDATORY is 1 (default) and is dropped
+ * silently when it is 0. Runs under s->lk.
+ */
+#include "../engine/engine.h"
+#include "../socket.h"
+
+void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+
+static zl_pipe_t *router_find(zl_socket_t *s, const zlink_routing_id_t *rid)
+{
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended && zl_rid_equal(&p->rid, rid))
+            return p;
+    }
+    return NULL;
+}
+
+static int router_attach(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (!zl_socket_alias_for(s, p->ep, &p->rid)) {
+        if (p->peer.rid.size > 0)
+            p->rid = p->peer.rid;
+        else
+            zl_routing_id_generate(&p->rid);
+    }
+    zl_pipe_t *old = router_find(s, &p->rid);
+    if (old == NULL)
+        return 0;
+    if (s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER && old->conn != NULL) {
+        /* The old pipe stops being a route now; its connection closes and
+         * ends it through the engine. */
+        old->attached = false;
+        zl_conn_close(old->conn, 0);
+        return 0;
+    }
+    return EEXIST;
+}
+
+static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
+                       size_t n)
+{
+    zl_pipe_t *p = router_find(s, rid);
+    if (p == NULL) {
+        if (s->opts.mandatory)
+            return EHOSTUNREACH;
+        /* Not mandatory: the record is dropped and the send succeeds. */
+        for (size_t i = 0; i < n; i++)
+            zl_msg_release(&frames[i].msg);
+        for (size_t i = 0; i < n; i++)
+            zl_msg_init_empty(&frames[i].msg);
+        return 0;
+    }
+    int rc = zl_pipe_push(p, frames, n, false);
+    return rc == EPIPE ? EHOSTUNREACH : rc;
+}
+
+const zl_proto_ops_t zl_router_ops = {
+    .type = ZLINK_ROUTER,
+    .attach = router_attach,
+    .control = zl_weight_control,
+    .send = router_send,
+};

@@ -1,0 +1,452 @@
+/*
+ * queue.c — frame FIFOs and the byte-counted directional queue (queue.h).
+ *
+ * Locks: zl_fq_t has none (its owner serializes). zl_q_t functions take q->lk
+ * for their whole body and call an end's notify only after unlocking, so a
+ * notify may take a socket lock without inverting the socket -> queue order.
+ */
+#include "queue.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ zl_fq_t */
+
+void zl_fq_init(zl_fq_t *q)
+{
+    memset(q, 0, sizeof *q);
+}
+
+static zl_fq_chunk_t *fq_chunk_get(zl_fq_t *q)
+{
+    zl_fq_chunk_t *c = q->spare;
+    if (c != NULL) {
+        q->spare = NULL;
+    } else {
+        c = malloc(sizeof *c);
+        if (c == NULL)
+            return NULL;
+    }
+    c->next = NULL;
+    return c;
+}
+
+static void fq_chunk_put(zl_fq_t *q, zl_fq_chunk_t *c)
+{
+    if (q->spare == NULL)
+        q->spare = c;
+    else
+        free(c);
+}
+
+zl_frame_t *zl_fq_push(zl_fq_t *q)
+{
+    if (q->tail == NULL) {
+        zl_fq_chunk_t *c = fq_chunk_get(q);
+        if (c == NULL)
+            return NULL;
+        q->head = q->tail = c;
+        q->head_pos = q->tail_pos = 0;
+    } else if (q->tail_pos == ZL_FQ_CHUNK) {
+        zl_fq_chunk_t *c = fq_chunk_get(q);
+        if (c == NULL)
+            return NULL;
+        q->tail->next = c;
+        q->tail = c;
+        q->tail_pos = 0;
+    }
+    q->count++;
+    return &q->tail->f[q->tail_pos++];
+}
+
+void zl_fq_pop(zl_fq_t *q)
+{
+    q->count--;
+    q->head_pos++;
+    if (q->count == 0) {
+        /* Keep the (single) chunk; rewind it. */
+        zl_fq_chunk_t *c = q->head;
+        while (c != q->tail) {
+            zl_fq_chunk_t *n = c->next;
+            fq_chunk_put(q, c);
+            c = n;
+        }
+        q->head = q->tail;
+        q->head_pos = q->tail_pos = 0;
+        return;
+    }
+    if (q->head_pos == ZL_FQ_CHUNK) {
+        zl_fq_chunk_t *c = q->head;
+        q->head = c->next;
+        q->head_pos = 0;
+        fq_chunk_put(q, c);
+    }
+}
+
+zl_frame_t *zl_fq_at(zl_fq_t *q, size_t i)
+{
+    zl_fq_chunk_t *c = q->head;
+    size_t pos = q->head_pos + i;
+    while (pos >= ZL_FQ_CHUNK) {
+        pos -= ZL_FQ_CHUNK;
+        c = c->next;
+    }
+    return &c->f[pos];
+}
+
+void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
+{
+    if (src->count == 0)
+        return;
+    /* Chunk-wise move is only exact when dst's tail is full or dst is
+     * empty and src starts at slot 0; otherwise copy frame by frame (the
+     * frames are plain bytes, so memcpy moves the messages). */
+    if (dst->count == 0 && dst->tail == NULL) {
+        dst->head = src->head;
+        dst->tail = src->tail;
+        dst->head_pos = src->head_pos;
+        dst->tail_pos = src->tail_pos;
+        dst->count = src->count;
+        src->head = src->tail = NULL;
+        src->head_pos = src->tail_pos = 0;
+        src->count = 0;
+        return;
+    }
+    while (src->count > 0) {
+        zl_frame_t *d = zl_fq_push(dst);
+        if (d == NULL)
+            abort(); /* chunk allocation failure mid-splice: out of memory */
+        memcpy(d, zl_fq_front(src), sizeof *d);
+        zl_fq_pop(src);
+    }
+}
+
+void zl_fq_clear(zl_fq_t *q)
+{
+    while (q->count > 0) {
+        zl_frame_t *f = zl_fq_front(q);
+        if (zl_msg_valid(&f->msg))
+            zl_msg_release(&f->msg);
+        zl_fq_pop(q);
+    }
+}
+
+void zl_fq_fini(zl_fq_t *q)
+{
+    zl_fq_clear(q);
+    zl_fq_chunk_t *c = q->head;
+    while (c != NULL) {
+        zl_fq_chunk_t *n = c->next;
+        free(c);
+        c = n;
+    }
+    free(q->spare);
+    memset(q, 0, sizeof *q);
+}
+
+/* ------------------------------------------------------------ zl_q_t */
+
+static uint64_t lwm_of(uint64_t hwm)
+{
+    return (hwm + 1) / 2;
+}
+
+zl_q_t *zl_q_new(uint64_t hwm, zl_q_end_t rd, zl_q_end_t wr)
+{
+    zl_q_t *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return NULL;
+    zl_mutex_init(&q->lk);
+    zl_fq_init(&q->fq);
+    zl_fq_init(&q->ctl);
+    q->hwm = hwm;
+    q->lwm = lwm_of(hwm);
+    q->rd = rd;
+    q->wr = wr;
+    atomic_init(&q->refs, 2);
+    return q;
+}
+
+void zl_q_unref(zl_q_t *q)
+{
+    if (q == NULL || atomic_fetch_sub(&q->refs, 1) != 1)
+        return;
+    zl_fq_fini(&q->fq);
+    zl_fq_fini(&q->ctl);
+    zl_mutex_fini(&q->lk);
+    free(q);
+}
+
+/* Under q->lk: whether a waiting writer should be told about credit. */
+static bool writer_wake_due(zl_q_t *q)
+{
+    if (!q->writer_blocked)
+        return false;
+    if (q->hwm != 0 && q->bytes > q->lwm && !q->reader_closed)
+        return false;
+    q->writer_blocked = false;
+    return true;
+}
+
+static inline void notify(zl_q_end_t *e)
+{
+    if (e->notify != NULL)
+        e->notify(e->arg);
+}
+
+void zl_q_set_hwm(zl_q_t *q, uint64_t hwm)
+{
+    zl_mutex_lock(&q->lk);
+    q->hwm = hwm;
+    q->lwm = lwm_of(hwm);
+    bool wake = writer_wake_due(q);
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->wr);
+}
+
+static inline bool admits(const zl_q_t *q, uint64_t charge)
+{
+    return q->hwm == 0 || q->bytes == 0 || q->bytes + charge <= q->hwm;
+}
+
+bool zl_q_has_room(zl_q_t *q, uint64_t charge)
+{
+    zl_mutex_lock(&q->lk);
+    bool ok = !q->reader_closed && admits(q, charge);
+    if (!ok && !q->reader_closed)
+        q->writer_blocked = true;
+    zl_mutex_unlock(&q->lk);
+    return ok;
+}
+
+void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n)
+{
+    uint64_t charge = 0;
+    zl_mutex_lock(&q->lk);
+    for (size_t i = 0; i < n; i++) {
+        zl_frame_t *d = zl_fq_push(&q->fq);
+        if (d == NULL)
+            abort(); /* out of memory */
+        charge += zl_frame_charge(&frames[i]);
+        memcpy(d, &frames[i], sizeof *d);
+        zl_msg_init_empty(&frames[i].msg);
+    }
+    q->records++;
+    q->bytes += charge;
+    q->reader_idle = false;
+    zl_mutex_unlock(&q->lk);
+}
+
+int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control)
+{
+    uint64_t charge = 0;
+    for (size_t i = 0; i < n; i++)
+        charge += zl_frame_charge(&frames[i]);
+
+    zl_mutex_lock(&q->lk);
+    if (q->reader_closed) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_CLOSED;
+    }
+    if (!control && !admits(q, charge)) {
+        q->writer_blocked = true;
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_FULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        zl_frame_t *d = zl_fq_push(&q->fq);
+        if (d == NULL)
+            abort(); /* a 5 KiB chunk allocation failed: out of memory */
+        memcpy(d, &frames[i], sizeof *d);
+        zl_msg_init_empty(&frames[i].msg);
+    }
+    q->records++;
+    q->bytes += charge;
+    bool wake = q->reader_idle;
+    q->reader_idle = false;
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->rd);
+    return ZL_Q_OK;
+}
+
+bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
+{
+    zl_mutex_lock(&q->lk);
+    if (q->reader_closed) {
+        zl_mutex_unlock(&q->lk);
+        zl_fq_clear(fq);
+        return false;
+    }
+    zl_fq_splice(&q->fq, fq);
+    q->records += records;
+    q->bytes += charge;
+    bool full = q->hwm != 0 && q->bytes >= q->hwm;
+    if (full)
+        q->writer_blocked = true;
+    bool wake = q->reader_idle && records > 0;
+    if (wake)
+        q->reader_idle = false;
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->rd);
+    return full;
+}
+
+bool zl_q_peek(zl_q_t *q, uint8_t *kind, size_t *nframes)
+{
+    zl_mutex_lock(&q->lk);
+    if (q->records == 0) {
+        q->reader_idle = true;
+        zl_mutex_unlock(&q->lk);
+        return false;
+    }
+    zl_frame_t *f = zl_fq_front(&q->fq);
+    if (kind != NULL)
+        *kind = f->kind;
+    if (nframes != NULL) {
+        size_t n = 1;
+        while (zl_fq_at(&q->fq, n - 1)->flags & ZL_F_MORE)
+            n++;
+        *nframes = n;
+    }
+    zl_mutex_unlock(&q->lk);
+    return true;
+}
+
+int zl_q_pop(zl_q_t *q, zl_frame_t *out, size_t cap, size_t *n_out)
+{
+    zl_mutex_lock(&q->lk);
+    if (q->records == 0) {
+        int r = q->writer_closed ? ZL_Q_EOF : ZL_Q_EMPTY;
+        q->reader_idle = true;
+        zl_mutex_unlock(&q->lk);
+        return r;
+    }
+    size_t n = 1;
+    while (zl_fq_at(&q->fq, n - 1)->flags & ZL_F_MORE)
+        n++;
+    *n_out = n;
+    if (n > cap) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_TOO_SMALL;
+    }
+    uint64_t charge = 0;
+    for (size_t i = 0; i < n; i++) {
+        zl_frame_t *f = zl_fq_front(&q->fq);
+        charge += zl_frame_charge(f);
+        memcpy(&out[i], f, sizeof *f);
+        zl_fq_pop(&q->fq);
+    }
+    q->records--;
+    q->bytes -= charge;
+    bool wake = writer_wake_due(q);
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->wr);
+    return (int)n;
+}
+
+size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof)
+{
+    zl_mutex_lock(&q->lk);
+    size_t n = q->fq.count;
+    if (n == 0) {
+        q->reader_idle = true;
+        *eof = q->writer_closed;
+        zl_mutex_unlock(&q->lk);
+        return 0;
+    }
+    uint64_t c = q->bytes - q->inflight;
+    q->inflight = q->bytes;
+    zl_fq_splice(out, &q->fq);
+    q->records = 0;
+    *eof = false;
+    zl_mutex_unlock(&q->lk);
+    *charge += c;
+    return n;
+}
+
+void zl_q_release(zl_q_t *q, uint64_t charge)
+{
+    zl_mutex_lock(&q->lk);
+    q->bytes -= charge;
+    q->inflight -= charge;
+    bool wake = writer_wake_due(q);
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->wr);
+}
+
+void zl_q_close_writer(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    q->writer_closed = true;
+    bool wake = q->reader_idle;
+    q->reader_idle = false;
+    zl_mutex_unlock(&q->lk);
+    if (wake)
+        notify(&q->rd);
+}
+
+void zl_q_close_reader(zl_q_t *q)
+{
+    zl_fq_t dead;
+    zl_fq_init(&dead);
+    zl_mutex_lock(&q->lk);
+    q->reader_closed = true;
+    zl_fq_splice(&dead, &q->fq);
+    q->records = 0;
+    q->bytes = q->inflight;
+    bool wake = q->writer_blocked;
+    q->writer_blocked = false;
+    zl_mutex_unlock(&q->lk);
+    zl_fq_fini(&dead);
+    if (wake)
+        notify(&q->wr);
+}
+
+uint64_t zl_q_bytes(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    uint64_t b = q->bytes;
+    zl_mutex_unlock(&q->lk);
+    return b;
+}
+
+size_t zl_q_records(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    size_t r = q->records;
+    zl_mutex_unlock(&q->lk);
+    return r;
+}
+
+void zl_q_push_ctl(zl_q_t *q, zl_frame_t *f)
+{
+    zl_mutex_lock(&q->lk);
+    if (q->reader_closed) {
+        zl_mutex_unlock(&q->lk);
+        zl_msg_release(&f->msg);
+        zl_msg_init_empty(&f->msg);
+        return;
+    }
+    zl_frame_t *d = zl_fq_push(&q->ctl);
+    if (d == NULL)
+        abort(); /* out of memory */
+    memcpy(d, f, sizeof *d);
+    zl_msg_init_empty(&f->msg);
+    zl_mutex_unlock(&q->lk);
+}
+
+bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out)
+{
+    zl_mutex_lock(&q->lk);
+    zl_frame_t *f = zl_fq_front(&q->ctl);
+    if (f != NULL) {
+        memcpy(out, f, sizeof *out);
+        zl_fq_pop(&q->ctl);
+    }
+    zl_mutex_unlock(&q->lk);
+    return f != NULL;
+}

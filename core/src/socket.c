@@ -1,0 +1,1354 @@
+/*
+ * socket.c — what every socket pattern shares: lifecycle and the close
+ * gate, options, endpoints (tcp/ipc through the engine, inproc directly),
+ * pipes, and the blocking submit/receive loops.
+ *
+ * Locks and threads: see socket.h. In short, s->lk guards the pipe list,
+ * options and pattern state; queue locks nest inside it; notifies run with
+ * no queue lock held. The engine calls zl_socket_pipe_* on I/O threads.
+ *
+ * Waiting (wait_for): attempt under s->lk; sleep without it until the wake
+ * sequence moves or the deadline passes. Queue notifies, attaches and
+ * shutdown call zl_socket_wake. See socket.h for why no edge is lost.
+ */
+#include "socket.h"
+
+#include "ctx.h"
+#include "engine/engine.h"
+#include "errors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const zl_proto_ops_t zl_pair_ops, zl_dealer_ops, zl_router_ops, zl_pub_ops, zl_sub_ops,
+    zl_stream_ops;
+
+static const zl_proto_ops_t *ops_for(int type)
+{
+    switch (type) {
+    case ZLINK_PAIR: return &zl_pair_ops;
+    case ZLINK_DEALER: return &zl_dealer_ops;
+    case ZLINK_ROUTER: return &zl_router_ops;
+    case ZLINK_PUB: return &zl_pub_ops;
+    case ZLINK_SUB: return &zl_sub_ops;
+    case ZLINK_STREAM: return &zl_stream_ops;
+    default: return NULL;
+    }
+}
+
+uint64_t zl_next_connection_id(void)
+{
+    static _Atomic uint64_t next = 1;
+    return atomic_fetch_add(&next, 1);
+}
+
+void zl_routing_id_generate(zlink_routing_id_t *rid)
+{
+    memset(rid, 0, sizeof *rid);
+    rid->size = 16;
+    zl_plat_random(rid->data, 16);
+    rid->data[6] = (uint8_t)((rid->data[6] & 0x0F) | 0x40); /* version 4 */
+    rid->data[8] = (uint8_t)((rid->data[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+}
+
+static void frames_release(zl_frame_t *frames, size_t n);
+
+/* ------------------------------------------------------------ the gate */
+
+#define GATE_CLOSED (1ull << 63)
+
+int zl_socket_enter(void *handle, zl_socket_t **out)
+{
+    zl_socket_t *s = handle;
+    if (s == NULL)
+        return EFAULT;
+    if (s->tag != ZL_SOCK_TAG)
+        return s->tag == ZL_SOCK_DEAD ? ESHUTDOWN : EFAULT;
+    uint64_t g = atomic_fetch_add(&s->gate, 1);
+    if (g & GATE_CLOSED) {
+        atomic_fetch_sub(&s->gate, 1);
+        return ESHUTDOWN;
+    }
+    *out = s;
+    return 0;
+}
+
+void zl_socket_leave(zl_socket_t *s)
+{
+    atomic_fetch_sub(&s->gate, 1);
+}
+
+/* ------------------------------------------------------------ wake-ups */
+
+void zl_socket_wake(zl_socket_t *s)
+{
+    atomic_fetch_add(&s->wseq, 1);
+    if (atomic_load(&s->waiters) == 0)
+        return;
+    zl_mutex_lock(&s->wlk);
+    zl_cond_broadcast(&s->cv);
+    zl_mutex_unlock(&s->wlk);
+}
+
+/* Sleeps until a wake-up newer than seq or the deadline. No locks held. */
+static void socket_sleep(zl_socket_t *s, uint64_t seq, int64_t deadline)
+{
+    zl_mutex_lock(&s->wlk);
+    while (atomic_load(&s->wseq) == seq && !zl_deadline_passed(deadline))
+        zl_cond_wait_until(&s->cv, &s->wlk, deadline);
+    zl_mutex_unlock(&s->wlk);
+}
+
+void zl_socket_notify(void *arg)
+{
+    zl_socket_wake(arg);
+}
+
+/* --------------------------------------------------------- lifecycle */
+
+static void opts_defaults(zl_sockopts_t *o, const zl_ctx_t *ctx, int type)
+{
+    memset(o, 0, sizeof *o);
+    o->sndhwm = ZLINK_HWM_DFLT;
+    o->rcvhwm = ZLINK_HWM_DFLT;
+    o->maxmsgsize = -1;
+    o->sndtimeo = ZLINK_TIMEO_DFLT;
+    o->rcvtimeo = ZLINK_TIMEO_DFLT;
+    o->linger = ctx->blocky ? -1 : 0;
+    o->reconnect_ivl = 100;
+    o->reconnect_ivl_max = 0;
+    o->backlog = 100;
+    o->tcp_nodelay = 1;
+    o->sndbuf = -1;
+    o->rcvbuf = -1;
+    o->handshake_ivl = 30000;
+    o->connect_timeout = 0;
+    o->weight = ZLINK_WEIGHT_DFLT;
+    o->mandatory = 1;
+    o->request_timeout_ms = ZLINK_REQUEST_TIMEOUT_DFLT;
+    o->stream_mode = ZLINK_STREAM_RECV_UNSPECIFIED;
+    if (type == ZLINK_DEALER || type == ZLINK_ROUTER)
+        zl_routing_id_generate(&o->rid);
+}
+
+zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
+{
+    const zl_proto_ops_t *ops = ops_for(type);
+    if (ops == NULL) {
+        zl_set_errno(EINVAL);
+        return NULL;
+    }
+    zl_socket_t *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    if (ops->proto_size > 0) {
+        s->proto = calloc(1, ops->proto_size);
+        if (s->proto == NULL) {
+            free(s);
+            zl_set_errno(ENOMEM);
+            return NULL;
+        }
+    }
+    s->type = type;
+    s->ctx = ctx;
+    s->ops = ops;
+    zl_mutex_init(&s->lk);
+    zl_mutex_init(&s->wlk);
+    zl_cond_init(&s->cv);
+    opts_defaults(&s->opts, ctx, type);
+    if (ops->init != NULL)
+        ops->init(s);
+    s->tag = ZL_SOCK_TAG;
+    return s;
+}
+
+void zl_socket_terminate(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    s->terminated = true;
+    zl_mutex_unlock(&s->lk);
+    zl_socket_wake(s);
+}
+
+/* ------------------------------------------------------------- pipes */
+
+static void pipe_free(zl_pipe_t *p)
+{
+    if (p->inproc) {
+        zl_q_unref(p->out);
+        zl_q_unref(p->in);
+    } else {
+        /* An engine pipe holds both references of each queue. */
+        zl_q_unref(p->out);
+        zl_q_unref(p->out);
+        zl_q_unref(p->in);
+        zl_q_unref(p->in);
+    }
+    free(p->proto);
+    free(p);
+}
+
+void zl_pipe_unref(zl_pipe_t *p)
+{
+    if (p != NULL && atomic_fetch_sub(&p->refs, 1) == 1)
+        pipe_free(p);
+}
+
+zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
+                              const zl_peer_info_t *peer, zl_q_end_t out_reader,
+                              zl_q_end_t in_writer)
+{
+    zl_pipe_t *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    zl_mutex_lock(&s->lk);
+    uint64_t sndhwm = s->opts.sndhwm, rcvhwm = s->opts.rcvhwm;
+    zl_mutex_unlock(&s->lk);
+    zl_q_end_t me = {zl_socket_notify, s};
+    p->out = zl_q_new(sndhwm, out_reader, me);
+    p->in = zl_q_new(rcvhwm, me, in_writer);
+    if (p->out == NULL || p->in == NULL) {
+        free(p->out);
+        free(p->in);
+        free(p);
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    p->sock = s;
+    p->conn = c;
+    p->ep = ep;
+    if (peer != NULL)
+        p->peer = *peer;
+    p->id = zl_next_connection_id();
+    atomic_init(&p->refs, 2);
+    return p;
+}
+
+static void pipe_link(zl_socket_t *s, zl_pipe_t *p)
+{
+    p->prev = NULL;
+    p->next = s->pipes;
+    if (s->pipes != NULL)
+        s->pipes->prev = p;
+    s->pipes = p;
+    s->npipes++;
+    p->linked = true;
+}
+
+static void pipe_unlink(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else
+        s->pipes = p->next;
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+    if (s->rr_next == p)
+        s->rr_next = p->next;
+    s->npipes--;
+    p->next = p->prev = NULL;
+    p->linked = false;
+}
+
+/* Under s->lk: runs the pattern's attach and links the pipe. Returns 0 or
+ * an errno (the pipe is then not linked). */
+static int pipe_attach_locked(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (s->closing || s->tag != ZL_SOCK_TAG)
+        return ESHUTDOWN;
+    p->attach_seq = ++s->attach_counter;
+    if (s->ops->attach != NULL) {
+        int rc = s->ops->attach(s, p);
+        if (rc != 0)
+            return rc;
+    }
+    p->attached = true;
+    pipe_link(s, p);
+    zl_socket_wake(s);
+    return 0;
+}
+
+int zl_socket_pipe_attach(zl_socket_t *s, zl_pipe_t *p)
+{
+    zl_mutex_lock(&s->lk);
+    int rc = pipe_attach_locked(s, p);
+    if (rc != 0)
+        p->ended = true;
+    zl_mutex_unlock(&s->lk);
+    if (rc != 0) {
+        /* Refused: the socket never held the pipe; drop its reference. The
+         * engine keeps its own until the connection is closed. */
+        zl_q_close_reader(p->in);
+        zl_pipe_unref(p);
+    }
+    return rc;
+}
+
+/* Under s->lk: the pipe will carry no more traffic. */
+static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (p->ended)
+        return;
+    p->ended = true;
+    if (p->linked && s->ops->detach != NULL)
+        s->ops->detach(s, p);
+    p->attached = false;
+    /* Senders blocked on this pipe must re-select. */
+    zl_socket_wake(s);
+}
+
+void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p)
+{
+    pipe_unlink(s, p);
+    p->attached = false;
+    /* An inproc pipe also holds a reference on its peer's pipe (each side
+     * keeps the other's memory until it is done with its own). */
+    if (p->inproc)
+        zl_pipe_unref(p->inproc_peer);
+    zl_pipe_unref(p);
+}
+
+void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
+{
+    zl_mutex_lock(&s->lk);
+    bool linked = p->linked;
+    pipe_end_locked(s, p);
+    /* The engine writes no more: readers see EOF after the last record. */
+    zl_q_close_writer(p->in);
+    zl_q_close_reader(p->out);
+    if (linked && zl_q_records(p->in) == 0)
+        zl_socket_reap_pipe(s, p);
+    zl_mutex_unlock(&s->lk);
+}
+
+void zl_socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
+{
+    zl_mutex_lock(&s->lk);
+    if (!p->ended && s->ops->control != NULL)
+        s->ops->control(s, p, f);
+    zl_mutex_unlock(&s->lk);
+}
+
+void zl_socket_get_opts(zl_socket_t *s, zl_sockopts_t *out)
+{
+    zl_mutex_lock(&s->lk);
+    *out = s->opts;
+    zl_mutex_unlock(&s->lk);
+}
+
+void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out)
+{
+    zl_mutex_lock(&s->lk);
+    *out = s->connect_rid;
+    s->connect_rid.size = 0;
+    zl_mutex_unlock(&s->lk);
+}
+
+int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control)
+{
+    if (p->ended)
+        return EPIPE;
+    int rc = zl_q_push(p->out, frames, n, control);
+    if (rc == ZL_Q_OK)
+        return 0;
+    return rc == ZL_Q_FULL ? EAGAIN : EPIPE;
+}
+
+void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len)
+{
+    zl_frame_t f;
+    memset(&f, 0, sizeof f);
+    if (zl_msg_init_copy(&f.msg, body, len) != 0)
+        return; /* out of memory: the control is lost like a dropped packet */
+    f.flags = flags;
+    f.kind = ZL_KIND_DATA;
+    if (p->inproc) {
+        zl_socket_t *peer = p->inproc_peer->sock;
+        zl_q_push_ctl(p->out, &f);
+        atomic_fetch_add(&peer->ctl_pending, 1);
+        zl_socket_wake(peer);
+        return;
+    }
+    if (zl_pipe_push(p, &f, 1, true) != 0)
+        zl_msg_release(&f.msg);
+}
+
+void zl_socket_apply_controls(zl_socket_t *s)
+{
+    if (atomic_load_explicit(&s->ctl_pending, memory_order_acquire) == 0)
+        return;
+    atomic_store(&s->ctl_pending, 0);
+    ZL_FOREACH_PIPE(s, p) {
+        if (!p->inproc)
+            continue;
+        zl_frame_t f;
+        while (zl_q_pop_ctl(p->in, &f)) {
+            if (!p->ended && s->ops->control != NULL)
+                s->ops->control(s, p, &f);
+            zl_msg_release(&f.msg);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ inproc */
+
+static uint64_t hwm_min(uint64_t a, uint64_t b)
+{
+    if (a == 0)
+        return b;
+    if (b == 0)
+        return a;
+    return a < b ? a : b;
+}
+
+bool zl_socket_types_compatible(int a, int b)
+{
+    switch (a) {
+    case ZLINK_PAIR: return b == ZLINK_PAIR;
+    case ZLINK_DEALER:
+    case ZLINK_ROUTER: return b == ZLINK_DEALER || b == ZLINK_ROUTER;
+    case ZLINK_PUB:
+    case ZLINK_XPUB: return b == ZLINK_SUB || b == ZLINK_XSUB;
+    case ZLINK_SUB:
+    case ZLINK_XSUB: return b == ZLINK_PUB || b == ZLINK_XPUB;
+    default: return false;
+    }
+}
+
+static void inproc_peer_info(zl_socket_t *s, zl_peer_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    zl_mutex_lock(&s->lk);
+    info->type = s->type;
+    info->rid = s->opts.rid;
+    info->weight = s->opts.weight;
+    zl_mutex_unlock(&s->lk);
+    info->lanes = 1;
+}
+
+/* Connects s (connecter) to b (binder) in process. Returns 0 or an errno.
+ * Called with no locks held. */
+int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b);
+
+int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b)
+{
+    if (!zl_socket_types_compatible(s->type, b->type))
+        return EPROTOTYPE;
+    zl_peer_info_t s_info, b_info;
+    inproc_peer_info(s, &s_info);
+    inproc_peer_info(b, &b_info);
+    zl_sockopts_t so, bo;
+    zl_socket_get_opts(s, &so);
+    zl_socket_get_opts(b, &bo);
+
+    zl_pipe_t *ps = calloc(1, sizeof *ps);
+    zl_pipe_t *pb = calloc(1, sizeof *pb);
+    zl_q_end_t es = {zl_socket_notify, s}, eb = {zl_socket_notify, b};
+    zl_q_t *s2b = zl_q_new(hwm_min(so.sndhwm, bo.rcvhwm), eb, es);
+    zl_q_t *b2s = zl_q_new(hwm_min(bo.sndhwm, so.rcvhwm), es, eb);
+    if (ps == NULL || pb == NULL || s2b == NULL || b2s == NULL) {
+        free(ps);
+        free(pb);
+        free(s2b);
+        free(b2s);
+        return ENOMEM;
+    }
+    uint64_t id = zl_next_connection_id();
+    ps->sock = s; ps->out = s2b; ps->in = b2s; ps->peer = b_info; ps->id = id;
+    pb->sock = b; pb->out = b2s; pb->in = s2b; pb->peer = s_info; pb->id = id;
+    ps->inproc = pb->inproc = true;
+    ps->inproc_peer = pb;
+    pb->inproc_peer = ps;
+    /* Each pipe: one reference for its socket, one for the peer socket
+     * (dropped when the peer reaps its own pipe). */
+    atomic_init(&ps->refs, 2);
+    atomic_init(&pb->refs, 2);
+    /* ROUTER: a CONNECT_ROUTING_ID alias names the binder for s. */
+    if (s->type == ZLINK_ROUTER) {
+        zlink_routing_id_t alias;
+        zl_socket_take_connect_rid(s, &alias);
+        if (alias.size > 0)
+            ps->peer.rid = alias;
+    }
+
+    zl_mutex_lock(&b->lk);
+    int rc = pipe_attach_locked(b, pb);
+    zl_mutex_unlock(&b->lk);
+    if (rc != 0) {
+        pipe_free(ps);
+        pipe_free(pb);
+        return rc;
+    }
+    zl_mutex_lock(&s->lk);
+    rc = pipe_attach_locked(s, ps);
+    zl_mutex_unlock(&s->lk);
+    if (rc != 0) {
+        /* The binder took it but we cannot: end the binder's side. */
+        atomic_store(&ps->link_down, true);
+        zl_socket_pipe_ended(b, pb);
+        zl_pipe_unref(pb);   /* the reference s would have held on pb */
+        zl_pipe_unref(ps);   /* s's own reference */
+        return rc;
+    }
+    return 0;
+}
+
+/* Tells the inproc peer that p's side is gone (once). No locks held. */
+static void inproc_break_link(zl_pipe_t *p)
+{
+    if (atomic_exchange(&p->link_down, true))
+        return;
+    zl_pipe_t *peer = p->inproc_peer;
+    zl_q_close_writer(p->out);
+    zl_socket_pipe_ended(peer->sock, peer);
+}
+
+/* ------------------------------------------------------------ teardown */
+
+void zl_socket_teardown(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    s->closing = true;
+    int linger = s->opts.linger;
+    zl_endpoint_t **eps = s->eps;
+    size_t neps = s->neps;
+    s->eps = NULL;
+    s->neps = s->eps_cap = 0;
+    zl_mutex_unlock(&s->lk);
+    zl_socket_wake(s);
+
+    for (size_t i = 0; i < neps; i++)
+        zl_endpoint_close(eps[i], linger);
+    free(eps);
+    zl_ctx_inproc_unbind(s->ctx, NULL, s);
+
+    /* Pipes: inproc ones are ended here; engine ones end when the engine
+     * closes their connection (it calls zl_socket_pipe_ended). */
+    for (;;) {
+        zl_pipe_t *victim = NULL;
+        zl_mutex_lock(&s->lk);
+        ZL_FOREACH_PIPE(s, p) {
+            if (p->inproc && !atomic_load(&p->link_down)) {
+                victim = p;
+                break;
+            }
+        }
+        zl_mutex_unlock(&s->lk);
+        if (victim == NULL)
+            break;
+        inproc_break_link(victim);
+    }
+    zl_mutex_lock(&s->lk);
+    zl_pipe_t *p = s->pipes;
+    while (p != NULL) {
+        zl_pipe_t *next = p->next;
+        pipe_end_locked(s, p);
+        zl_q_close_reader(p->in);     /* unread records are discarded */
+        if (!p->inproc) {
+            zl_q_close_writer(p->out); /* the engine flushes, then closes */
+            if (p->conn != NULL && p->ep == NULL)
+                zl_conn_close(p->conn, linger);
+        }
+        zl_socket_reap_pipe(s, p);
+        p = next;
+    }
+    s->tag = ZL_SOCK_DEAD;
+    zl_mutex_unlock(&s->lk);
+}
+
+void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n)
+{
+    zl_mutex_lock(&s->lk);
+    size_t all = n + (first != NULL ? 1 : 0);
+    zl_frame_t *x = realloc(s->stash, (all ? all : 1) * sizeof *x);
+    if (x == NULL)
+        abort(); /* cannot hold a record we already own: out of memory */
+    s->stash = x;
+    size_t k = 0;
+    if (first != NULL) {
+        memset(&x[k], 0, sizeof x[k]);
+        memcpy(&x[k++].msg, first, sizeof *first);
+    }
+    for (size_t i = 0; i < n; i++) {
+        memset(&x[k], 0, sizeof x[k]);
+        memcpy(&x[k++].msg, &parts[i], sizeof parts[i]);
+    }
+    for (size_t i = 0; i + 1 < all; i++)
+        x[i].flags = ZL_F_MORE;
+    s->stash_n = all;
+    zl_mutex_unlock(&s->lk);
+}
+
+void zl_socket_free(zl_socket_t *s)
+{
+    frames_release(s->stash, s->stash_n);
+    free(s->stash);
+    if (s->ops->fini != NULL)
+        s->ops->fini(s);
+    free(s->proto);
+    free(s->rx);
+    free(s->eps);
+    for (size_t i = 0; i < s->naliases; i++)
+        free(s->aliases[i].endpoint);
+    free(s->aliases);
+    zl_cond_fini(&s->cv);
+    zl_mutex_fini(&s->wlk);
+    zl_mutex_fini(&s->lk);
+    free(s);
+}
+
+/* ----------------------------------------------------------- endpoints */
+
+static int eps_add(zl_socket_t *s, zl_endpoint_t *ep)
+{
+    if (s->neps == s->eps_cap) {
+        size_t cap = s->eps_cap ? s->eps_cap * 2 : 4;
+        zl_endpoint_t **n = realloc(s->eps, cap * sizeof *n);
+        if (n == NULL)
+            return ENOMEM;
+        s->eps = n;
+        s->eps_cap = cap;
+    }
+    s->eps[s->neps++] = ep;
+    return 0;
+}
+
+/* Under s->lk: remembers the CONNECT_ROUTING_ID alias for a connect. A
+ * later alias for the same endpoint string replaces the earlier one. */
+static int alias_add(zl_socket_t *s, const char *ep, const zlink_routing_id_t *rid)
+{
+    size_t len = strlen(ep);
+    for (size_t i = 0; i < s->naliases; i++) {
+        if (strcmp(s->aliases[i].endpoint, ep) == 0) {
+            s->aliases[i].rid = *rid;
+            return 0;
+        }
+    }
+    struct zl_alias *a = realloc(s->aliases, (s->naliases + 1) * sizeof *a);
+    if (a == NULL)
+        return ENOMEM;
+    s->aliases = a;
+    a[s->naliases].endpoint = malloc(len + 1);
+    if (a[s->naliases].endpoint == NULL)
+        return ENOMEM;
+    memcpy(a[s->naliases].endpoint, ep, len + 1);
+    a[s->naliases].rid = *rid;
+    s->naliases++;
+    return 0;
+}
+
+static bool is_inproc(const char *ep, const char **name)
+{
+    if (strncmp(ep, "inproc://", 9) != 0)
+        return false;
+    *name = ep + 9;
+    return true;
+}
+
+static bool transport_known(const char *ep)
+{
+    const char *sep = strstr(ep, "://");
+    return sep != NULL && sep != ep;
+}
+
+int zl_socket_bind(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    if (!transport_known(ep))
+        return EINVAL;
+    if (s->type == ZLINK_STREAM) {
+        zl_mutex_lock(&s->lk);
+        int mode = s->opts.stream_mode;
+        zl_mutex_unlock(&s->lk);
+        if (mode == ZLINK_STREAM_RECV_UNSPECIFIED)
+            return EINVAL;
+    }
+    if (is_inproc(ep, &name)) {
+        if (s->type == ZLINK_STREAM)
+            return EPROTONOSUPPORT;
+        if (*name == '\0')
+            return EINVAL;
+        int rc = zl_ctx_inproc_bind(s->ctx, name, s);
+        if (rc == 0) {
+            zl_mutex_lock(&s->lk);
+            snprintf(s->last_endpoint, sizeof s->last_endpoint, "%s", ep);
+            zl_mutex_unlock(&s->lk);
+        }
+        return rc;
+    }
+    zl_io_t *io = zl_ctx_pick_io(s->ctx);
+    if (io == NULL)
+        return zlink_errno();
+    zl_endpoint_t *e = NULL;
+    int rc = zl_engine_bind(s, io, ep, &e);
+    if (rc != 0)
+        return rc;
+    zl_mutex_lock(&s->lk);
+    rc = eps_add(s, e);
+    if (rc == 0)
+        snprintf(s->last_endpoint, sizeof s->last_endpoint, "%s", zl_endpoint_name(e));
+    zl_mutex_unlock(&s->lk);
+    if (rc != 0)
+        zl_endpoint_close(e, 0);
+    return rc;
+}
+
+int zl_socket_connect(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    if (!transport_known(ep))
+        return EINVAL;
+    if (s->type == ZLINK_STREAM) {
+        zl_mutex_lock(&s->lk);
+        int mode = s->opts.stream_mode;
+        zl_mutex_unlock(&s->lk);
+        if (mode == ZLINK_STREAM_RECV_UNSPECIFIED)
+            return EINVAL;
+    }
+    if (is_inproc(ep, &name)) {
+        if (s->type == ZLINK_STREAM)
+            return EPROTONOSUPPORT;
+        if (*name == '\0')
+            return EINVAL;
+        zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
+        if (b == NULL)
+            return ECONNREFUSED;
+        int rc = zl_inproc_connect(s, b);
+        return rc;
+    }
+    zl_io_t *io = zl_ctx_pick_io(s->ctx);
+    if (io == NULL)
+        return zlink_errno();
+    zlink_routing_id_t alias;
+    zl_socket_take_connect_rid(s, &alias);
+    if (alias.size > 0) {
+        /* Keyed by the endpoint string: the engine may attach the first
+         * pipe before zl_engine_connect has even returned. */
+        zl_mutex_lock(&s->lk);
+        int rc = alias_add(s, ep, &alias);
+        zl_mutex_unlock(&s->lk);
+        if (rc != 0)
+            return rc;
+    }
+    zl_endpoint_t *e = NULL;
+    int rc = zl_engine_connect(s, io, ep, &e);
+    if (rc != 0)
+        return rc;
+    zl_mutex_lock(&s->lk);
+    rc = eps_add(s, e);
+    zl_mutex_unlock(&s->lk);
+    if (rc != 0)
+        zl_endpoint_close(e, 0);
+    return rc;
+}
+
+bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_id_t *out)
+{
+    if (ep == NULL)
+        return false;
+    const char *name = zl_endpoint_requested(ep);
+    for (size_t i = 0; i < s->naliases; i++) {
+        if (strcmp(s->aliases[i].endpoint, name) == 0) {
+            *out = s->aliases[i].rid;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Removes the endpoint matching ep (bind side when want_bind). */
+static int endpoint_remove(zl_socket_t *s, const char *ep, bool want_bind)
+{
+    zl_endpoint_t *found = NULL;
+    zl_mutex_lock(&s->lk);
+    int linger = s->opts.linger;
+    for (size_t i = 0; i < s->neps; i++) {
+        zl_endpoint_t *e = s->eps[i];
+        if (e == NULL || zl_endpoint_is_bind(e) != want_bind)
+            continue;
+        if (strcmp(zl_endpoint_requested(e), ep) == 0 || strcmp(zl_endpoint_name(e), ep) == 0) {
+            found = e;
+            s->eps[i] = s->eps[--s->neps];
+            break;
+        }
+    }
+    zl_mutex_unlock(&s->lk);
+    if (found == NULL)
+        return ENOENT;
+    zl_endpoint_close(found, linger);
+    return 0;
+}
+
+/* Ends every inproc pipe of s whose peer is (or is not) the binder. */
+static int inproc_drop(zl_socket_t *s, zl_socket_t *binder, bool as_binder)
+{
+    int dropped = 0;
+    for (;;) {
+        zl_pipe_t *victim = NULL;
+        zl_mutex_lock(&s->lk);
+        ZL_FOREACH_PIPE(s, p) {
+            if (!p->inproc || atomic_load(&p->link_down) || p->ended)
+                continue;
+            if (as_binder || p->inproc_peer->sock == binder) {
+                victim = p;
+                break;
+            }
+        }
+        zl_mutex_unlock(&s->lk);
+        if (victim == NULL)
+            return dropped;
+        inproc_break_link(victim);
+        zl_socket_pipe_ended(s, victim);
+        dropped++;
+    }
+}
+
+int zl_socket_unbind(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    if (is_inproc(ep, &name)) {
+        if (zl_ctx_inproc_find(s->ctx, name) != s)
+            return ENOENT;
+        zl_ctx_inproc_unbind(s->ctx, name, s);
+        inproc_drop(s, NULL, true);
+        return 0;
+    }
+    return endpoint_remove(s, ep, true);
+}
+
+int zl_socket_disconnect(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    if (is_inproc(ep, &name)) {
+        zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
+        if (b == NULL || inproc_drop(s, b, false) == 0)
+            return ENOENT;
+        return 0;
+    }
+    return endpoint_remove(s, ep, false);
+}
+
+/* ------------------------------------------------------------- options */
+
+static int get_int(const void *v, size_t n, int *out)
+{
+    if (v == NULL || n != sizeof(int))
+        return EINVAL;
+    memcpy(out, v, sizeof(int));
+    return 0;
+}
+
+static int put_bytes(void *v, size_t *n, const void *src, size_t len)
+{
+    if (v == NULL || n == NULL)
+        return EFAULT;
+    if (*n < len)
+        return EINVAL;
+    memcpy(v, src, len);
+    *n = len;
+    return 0;
+}
+
+static bool is_dr(int type)
+{
+    return type == ZLINK_DEALER || type == ZLINK_ROUTER;
+}
+
+int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
+{
+    zl_sockopts_t *o = &s->opts;
+    int iv = 0;
+    int rc = 0;
+
+    /* Byte-valued options first: exactly 8 bytes. */
+    if (opt == ZLINK_SNDHWM || opt == ZLINK_RCVHWM || opt == ZLINK_MAXMSGSIZE) {
+        if (v == NULL || n != 8)
+            return EINVAL;
+        uint64_t u;
+        memcpy(&u, v, 8);
+        zl_mutex_lock(&s->lk);
+        if (opt == ZLINK_SNDHWM)
+            o->sndhwm = u;
+        else if (opt == ZLINK_RCVHWM)
+            o->rcvhwm = u;
+        else
+            o->maxmsgsize = (int64_t)u;
+        zl_mutex_unlock(&s->lk);
+        return 0;
+    }
+    if (opt == ZLINK_CONNECT_ROUTING_ID) {
+        if (s->type != ZLINK_ROUTER)
+            return EINVAL;
+        if (v == NULL || n == 0 || n > 255)
+            return EINVAL;
+        zl_mutex_lock(&s->lk);
+        s->connect_rid.size = (uint8_t)n;
+        memcpy(s->connect_rid.data, v, n);
+        zl_mutex_unlock(&s->lk);
+        return 0;
+    }
+    switch (opt) {
+    case ZLINK_TYPE:
+    case ZLINK_LAST_ENDPOINT:
+    case ZLINK_FD:
+    case ZLINK_EVENTS:
+    case ZLINK_PUB_TOPICS_COUNT:
+    case ZLINK_SUB_TOPICS_COUNT:
+        return EINVAL; /* read-only */
+    case ZLINK_BLOCKY:
+        return ENOTSUP;
+    default:
+        break;
+    }
+    if ((rc = get_int(v, n, &iv)) != 0)
+        return rc;
+
+    zl_mutex_lock(&s->lk);
+    switch (opt) {
+    case ZLINK_LINGER: if (iv < -1) rc = EINVAL; else o->linger = iv; break;
+    case ZLINK_SNDTIMEO: if (iv < -1) rc = EINVAL; else o->sndtimeo = iv; break;
+    case ZLINK_RCVTIMEO: if (iv < -1) rc = EINVAL; else o->rcvtimeo = iv; break;
+    case ZLINK_RECONNECT_IVL: if (iv < -1) rc = EINVAL; else o->reconnect_ivl = iv; break;
+    case ZLINK_RECONNECT_IVL_MAX: if (iv < 0) rc = EINVAL; else o->reconnect_ivl_max = iv; break;
+    case ZLINK_BACKLOG: if (iv < 0) rc = EINVAL; else o->backlog = iv; break;
+    case ZLINK_SNDBUF: if (iv < -1) rc = EINVAL; else o->sndbuf = iv; break;
+    case ZLINK_RCVBUF: if (iv < -1) rc = EINVAL; else o->rcvbuf = iv; break;
+    case ZLINK_TCP_NODELAY: if (iv != 0 && iv != 1) rc = EINVAL; else o->tcp_nodelay = iv; break;
+    case ZLINK_IMMEDIATE: if (iv != 0 && iv != 1) rc = EINVAL; else o->immediate = iv; break;
+    case ZLINK_IPV6: if (iv != 0 && iv != 1) rc = EINVAL; else o->ipv6 = iv; break;
+    case ZLINK_HANDSHAKE_IVL: if (iv < 0) rc = EINVAL; else o->handshake_ivl = iv; break;
+    case ZLINK_CONNECT_TIMEOUT: if (iv < 0) rc = EINVAL; else o->connect_timeout = iv; break;
+    case ZLINK_ZMP_METADATA: if (iv != 0 && iv != 1) rc = EINVAL; else o->zmp_metadata = iv; break;
+    case ZLINK_OPT_RID_DUPLICATE_POLICY:
+        if (iv != ZLINK_RID_DUPLICATE_REJECT && iv != ZLINK_RID_DUPLICATE_HANDOVER)
+            rc = EINVAL;
+        else
+            o->rid_dup_policy = iv;
+        break;
+    case ZLINK_CONFLATE:
+        if (iv != 0 && iv != 1) rc = EINVAL;
+        else if (iv == 1 && s->type != ZLINK_PUB && s->type != ZLINK_SUB) rc = ENOTSUP;
+        else o->conflate = iv;
+        break;
+    case ZLINK_INVERT_MATCHING: if (iv != 0 && iv != 1) rc = EINVAL; else o->invert_matching = iv; break;
+    case ZLINK_ROUTER_MANDATORY:
+        if (s->type != ZLINK_ROUTER || (iv != 0 && iv != 1)) rc = EINVAL; else o->mandatory = iv;
+        break;
+    case ZLINK_ROUTER_PROBE:
+    case ZLINK_DEALER_PROBE:
+        if (!is_dr(s->type) || (iv != 0 && iv != 1)) rc = EINVAL; else o->probe = iv;
+        break;
+    case ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS:
+        if (s->type != ZLINK_ROUTER || iv <= 0) rc = EINVAL; else o->request_timeout_ms = iv;
+        break;
+    case ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS:
+        if (s->type != ZLINK_DEALER || iv <= 0) rc = EINVAL; else o->request_timeout_ms = iv;
+        break;
+    case ZLINK_ROUTER_WEIGHT:
+    case ZLINK_DEALER_WEIGHT:
+        if ((opt == ZLINK_ROUTER_WEIGHT) != (s->type == ZLINK_ROUTER) || !is_dr(s->type) ||
+            iv < ZLINK_WEIGHT_MIN || iv > ZLINK_WEIGHT_MAX)
+            rc = EINVAL;
+        else if (o->weight != (uint32_t)iv) {
+            o->weight = (uint32_t)iv;
+            /* Tell every peer: a WEIGHT control, applied to their next record. */
+            unsigned char body[10] = {'W', 'E', 'I', 'G', 'H', 'T',
+                                      (unsigned char)(iv >> 24), (unsigned char)(iv >> 16),
+                                      (unsigned char)(iv >> 8), (unsigned char)iv};
+            ZL_FOREACH_PIPE(s, p) {
+                if (p->attached && !p->ended)
+                    zl_pipe_send_control(p, ZL_F_CONTROL, body, sizeof body);
+            }
+        }
+        break;
+    case ZLINK_PUB_NODROP:
+        if (s->type != ZLINK_PUB || (iv != 0 && iv != 1)) rc = EINVAL; else o->pub_nodrop = iv;
+        break;
+    case ZLINK_STREAM_NOTIFY:
+        if (s->type != ZLINK_STREAM || (iv != 0 && iv != 1)) rc = EINVAL;
+        else if (iv == 1 && o->stream_mode == ZLINK_STREAM_RECV_PACKET) rc = ENOTSUP;
+        else o->stream_notify = iv;
+        break;
+    case ZLINK_STREAM_OPT_RECV_MODE:
+        if (s->type != ZLINK_STREAM) rc = ENOTSUP;
+        else if (iv < ZLINK_STREAM_RECV_UNSPECIFIED || iv > ZLINK_STREAM_RECV_PACKET) rc = EINVAL;
+        else if (s->npipes > 0 || s->neps > 0) rc = EBUSY;
+        else if (iv == ZLINK_STREAM_RECV_PACKET) rc = ENOTSUP; /* not in this version */
+        else o->stream_mode = iv;
+        break;
+    case ZLINK_AFFINITY:
+    case ZLINK_RATE:
+    case ZLINK_RECOVERY_IVL:
+    case ZLINK_MULTICAST_HOPS:
+    case ZLINK_TCP_KEEPALIVE:
+    case ZLINK_TCP_KEEPALIVE_CNT:
+    case ZLINK_TCP_KEEPALIVE_IDLE:
+    case ZLINK_TCP_KEEPALIVE_INTVL:
+    case ZLINK_TOS:
+    case ZLINK_TCP_MAXRT:
+    case ZLINK_MAXTPDU:
+        /* Accepted and stored nowhere yet: these tune transports this
+         * version does not have (pgm) or leave to the OS defaults. */
+        if (iv < -1) rc = EINVAL;
+        break;
+    default:
+        rc = EINVAL;
+        break;
+    }
+    zl_mutex_unlock(&s->lk);
+    return rc;
+}
+
+int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
+{
+    if (v == NULL || n == NULL)
+        return EFAULT;
+    zl_mutex_lock(&s->lk);
+    zl_sockopts_t o = s->opts;
+    char last[sizeof s->last_endpoint];
+    memcpy(last, s->last_endpoint, sizeof last);
+    zl_mutex_unlock(&s->lk);
+
+    if (opt == ZLINK_SNDHWM || opt == ZLINK_RCVHWM || opt == ZLINK_MAXMSGSIZE) {
+        if (*n != 8)
+            return EINVAL;
+        uint64_t u = opt == ZLINK_SNDHWM ? o.sndhwm
+                     : opt == ZLINK_RCVHWM ? o.rcvhwm
+                                           : (uint64_t)o.maxmsgsize;
+        memcpy(v, &u, 8);
+        return 0;
+    }
+    if (opt == ZLINK_LAST_ENDPOINT)
+        return put_bytes(v, n, last, strlen(last) + 1);
+
+    int iv;
+    switch (opt) {
+    case ZLINK_TYPE: iv = s->type; break;
+    case ZLINK_LINGER: iv = o.linger; break;
+    case ZLINK_SNDTIMEO: iv = o.sndtimeo; break;
+    case ZLINK_RCVTIMEO: iv = o.rcvtimeo; break;
+    case ZLINK_RECONNECT_IVL: iv = o.reconnect_ivl; break;
+    case ZLINK_RECONNECT_IVL_MAX: iv = o.reconnect_ivl_max; break;
+    case ZLINK_BACKLOG: iv = o.backlog; break;
+    case ZLINK_SNDBUF: iv = o.sndbuf; break;
+    case ZLINK_RCVBUF: iv = o.rcvbuf; break;
+    case ZLINK_TCP_NODELAY: iv = o.tcp_nodelay; break;
+    case ZLINK_IMMEDIATE: iv = o.immediate; break;
+    case ZLINK_IPV6: iv = o.ipv6; break;
+    case ZLINK_HANDSHAKE_IVL: iv = o.handshake_ivl; break;
+    case ZLINK_CONNECT_TIMEOUT: iv = o.connect_timeout; break;
+    case ZLINK_ZMP_METADATA: iv = o.zmp_metadata; break;
+    case ZLINK_OPT_RID_DUPLICATE_POLICY: iv = o.rid_dup_policy; break;
+    case ZLINK_CONFLATE: iv = o.conflate; break;
+    case ZLINK_INVERT_MATCHING: iv = o.invert_matching; break;
+    case ZLINK_ROUTER_MANDATORY:
+        if (s->type != ZLINK_ROUTER) return EINVAL;
+        iv = o.mandatory; break;
+    case ZLINK_ROUTER_PROBE:
+    case ZLINK_DEALER_PROBE:
+        if (!is_dr(s->type)) return EINVAL;
+        iv = o.probe; break;
+    case ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS:
+        if (s->type != ZLINK_ROUTER) return EINVAL;
+        iv = o.request_timeout_ms; break;
+    case ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS:
+        if (s->type != ZLINK_DEALER) return EINVAL;
+        iv = o.request_timeout_ms; break;
+    case ZLINK_ROUTER_WEIGHT:
+    case ZLINK_DEALER_WEIGHT:
+        if ((opt == ZLINK_ROUTER_WEIGHT) != (s->type == ZLINK_ROUTER) || !is_dr(s->type))
+            return EINVAL;
+        iv = (int)o.weight; break;
+    case ZLINK_PUB_NODROP:
+        if (s->type != ZLINK_PUB) return EINVAL;
+        iv = o.pub_nodrop; break;
+    case ZLINK_STREAM_NOTIFY:
+        if (s->type != ZLINK_STREAM) return EINVAL;
+        iv = o.stream_notify; break;
+    case ZLINK_STREAM_OPT_RECV_MODE:
+        if (s->type != ZLINK_STREAM) return ENOTSUP;
+        iv = o.stream_mode; break;
+    case ZLINK_SUB_TOPICS_COUNT:
+    case ZLINK_PUB_TOPICS_COUNT: {
+        extern int zl_pubsub_topics_count(zl_socket_t *s, int opt);
+        iv = zl_pubsub_topics_count(s, opt);
+        if (iv < 0) return EINVAL;
+        break;
+    }
+    case ZLINK_BLOCKY: return ENOTSUP;
+    default: return EINVAL;
+    }
+    return put_bytes(v, n, &iv, sizeof iv);
+}
+
+/* -------------------------------------------------------------- submit */
+
+#define SMALL_RECORD 8
+
+/* The wait discipline shared by submit and receive: attempt under s->lk;
+ * on EAGAIN count ourselves as a waiter, attempt once more, then sleep
+ * until a wake-up newer than the attempt or the deadline. */
+typedef int (*attempt_fn)(zl_socket_t *s, void *arg);
+
+static int wait_for(zl_socket_t *s, int flags, int timeo, attempt_fn attempt, void *arg)
+{
+    int64_t deadline = (flags & ZLINK_DONTWAIT) ? 0 : zl_deadline_from_ms(timeo);
+    bool counted = false;
+    int rc;
+    for (;;) {
+        uint64_t seq = atomic_load(&s->wseq);
+        zl_mutex_lock(&s->lk);
+        if (s->terminated)
+            rc = ETERM;
+        else if (s->closing)
+            rc = ESHUTDOWN;
+        else {
+            zl_socket_apply_controls(s);
+            rc = attempt(s, arg);
+        }
+        zl_mutex_unlock(&s->lk);
+        if (rc != EAGAIN)
+            break;
+        if ((flags & ZLINK_DONTWAIT) || timeo == 0 || zl_deadline_passed(deadline))
+            break;
+        if (!counted) {
+            atomic_fetch_add(&s->waiters, 1);
+            counted = true;
+            continue;
+        }
+        socket_sleep(s, seq, deadline);
+    }
+    if (counted)
+        atomic_fetch_sub(&s->waiters, 1);
+    return rc;
+}
+
+struct send_args {
+    const zlink_routing_id_t *rid;
+    zl_frame_t *frames;
+    size_t n;
+};
+
+static int send_attempt(zl_socket_t *s, void *arg)
+{
+    struct send_args *a = arg;
+    return s->ops->send(s, a->rid, a->frames, a->n);
+}
+
+static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
+                         size_t n, int flags)
+{
+    zl_mutex_lock(&s->lk);
+    int timeo = s->opts.sndtimeo;
+    zl_mutex_unlock(&s->lk);
+    struct send_args a = {rid, frames, n};
+    return wait_for(s, flags, timeo, send_attempt, &a);
+}
+
+static void frames_release(zl_frame_t *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (zl_msg_valid(&frames[i].msg))
+            zl_msg_release(&frames[i].msg);
+}
+
+/* Moves parts into frames; validates; consumes parts whatever happens. */
+static int frames_from_parts(zl_socket_t *s, zl_frame_t *frames, size_t first,
+                             zlink_msg_t *parts, size_t n)
+{
+    int rc = 0;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        zl_frame_t *f = &frames[first + i];
+        memset(f, 0, sizeof *f);
+        if (!zl_msg_valid(&parts[i])) {
+            zl_msg_init_empty(&f->msg);
+            zl_msg_init_empty(&parts[i]);
+            rc = EFAULT;
+            continue;
+        }
+        zl_msg_move_raw(&f->msg, &parts[i]);
+        total += zl_msg_size(&f->msg);
+    }
+    size_t all = first + n;
+    for (size_t i = 0; i < all; i++) {
+        frames[i].kind = ZL_KIND_DATA;
+        frames[i].flags = i + 1 < all ? ZL_F_MORE : 0;
+    }
+    if (rc == 0) {
+        int64_t max = s->opts.maxmsgsize;
+        if (max > 0 && total > (uint64_t)max)
+            rc = EMSGSIZE;
+    }
+    return rc;
+}
+
+static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const char *topic,
+                         zlink_msg_t *parts, size_t n, int flags)
+{
+    size_t extra = topic != NULL ? 1 : 0;
+    size_t all = n + extra;
+    zl_frame_t small[SMALL_RECORD];
+    zl_frame_t *frames = all <= SMALL_RECORD ? small : malloc(all * sizeof *frames);
+    if (frames == NULL) {
+        for (size_t i = 0; i < n; i++)
+            if (zl_msg_valid(&parts[i])) {
+                zl_msg_release(&parts[i]);
+                zl_msg_init_empty(&parts[i]);
+            }
+        return ENOMEM;
+    }
+    int rc = 0;
+    if (extra) {
+        memset(&frames[0], 0, sizeof frames[0]);
+        rc = zl_msg_init_copy(&frames[0].msg, topic, strlen(topic));
+        if (rc != 0)
+            zl_msg_init_empty(&frames[0].msg);
+    }
+    int rc2 = frames_from_parts(s, frames, extra, parts, n);
+    if (rc == 0)
+        rc = rc2;
+    if (rc == 0)
+        rc = submit_frames(s, rid, frames, all, flags);
+    if (rc != 0)
+        frames_release(frames, all);
+    if (frames != small)
+        free(frames);
+    return rc;
+}
+
+int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                     size_t n, int flags)
+{
+    return submit_common(s, rid, NULL, parts, n, flags);
+}
+
+int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
+                           int flags)
+{
+    return submit_common(s, NULL, topic, parts, n, flags);
+}
+
+/* ------------------------------------------------------------- receive */
+
+/* Under s->lk: ensures the scratch holds at least n frames. */
+static int rx_reserve(zl_socket_t *s, size_t n)
+{
+    if (s->rx_cap >= n)
+        return 0;
+    size_t cap = s->rx_cap ? s->rx_cap : 8;
+    while (cap < n)
+        cap *= 2;
+    zl_frame_t *x = realloc(s->rx, cap * sizeof *x);
+    if (x == NULL)
+        return ENOMEM;
+    s->rx = x;
+    s->rx_cap = cap;
+    return 0;
+}
+
+/* Under s->lk: one fair-queue pass. Returns 0 with the record in s->rx
+ * (*n frames, *src pipe), EAGAIN when nothing is ready, ENOBUFS when the
+ * next record has more than cap frames (*n = its count), ENOMEM. */
+static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
+{
+    if (s->stash_n > 0) {
+        if (s->stash_n > cap) {
+            *n = s->stash_n;
+            return ENOBUFS;
+        }
+        if (rx_reserve(s, s->stash_n) != 0)
+            return ENOMEM;
+        memcpy(s->rx, s->stash, s->stash_n * sizeof *s->rx);
+        *n = s->stash_n;
+        *src = NULL;
+        s->stash_n = 0;
+        return 0;
+    }
+    size_t tries = s->npipes;
+    zl_pipe_t *p = s->rr_next != NULL ? s->rr_next : s->pipes;
+    while (tries-- > 0 && p != NULL) {
+        zl_pipe_t *next = p->next != NULL ? p->next : s->pipes;
+        if (rx_reserve(s, 8) != 0)
+            return ENOMEM;
+        size_t got = 0;
+        int r = zl_q_pop(p->in, s->rx, s->rx_cap < cap ? s->rx_cap : cap, &got);
+        if (r == ZL_Q_TOO_SMALL && got <= cap) {
+            if (rx_reserve(s, got) != 0)
+                return ENOMEM;
+            r = zl_q_pop(p->in, s->rx, got, &got);
+        }
+        if (r == ZL_Q_TOO_SMALL) {
+            *n = got;
+            s->rr_next = p;
+            return ENOBUFS;
+        }
+        if (r > 0) {
+            s->rr_next = next;
+            if (s->ops->accept != NULL && !s->ops->accept(s, p, s->rx, got)) {
+                frames_release(s->rx, got);
+                tries++; /* look at this pipe again */
+                continue;
+            }
+            *n = got;
+            *src = p;
+            return 0;
+        }
+        if (r == ZL_Q_EOF && p->ended) {
+            if (s->rr_next == p)
+                s->rr_next = next == p ? NULL : next;
+            zl_socket_reap_pipe(s, p);
+            if (s->npipes == 0)
+                break;
+        }
+        p = next;
+    }
+    return EAGAIN;
+}
+
+struct recv_args {
+    size_t cap;
+    size_t n;
+    zl_pipe_t *src;
+    zlink_msg_t *first;
+    zlink_msg_t *parts;
+    size_t *count;
+    const zlink_routing_id_t **pipe_rid;
+};
+
+/* Under s->lk: pops one record and hands it to the caller's slots. */
+static int recv_attempt(zl_socket_t *s, void *arg)
+{
+    struct recv_args *a = arg;
+    size_t skip = a->first != NULL ? 1 : 0;
+    int rc = fair_pop(s, a->cap + skip, &a->n, &a->src);
+    if (rc == ENOBUFS) {
+        *a->count = a->n - skip;
+    } else if (rc == 0) {
+        if (skip)
+            memcpy(a->first, &s->rx[0].msg, sizeof *a->first);
+        for (size_t i = skip; i < a->n; i++)
+            memcpy(&a->parts[i - skip], &s->rx[i].msg, sizeof a->parts[0]);
+        *a->count = a->n - skip;
+        if (a->src != NULL)
+            s->recv_rid = a->src->rid; /* else: a stashed record keeps its rid */
+        if (a->pipe_rid != NULL)
+            *a->pipe_rid = &s->recv_rid;
+    }
+    return rc;
+}
+
+int zl_socket_receive(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t cap,
+                      size_t *count, int flags, const zlink_routing_id_t **pipe_rid)
+{
+    zl_mutex_lock(&s->lk);
+    int timeo = s->opts.rcvtimeo;
+    zl_mutex_unlock(&s->lk);
+    struct recv_args a = {cap, 0, NULL, first, parts, count, pipe_rid};
+    return wait_for(s, flags, timeo, recv_attempt, &a);
+}

@@ -1,0 +1,440 @@
+/*
+ * test_header_c.c — zlink.h as a strict C11 application sees it.
+ *
+ * Compiled with -std=c11 -Wall -Wextra -Werror -pedantic and linked against
+ * the shared library libzlink.so.1 (not the static core), so it proves that
+ *  - the header compiles warning-free as strict C11 and is include-guarded;
+ *  - every public macro, enum constant and type is usable, and each value a
+ *    binding or a peer depends on is pinned here at compile time: changing a
+ *    published value breaks this build on purpose (doc/abi.md);
+ *  - every function keeps its published signature (checked with _Generic,
+ *    which evaluates nothing, so no function is linked just for this);
+ *  - the version, strerror and errno functions are exported and agree with
+ *    the header.
+ * When you add something to zlink.h, pin it here and in test_header_cpp.cc;
+ * //abi:header_tests_cover_header fails until you do.
+ *
+ * No test framework on purpose: zltest.h needs POSIX, this file must not.
+ */
+#include "zlink.h"
+#include "zlink.h" /* a second include must be harmless */
+
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ZLINK_H
+#error "zlink.h must define its include guard ZLINK_H"
+#endif
+
+#define PIN(expr, value) _Static_assert((expr) == (value), #expr " == " #value)
+
+/* fn has exactly the type ret (*) args. */
+#define SIG(fn, ret, args) \
+    _Static_assert(_Generic(&fn, ret (*) args: 1, default: 0), #fn " keeps its signature")
+
+/* ---------------------------------------------------------------- version */
+
+PIN(ZLINK_MAKE_VERSION(1, 2, 3), 10203);
+PIN(ZLINK_VERSION,
+    ZLINK_MAKE_VERSION(ZLINK_VERSION_MAJOR, ZLINK_VERSION_MINOR, ZLINK_VERSION_PATCH));
+/* libzlink.so.1 and the ZLINK_1.x symbol versions belong to major 1. */
+PIN(ZLINK_VERSION_MAJOR, 1);
+_Static_assert(ZLINK_VERSION_MINOR >= 0 && ZLINK_VERSION_MINOR < 100, "minor fits 2 digits");
+_Static_assert(ZLINK_VERSION_PATCH >= 0 && ZLINK_VERSION_PATCH < 100, "patch fits 2 digits");
+
+/* ------------------------------------------------------------------ errno */
+
+PIN(ZLINK_HAUSNUMERO, 156384712);
+PIN(EFSM, ZLINK_HAUSNUMERO + 51);
+PIN(ENOCOMPATPROTO, ZLINK_HAUSNUMERO + 52);
+PIN(ETERM, ZLINK_HAUSNUMERO + 53);
+PIN(EMTHREAD, ZLINK_HAUSNUMERO + 54);
+PIN(ETERM, 156384765);
+
+/* The errno names zlink.h supplies where the platform lacks them; every one
+ * must be a positive value that zlink_strerror can describe. */
+static const struct {
+    const char *name;
+    int value;
+} errnos[] = {
+    {"ENOTSUP", ENOTSUP},
+    {"EPROTONOSUPPORT", EPROTONOSUPPORT},
+    {"ENOBUFS", ENOBUFS},
+    {"ENETDOWN", ENETDOWN},
+    {"EADDRINUSE", EADDRINUSE},
+    {"EADDRNOTAVAIL", EADDRNOTAVAIL},
+    {"ECONNREFUSED", ECONNREFUSED},
+    {"EINPROGRESS", EINPROGRESS},
+    {"ENOTSOCK", ENOTSOCK},
+    {"EMSGSIZE", EMSGSIZE},
+    {"EAFNOSUPPORT", EAFNOSUPPORT},
+    {"ENETUNREACH", ENETUNREACH},
+    {"ECONNABORTED", ECONNABORTED},
+    {"ECONNRESET", ECONNRESET},
+    {"ENOTCONN", ENOTCONN},
+    {"ETIMEDOUT", ETIMEDOUT},
+    {"EHOSTUNREACH", EHOSTUNREACH},
+    {"ENETRESET", ENETRESET},
+    {"ESTALE", ESTALE},
+    {"EALREADY", EALREADY},
+    {"EDEADLK", EDEADLK},
+    {"ESHUTDOWN", ESHUTDOWN},
+    {"EPROTOTYPE", EPROTOTYPE},
+    {"EOVERFLOW", EOVERFLOW},
+    {"EFSM", EFSM},
+    {"ENOCOMPATPROTO", ENOCOMPATPROTO},
+    {"ETERM", ETERM},
+    {"EMTHREAD", EMTHREAD},
+};
+
+#if defined(__linux__)
+/* On Linux every standard name exists, so zlink.h must not replace any. */
+_Static_assert(ENOTSUP < ZLINK_HAUSNUMERO && EPROTONOSUPPORT < ZLINK_HAUSNUMERO &&
+                   ENOBUFS < ZLINK_HAUSNUMERO && ENETDOWN < ZLINK_HAUSNUMERO &&
+                   EADDRINUSE < ZLINK_HAUSNUMERO && EADDRNOTAVAIL < ZLINK_HAUSNUMERO &&
+                   ECONNREFUSED < ZLINK_HAUSNUMERO && EINPROGRESS < ZLINK_HAUSNUMERO &&
+                   ENOTSOCK < ZLINK_HAUSNUMERO && EMSGSIZE < ZLINK_HAUSNUMERO &&
+                   EAFNOSUPPORT < ZLINK_HAUSNUMERO && ENETUNREACH < ZLINK_HAUSNUMERO &&
+                   ECONNABORTED < ZLINK_HAUSNUMERO && ECONNRESET < ZLINK_HAUSNUMERO &&
+                   ENOTCONN < ZLINK_HAUSNUMERO && ETIMEDOUT < ZLINK_HAUSNUMERO &&
+                   EHOSTUNREACH < ZLINK_HAUSNUMERO && ENETRESET < ZLINK_HAUSNUMERO &&
+                   ESTALE < ZLINK_HAUSNUMERO && EALREADY < ZLINK_HAUSNUMERO &&
+                   EDEADLK < ZLINK_HAUSNUMERO && ESHUTDOWN < ZLINK_HAUSNUMERO &&
+                   EPROTOTYPE < ZLINK_HAUSNUMERO && EOVERFLOW < ZLINK_HAUSNUMERO,
+               "Linux errno values are used as they are");
+#endif
+
+/* ---------------------------------------------------------- result enums
+ * Published values: never change one (doc/abi.md). Each enum is int-sized. */
+
+/* zlink_submit_result_t */
+PIN(sizeof(zlink_submit_result_t), 4);
+PIN(ZLINK_SUBMIT_OK, 0);
+PIN(ZLINK_SUBMIT_BACKPRESSURED, 1);
+PIN(ZLINK_SUBMIT_NOT_CONNECTED, 2);
+PIN(ZLINK_SUBMIT_NOT_FOUND, 3);
+PIN(ZLINK_SUBMIT_TERMINATED, 4);
+PIN(ZLINK_SUBMIT_INVALID_HANDLE, 5);
+PIN(ZLINK_SUBMIT_INVALID_ARGUMENT, 6);
+PIN(ZLINK_SUBMIT_NOT_SUPPORTED, 7);
+PIN(ZLINK_SUBMIT_INVALID_STATE, 8);
+PIN(ZLINK_SUBMIT_THREAD_VIOLATION, 9);
+PIN(ZLINK_SUBMIT_OUT_OF_MEMORY, 10);
+PIN(ZLINK_SUBMIT_SEQ_EXHAUSTED, 11);
+PIN(ZLINK_SUBMIT_INTERNAL, 12);
+PIN(ZLINK_SUBMIT_NOT_ADMITTED, 13);
+/* zlink_request_result_t */
+PIN(sizeof(zlink_request_result_t), 4);
+PIN(ZLINK_REQUEST_OK, 0);
+PIN(ZLINK_REQUEST_TIMED_OUT, 101);
+PIN(ZLINK_REQUEST_NOT_FOUND, 102);
+PIN(ZLINK_REQUEST_TERMINATED, 103);
+PIN(ZLINK_REQUEST_PROTOCOL_ERROR, 104);
+PIN(ZLINK_REQUEST_INTERNAL, 105);
+PIN(ZLINK_REQUEST_REJECTED, 106);
+PIN(ZLINK_REQUEST_CONFLICT, 107);
+PIN(ZLINK_REQUEST_BUSY, 108);
+PIN(ZLINK_REQUEST_NOT_CONNECTED, 109);
+PIN(ZLINK_REQUEST_INVALID_ARGUMENT, 110);
+PIN(ZLINK_REQUEST_INVALID_STATE, 111);
+PIN(ZLINK_REQUEST_NOT_SUPPORTED, 112);
+PIN(ZLINK_REQUEST_BACKPRESSURED, 113);
+/* zlink_recv_result_t */
+PIN(sizeof(zlink_recv_result_t), 4);
+PIN(ZLINK_RECV_OK, 0);
+PIN(ZLINK_RECV_NO_DATA, 201);
+PIN(ZLINK_RECV_BUSY, 202);
+PIN(ZLINK_RECV_TERMINATED, 203);
+PIN(ZLINK_RECV_INVALID_HANDLE, 204);
+PIN(ZLINK_RECV_NOT_SUPPORTED, 205);
+PIN(ZLINK_RECV_INTERNAL, 206);
+PIN(ZLINK_RECV_BUFFER_TOO_SMALL, 207);
+PIN(ZLINK_RECV_INVALID_STATE, 208);
+/* zlink_handler_result_t */
+PIN(sizeof(zlink_handler_result_t), 4);
+PIN(ZLINK_HANDLER_OK, 0);
+PIN(ZLINK_HANDLER_INVALID_ARGUMENT, 301);
+PIN(ZLINK_HANDLER_BUSY, 302);
+PIN(ZLINK_HANDLER_NOT_SUPPORTED, 303);
+PIN(ZLINK_HANDLER_DEADLOCK, 304);
+PIN(ZLINK_HANDLER_INVALID_HANDLE, 305);
+PIN(ZLINK_HANDLER_INTERNAL, 306);
+/* zlink_close_result_t */
+PIN(sizeof(zlink_close_result_t), 4);
+PIN(ZLINK_CLOSE_OK, 0);
+PIN(ZLINK_CLOSE_BUSY, 401);
+PIN(ZLINK_CLOSE_SHUTDOWN, 402);
+PIN(ZLINK_CLOSE_INVALID_HANDLE, 403);
+PIN(ZLINK_CLOSE_INTERNAL, 404);
+/* zlink_bind_result_t */
+PIN(sizeof(zlink_bind_result_t), 4);
+PIN(ZLINK_BIND_OK, 0);
+PIN(ZLINK_BIND_INVALID_ARGUMENT, 501);
+PIN(ZLINK_BIND_ADDR_IN_USE, 502);
+PIN(ZLINK_BIND_NOT_SUPPORTED, 503);
+PIN(ZLINK_BIND_INVALID_HANDLE, 504);
+PIN(ZLINK_BIND_INTERNAL, 505);
+/* zlink_connect_result_t */
+PIN(sizeof(zlink_connect_result_t), 4);
+PIN(ZLINK_CONNECT_OK, 0);
+PIN(ZLINK_CONNECT_INVALID_ARGUMENT, 601);
+PIN(ZLINK_CONNECT_NOT_SUPPORTED, 602);
+PIN(ZLINK_CONNECT_INVALID_HANDLE, 603);
+PIN(ZLINK_CONNECT_INTERNAL, 604);
+PIN(ZLINK_CONNECT_NOT_FOUND, 605);
+PIN(ZLINK_CONNECT_CONFLICT, 606);
+PIN(ZLINK_CONNECT_BUSY, 607);
+PIN(ZLINK_CONNECT_AUTH_FAILED, 608);
+/* zlink_config_result_t */
+PIN(sizeof(zlink_config_result_t), 4);
+PIN(ZLINK_CONFIG_OK, 0);
+PIN(ZLINK_CONFIG_INVALID_HANDLE, 701);
+PIN(ZLINK_CONFIG_INVALID_ARGUMENT, 702);
+PIN(ZLINK_CONFIG_NOT_SUPPORTED, 703);
+PIN(ZLINK_CONFIG_INTERNAL, 704);
+PIN(ZLINK_CONFIG_INVALID_STATE, 705);
+PIN(ZLINK_CONFIG_NOT_FOUND, 706);
+PIN(ZLINK_CONFIG_CONFLICT, 707);
+PIN(ZLINK_CONFIG_BUFFER_TOO_SMALL, 708);
+PIN(ZLINK_CONFIG_BUSY, 709);
+/* zlink_send_flags_t */
+PIN(sizeof(zlink_send_flags_t), 4);
+PIN(ZLINK_SEND_FLAGS_NONE, 0);
+PIN(ZLINK_SEND_FLAGS_DONTWAIT, 1);
+/* zlink_recv_flags_t */
+PIN(sizeof(zlink_recv_flags_t), 4);
+PIN(ZLINK_RECV_FLAGS_NONE, 0);
+PIN(ZLINK_RECV_FLAGS_DONTWAIT, 1);
+
+/* ----------------------------------------------------------- flag enums */
+
+PIN(sizeof(zlink_send_flags_t), 4);
+PIN(ZLINK_SEND_FLAGS_NONE, 0);
+PIN(ZLINK_SEND_FLAGS_DONTWAIT, 1);
+PIN(sizeof(zlink_recv_flags_t), 4);
+PIN(ZLINK_RECV_FLAGS_NONE, 0);
+PIN(ZLINK_RECV_FLAGS_DONTWAIT, 1);
+PIN(ZLINK_DONTWAIT, ZLINK_SEND_FLAGS_DONTWAIT);
+PIN(ZLINK_DONTWAIT, ZLINK_RECV_FLAGS_DONTWAIT);
+
+/* ------------------------------------------ options, socket types, limits */
+
+PIN(ZLINK_IO_THREADS, 1);
+PIN(ZLINK_MAX_SOCKETS, 2);
+PIN(ZLINK_SOCKET_LIMIT, 3);
+PIN(ZLINK_THREAD_PRIORITY, 3);
+PIN(ZLINK_THREAD_SCHED_POLICY, 4);
+PIN(ZLINK_MAX_MSGSZ, 5);
+PIN(ZLINK_MSG_T_SIZE, 6);
+PIN(ZLINK_THREAD_AFFINITY_CPU_ADD, 7);
+PIN(ZLINK_THREAD_AFFINITY_CPU_REMOVE, 8);
+PIN(ZLINK_THREAD_NAME_PREFIX, 9);
+PIN(ZLINK_CTX_OPT_BLOCKY, 10);
+PIN(ZLINK_AUTO_HWM_ENABLE, 12);
+PIN(ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, 14);
+PIN(ZLINK_PROFILE, 17);
+PIN(ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, 19);
+PIN(ZLINK_RUNTIME_MEMORY_LIMIT_BYTES, 20);
+PIN(ZLINK_CORE_BUDGET_BYTES, 21);
+PIN(ZLINK_IO_THREADS_DFLT, 4);
+PIN(ZLINK_MAX_SOCKETS_DFLT, 4095);
+PIN(ZLINK_PROFILE_COMPACT, 0);
+PIN(ZLINK_PROFILE_LOW_LATENCY, 1);
+PIN(ZLINK_PROFILE_BALANCED, 2);
+PIN(ZLINK_PROFILE_THROUGHPUT, 3);
+PIN(ZLINK_PAIR, 0x1001);
+PIN(ZLINK_PUB, 0x1002);
+PIN(ZLINK_SUB, 0x1003);
+PIN(ZLINK_DEALER, 0x1004);
+PIN(ZLINK_ROUTER, 0x1005);
+PIN(ZLINK_XPUB, 0x1006);
+PIN(ZLINK_XSUB, 0x1007);
+PIN(ZLINK_STREAM, 0x1008);
+PIN(ZLINK_AFFINITY, 0x3001);
+PIN(ZLINK_RATE, 0x3003);
+PIN(ZLINK_RECOVERY_IVL, 0x3004);
+PIN(ZLINK_SNDBUF, 0x3005);
+PIN(ZLINK_RCVBUF, 0x3006);
+PIN(ZLINK_FD, 0x3007);
+PIN(ZLINK_EVENTS, 0x3008);
+PIN(ZLINK_TYPE, 0x3009);
+PIN(ZLINK_LINGER, 0x300A);
+PIN(ZLINK_RECONNECT_IVL, 0x300B);
+PIN(ZLINK_BACKLOG, 0x300C);
+PIN(ZLINK_RECONNECT_IVL_MAX, 0x300D);
+PIN(ZLINK_MAXMSGSIZE, 0x300E);
+PIN(ZLINK_SNDHWM, 0x300F);
+PIN(ZLINK_RCVHWM, 0x3010);
+PIN(ZLINK_MULTICAST_HOPS, 0x3011);
+PIN(ZLINK_RCVTIMEO, 0x3012);
+PIN(ZLINK_SNDTIMEO, 0x3013);
+PIN(ZLINK_LAST_ENDPOINT, 0x3014);
+PIN(ZLINK_TCP_KEEPALIVE, 0x3015);
+PIN(ZLINK_TCP_KEEPALIVE_CNT, 0x3016);
+PIN(ZLINK_TCP_KEEPALIVE_IDLE, 0x3017);
+PIN(ZLINK_TCP_KEEPALIVE_INTVL, 0x3018);
+PIN(ZLINK_IMMEDIATE, 0x3019);
+PIN(ZLINK_IPV6, 0x301A);
+PIN(ZLINK_CONFLATE, 0x301B);
+PIN(ZLINK_TOS, 0x301C);
+PIN(ZLINK_HANDSHAKE_IVL, 0x301D);
+PIN(ZLINK_BLOCKY, 0x301E);
+PIN(ZLINK_INVERT_MATCHING, 0x3020);
+PIN(ZLINK_CONNECT_TIMEOUT, 0x3024);
+PIN(ZLINK_TCP_MAXRT, 0x3025);
+PIN(ZLINK_MAXTPDU, 0x3026);
+PIN(ZLINK_BINDTODEVICE, 0x3027);
+PIN(ZLINK_ZMP_METADATA, 0x3030);
+PIN(ZLINK_TCP_NODELAY, 0x3031);
+PIN(ZLINK_OPT_RID_DUPLICATE_POLICY, 0x3033);
+PIN(ZLINK_RID_DUPLICATE_REJECT, 0);
+PIN(ZLINK_RID_DUPLICATE_HANDOVER, 1);
+PIN(ZLINK_ROUTER_MANDATORY, 0x3101);
+PIN(ZLINK_ROUTER_PROBE, 0x3103);
+PIN(ZLINK_CONNECT_ROUTING_ID, 0x3104);
+PIN(ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS, 0x3105);
+PIN(ZLINK_ROUTER_WEIGHT, 0x3106);
+PIN(ZLINK_DEALER_PROBE, 0x3201);
+PIN(ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, 0x3202);
+PIN(ZLINK_DEALER_WEIGHT, 0x3203);
+PIN(ZLINK_PUB_VERBOSE, 0x3301);
+PIN(ZLINK_PUB_VERBOSER, 0x3302);
+PIN(ZLINK_PUB_MANUAL, 0x3303);
+PIN(ZLINK_PUB_MANUAL_LAST_VALUE, 0x3304);
+PIN(ZLINK_PUB_NODROP, 0x3305);
+PIN(ZLINK_PUB_WELCOME_MSG, 0x3306);
+PIN(ZLINK_PUB_TOPICS_COUNT, 0x3307);
+PIN(ZLINK_PUB_APPROVE_SUBSCRIBE, 0x3308);
+PIN(ZLINK_PUB_REJECT_SUBSCRIBE, 0x3309);
+PIN(ZLINK_SUB_TOPICS_COUNT, 0x3400);
+PIN(ZLINK_STREAM_NOTIFY, 0x3501);
+PIN(ZLINK_STREAM_OPT_RECV_MODE, 0x3502);
+PIN(ZLINK_STREAM_RECV_UNSPECIFIED, 0);
+PIN(ZLINK_STREAM_RECV_RAW, 1);
+PIN(ZLINK_STREAM_RECV_PACKET, 2);
+PIN(ZLINK_WEIGHT_MIN, 0);
+PIN(ZLINK_WEIGHT_MAX, 10000);
+PIN(ZLINK_WEIGHT_DFLT, 100);
+PIN(ZLINK_HWM_DFLT, 4096000u);
+PIN(ZLINK_TIMEO_DFLT, 1000);
+PIN(ZLINK_REQUEST_TIMEOUT_DFLT, 5000);
+PIN(ZLINK_MSG_INLINE_MAX, 29);
+
+/* ------------------------------------------------------------------ types */
+
+PIN(sizeof(zlink_msg_t), 64);
+_Static_assert(alignof(zlink_msg_t) >= alignof(void *), "zlink_msg_t is pointer-aligned");
+_Static_assert(alignof(zlink_msg_t) >= alignof(uint64_t), "zlink_msg_t is u64-aligned");
+_Static_assert(ZLINK_MSG_INLINE_MAX < sizeof(zlink_msg_t), "inline payload fits");
+PIN(sizeof(zlink_routing_id_t), 256);
+PIN(offsetof(zlink_routing_id_t, size), 0);
+PIN(offsetof(zlink_routing_id_t, data), 1);
+PIN(sizeof(((zlink_routing_id_t *)0)->data), 255);
+PIN(sizeof(zlink_completion_id_t), 8);
+PIN(sizeof(zlink_reply_token_t), 8);
+_Static_assert((zlink_completion_id_t)-1 > 0, "completion ids are unsigned");
+_Static_assert((zlink_reply_token_t)-1 > 0, "reply tokens are unsigned");
+
+/* A function of type zlink_free_fn. */
+static void free_with_hint(void *data, void *hint)
+{
+    (void)hint;
+    free(data);
+}
+static zlink_free_fn *const free_fn_check = free_with_hint;
+
+/* ZLINK_EXPORT on a consumer's redeclaration must be accepted. */
+ZLINK_EXPORT int zlink_errno(void);
+
+/* -------------------------------------------------------------- functions */
+
+SIG(zlink_errno, int, (void));
+SIG(zlink_strerror, const char *, (int));
+SIG(zlink_version, void, (int *, int *, int *));
+SIG(zlink_has, int, (const char *));
+SIG(zlink_ctx_new, void *, (void));
+SIG(zlink_ctx_shutdown, zlink_close_result_t, (void *));
+SIG(zlink_ctx_term, zlink_close_result_t, (void *));
+SIG(zlink_ctx_set, zlink_config_result_t, (void *, int, int));
+SIG(zlink_ctx_get, int, (void *, int, zlink_config_result_t *));
+SIG(zlink_ctx_set_data, zlink_config_result_t, (void *, int, const void *, size_t));
+SIG(zlink_ctx_get_data, zlink_config_result_t, (void *, int, void *, size_t *));
+SIG(zlink_socket, void *, (void *, int));
+SIG(zlink_close, zlink_close_result_t, (void *));
+SIG(zlink_setsockopt, zlink_config_result_t, (void *, int, const void *, size_t));
+SIG(zlink_getsockopt, zlink_config_result_t, (void *, int, void *, size_t *));
+SIG(zlink_set_routing_id, zlink_config_result_t, (void *, const void *, size_t));
+SIG(zlink_bind, zlink_bind_result_t, (void *, const char *));
+SIG(zlink_connect, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_unbind, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_disconnect, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_msg_init, zlink_config_result_t, (zlink_msg_t *));
+SIG(zlink_msg_init_size, zlink_config_result_t, (zlink_msg_t *, size_t));
+SIG(zlink_msg_init_data, zlink_config_result_t, (zlink_msg_t *, void *, size_t, zlink_free_fn *, void *));
+SIG(zlink_msg_close, zlink_config_result_t, (zlink_msg_t *));
+SIG(zlink_msg_move, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_copy, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_adopt, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_data, void *, (zlink_msg_t *));
+SIG(zlink_msg_size, size_t, (const zlink_msg_t *));
+SIG(zlink_msg_refcnt, int, (const zlink_msg_t *, zlink_config_result_t *));
+SIG(zlink_multipart_close, void, (zlink_msg_t *, size_t));
+SIG(zlink_send, zlink_submit_result_t, (void *, zlink_msg_t *, size_t, zlink_send_flags_t, void *, zlink_completion_id_t *));
+SIG(zlink_send_rid, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_msg_t *, size_t, zlink_send_flags_t, void *, zlink_completion_id_t *));
+SIG(zlink_publish, zlink_submit_result_t, (void *, const char *, zlink_msg_t *, size_t, zlink_send_flags_t));
+SIG(zlink_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_router_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_reply_token_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_subscribe, zlink_recv_result_t, (void *, const zlink_routing_id_t **, char *, size_t, size_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_set_subscription, zlink_config_result_t, (void *, const char *));
+SIG(zlink_unset_subscription, zlink_config_result_t, (void *, const char *));
+
+/* ------------------------------------------------------------------- run */
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+int main(void)
+{
+    int major = -1, minor = -1, patch = -1;
+    size_t i;
+
+    zlink_version(&major, &minor, &patch);
+    printf("# header %d.%d.%d, library %d.%d.%d\n", ZLINK_VERSION_MAJOR, ZLINK_VERSION_MINOR,
+           ZLINK_VERSION_PATCH, major, minor, patch);
+    CHECK(major == ZLINK_VERSION_MAJOR);
+    CHECK(minor == ZLINK_VERSION_MINOR);
+    CHECK(patch == ZLINK_VERSION_PATCH);
+    CHECK(ZLINK_MAKE_VERSION(major, minor, patch) == ZLINK_VERSION);
+
+    for (i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
+        const char *text = zlink_strerror(errnos[i].value);
+        CHECK(errnos[i].value > 0);
+        CHECK(text != NULL && text[0] != '\0');
+        if (text == NULL || text[0] == '\0')
+            fprintf(stderr, "  zlink_strerror(%s) is empty\n", errnos[i].name);
+    }
+    /* ZLink's own errnos must have their own text, not a generic fallback. */
+    CHECK(strcmp(zlink_strerror(ETERM), zlink_strerror(EFSM)) != 0);
+    CHECK(zlink_strerror(-12345) != NULL);
+    (void)zlink_errno();
+
+    CHECK(free_fn_check == free_with_hint);
+
+    if (failures != 0) {
+        printf("not ok - test_header_c (%d failed checks)\n", failures);
+        return 1;
+    }
+    printf("ok - test_header_c\n");
+    return 0;
+}

@@ -1,0 +1,390 @@
+/*
+ * test_header_cpp.cc — zlink.h as a C++17 application sees it.
+ *
+ * Compiled with -std=c++17 -Wall -Wextra -Werror -pedantic and linked against
+ * the shared library libzlink.so.1. It proves that the header is valid C++
+ * (every declaration has C linkage, no C-only construct leaks out), that
+ * every macro, enum constant and type is usable from C++ with the same
+ * values as in C (pinned again here, so a C/C++ divergence cannot hide), that
+ * every function keeps its published signature (decltype; nothing is linked
+ * for it), and that the exported version/strerror/errno functions link.
+ * When you add something to zlink.h, pin it here and in test_header_c.c.
+ */
+#include "zlink.h"
+#include "zlink.h" // a second include must be harmless
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+#ifndef ZLINK_H
+#error "zlink.h must define its include guard ZLINK_H"
+#endif
+
+#define PIN(expr, value) static_assert((expr) == (value), #expr " == " #value)
+
+// fn has exactly the type ret (*) args.
+#define SIG(fn, ret, args) \
+    static_assert(std::is_same<decltype(&fn), ret (*) args>::value, #fn " keeps its signature")
+
+// ----------------------------------------------------------------- version
+
+PIN(ZLINK_MAKE_VERSION(1, 2, 3), 10203);
+PIN(ZLINK_VERSION,
+    ZLINK_MAKE_VERSION(ZLINK_VERSION_MAJOR, ZLINK_VERSION_MINOR, ZLINK_VERSION_PATCH));
+PIN(ZLINK_VERSION_MAJOR, 1);
+static_assert(ZLINK_VERSION_MINOR >= 0 && ZLINK_VERSION_MINOR < 100, "minor fits 2 digits");
+static_assert(ZLINK_VERSION_PATCH >= 0 && ZLINK_VERSION_PATCH < 100, "patch fits 2 digits");
+constexpr int version_constant = ZLINK_VERSION; // usable in constant expressions
+
+// ------------------------------------------------------------------- errno
+
+PIN(ZLINK_HAUSNUMERO, 156384712);
+PIN(EFSM, ZLINK_HAUSNUMERO + 51);
+PIN(ENOCOMPATPROTO, ZLINK_HAUSNUMERO + 52);
+PIN(ETERM, ZLINK_HAUSNUMERO + 53);
+PIN(EMTHREAD, ZLINK_HAUSNUMERO + 54);
+PIN(ETERM, 156384765);
+
+static constexpr int errnos[] = {
+    ENOTSUP,      EPROTONOSUPPORT, ENOBUFS,    ENETDOWN,       EADDRINUSE, EADDRNOTAVAIL,
+    ECONNREFUSED, EINPROGRESS,     ENOTSOCK,   EMSGSIZE,       EAFNOSUPPORT, ENETUNREACH,
+    ECONNABORTED, ECONNRESET,      ENOTCONN,   ETIMEDOUT,      EHOSTUNREACH, ENETRESET,
+    ESTALE,       EALREADY,        EDEADLK,    ESHUTDOWN,      EPROTOTYPE, EOVERFLOW,
+    EFSM,         ENOCOMPATPROTO,  ETERM,      EMTHREAD,
+};
+
+// ----------------------------------------------------------- result enums
+
+// zlink_submit_result_t
+PIN(sizeof(zlink_submit_result_t), 4);
+PIN(ZLINK_SUBMIT_OK, 0);
+PIN(ZLINK_SUBMIT_BACKPRESSURED, 1);
+PIN(ZLINK_SUBMIT_NOT_CONNECTED, 2);
+PIN(ZLINK_SUBMIT_NOT_FOUND, 3);
+PIN(ZLINK_SUBMIT_TERMINATED, 4);
+PIN(ZLINK_SUBMIT_INVALID_HANDLE, 5);
+PIN(ZLINK_SUBMIT_INVALID_ARGUMENT, 6);
+PIN(ZLINK_SUBMIT_NOT_SUPPORTED, 7);
+PIN(ZLINK_SUBMIT_INVALID_STATE, 8);
+PIN(ZLINK_SUBMIT_THREAD_VIOLATION, 9);
+PIN(ZLINK_SUBMIT_OUT_OF_MEMORY, 10);
+PIN(ZLINK_SUBMIT_SEQ_EXHAUSTED, 11);
+PIN(ZLINK_SUBMIT_INTERNAL, 12);
+PIN(ZLINK_SUBMIT_NOT_ADMITTED, 13);
+// zlink_request_result_t
+PIN(sizeof(zlink_request_result_t), 4);
+PIN(ZLINK_REQUEST_OK, 0);
+PIN(ZLINK_REQUEST_TIMED_OUT, 101);
+PIN(ZLINK_REQUEST_NOT_FOUND, 102);
+PIN(ZLINK_REQUEST_TERMINATED, 103);
+PIN(ZLINK_REQUEST_PROTOCOL_ERROR, 104);
+PIN(ZLINK_REQUEST_INTERNAL, 105);
+PIN(ZLINK_REQUEST_REJECTED, 106);
+PIN(ZLINK_REQUEST_CONFLICT, 107);
+PIN(ZLINK_REQUEST_BUSY, 108);
+PIN(ZLINK_REQUEST_NOT_CONNECTED, 109);
+PIN(ZLINK_REQUEST_INVALID_ARGUMENT, 110);
+PIN(ZLINK_REQUEST_INVALID_STATE, 111);
+PIN(ZLINK_REQUEST_NOT_SUPPORTED, 112);
+PIN(ZLINK_REQUEST_BACKPRESSURED, 113);
+// zlink_recv_result_t
+PIN(sizeof(zlink_recv_result_t), 4);
+PIN(ZLINK_RECV_OK, 0);
+PIN(ZLINK_RECV_NO_DATA, 201);
+PIN(ZLINK_RECV_BUSY, 202);
+PIN(ZLINK_RECV_TERMINATED, 203);
+PIN(ZLINK_RECV_INVALID_HANDLE, 204);
+PIN(ZLINK_RECV_NOT_SUPPORTED, 205);
+PIN(ZLINK_RECV_INTERNAL, 206);
+PIN(ZLINK_RECV_BUFFER_TOO_SMALL, 207);
+PIN(ZLINK_RECV_INVALID_STATE, 208);
+// zlink_handler_result_t
+PIN(sizeof(zlink_handler_result_t), 4);
+PIN(ZLINK_HANDLER_OK, 0);
+PIN(ZLINK_HANDLER_INVALID_ARGUMENT, 301);
+PIN(ZLINK_HANDLER_BUSY, 302);
+PIN(ZLINK_HANDLER_NOT_SUPPORTED, 303);
+PIN(ZLINK_HANDLER_DEADLOCK, 304);
+PIN(ZLINK_HANDLER_INVALID_HANDLE, 305);
+PIN(ZLINK_HANDLER_INTERNAL, 306);
+// zlink_close_result_t
+PIN(sizeof(zlink_close_result_t), 4);
+PIN(ZLINK_CLOSE_OK, 0);
+PIN(ZLINK_CLOSE_BUSY, 401);
+PIN(ZLINK_CLOSE_SHUTDOWN, 402);
+PIN(ZLINK_CLOSE_INVALID_HANDLE, 403);
+PIN(ZLINK_CLOSE_INTERNAL, 404);
+// zlink_bind_result_t
+PIN(sizeof(zlink_bind_result_t), 4);
+PIN(ZLINK_BIND_OK, 0);
+PIN(ZLINK_BIND_INVALID_ARGUMENT, 501);
+PIN(ZLINK_BIND_ADDR_IN_USE, 502);
+PIN(ZLINK_BIND_NOT_SUPPORTED, 503);
+PIN(ZLINK_BIND_INVALID_HANDLE, 504);
+PIN(ZLINK_BIND_INTERNAL, 505);
+// zlink_connect_result_t
+PIN(sizeof(zlink_connect_result_t), 4);
+PIN(ZLINK_CONNECT_OK, 0);
+PIN(ZLINK_CONNECT_INVALID_ARGUMENT, 601);
+PIN(ZLINK_CONNECT_NOT_SUPPORTED, 602);
+PIN(ZLINK_CONNECT_INVALID_HANDLE, 603);
+PIN(ZLINK_CONNECT_INTERNAL, 604);
+PIN(ZLINK_CONNECT_NOT_FOUND, 605);
+PIN(ZLINK_CONNECT_CONFLICT, 606);
+PIN(ZLINK_CONNECT_BUSY, 607);
+PIN(ZLINK_CONNECT_AUTH_FAILED, 608);
+// zlink_config_result_t
+PIN(sizeof(zlink_config_result_t), 4);
+PIN(ZLINK_CONFIG_OK, 0);
+PIN(ZLINK_CONFIG_INVALID_HANDLE, 701);
+PIN(ZLINK_CONFIG_INVALID_ARGUMENT, 702);
+PIN(ZLINK_CONFIG_NOT_SUPPORTED, 703);
+PIN(ZLINK_CONFIG_INTERNAL, 704);
+PIN(ZLINK_CONFIG_INVALID_STATE, 705);
+PIN(ZLINK_CONFIG_NOT_FOUND, 706);
+PIN(ZLINK_CONFIG_CONFLICT, 707);
+PIN(ZLINK_CONFIG_BUFFER_TOO_SMALL, 708);
+PIN(ZLINK_CONFIG_BUSY, 709);
+// zlink_send_flags_t
+PIN(sizeof(zlink_send_flags_t), 4);
+PIN(ZLINK_SEND_FLAGS_NONE, 0);
+PIN(ZLINK_SEND_FLAGS_DONTWAIT, 1);
+// zlink_recv_flags_t
+PIN(sizeof(zlink_recv_flags_t), 4);
+PIN(ZLINK_RECV_FLAGS_NONE, 0);
+PIN(ZLINK_RECV_FLAGS_DONTWAIT, 1);
+
+// ------------------------------------------------------------- flag enums
+
+PIN(sizeof(zlink_send_flags_t), 4);
+PIN(ZLINK_SEND_FLAGS_NONE, 0);
+PIN(ZLINK_SEND_FLAGS_DONTWAIT, 1);
+PIN(sizeof(zlink_recv_flags_t), 4);
+PIN(ZLINK_RECV_FLAGS_NONE, 0);
+PIN(ZLINK_RECV_FLAGS_DONTWAIT, 1);
+PIN(ZLINK_DONTWAIT, static_cast<int>(ZLINK_SEND_FLAGS_DONTWAIT));
+PIN(ZLINK_DONTWAIT, static_cast<int>(ZLINK_RECV_FLAGS_DONTWAIT));
+
+// -------------------------------------------- options, socket types, limits
+
+PIN(ZLINK_IO_THREADS, 1);
+PIN(ZLINK_MAX_SOCKETS, 2);
+PIN(ZLINK_SOCKET_LIMIT, 3);
+PIN(ZLINK_THREAD_PRIORITY, 3);
+PIN(ZLINK_THREAD_SCHED_POLICY, 4);
+PIN(ZLINK_MAX_MSGSZ, 5);
+PIN(ZLINK_MSG_T_SIZE, 6);
+PIN(ZLINK_THREAD_AFFINITY_CPU_ADD, 7);
+PIN(ZLINK_THREAD_AFFINITY_CPU_REMOVE, 8);
+PIN(ZLINK_THREAD_NAME_PREFIX, 9);
+PIN(ZLINK_CTX_OPT_BLOCKY, 10);
+PIN(ZLINK_AUTO_HWM_ENABLE, 12);
+PIN(ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, 14);
+PIN(ZLINK_PROFILE, 17);
+PIN(ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, 19);
+PIN(ZLINK_RUNTIME_MEMORY_LIMIT_BYTES, 20);
+PIN(ZLINK_CORE_BUDGET_BYTES, 21);
+PIN(ZLINK_IO_THREADS_DFLT, 4);
+PIN(ZLINK_MAX_SOCKETS_DFLT, 4095);
+PIN(ZLINK_PROFILE_COMPACT, 0);
+PIN(ZLINK_PROFILE_LOW_LATENCY, 1);
+PIN(ZLINK_PROFILE_BALANCED, 2);
+PIN(ZLINK_PROFILE_THROUGHPUT, 3);
+PIN(ZLINK_PAIR, 0x1001);
+PIN(ZLINK_PUB, 0x1002);
+PIN(ZLINK_SUB, 0x1003);
+PIN(ZLINK_DEALER, 0x1004);
+PIN(ZLINK_ROUTER, 0x1005);
+PIN(ZLINK_XPUB, 0x1006);
+PIN(ZLINK_XSUB, 0x1007);
+PIN(ZLINK_STREAM, 0x1008);
+PIN(ZLINK_AFFINITY, 0x3001);
+PIN(ZLINK_RATE, 0x3003);
+PIN(ZLINK_RECOVERY_IVL, 0x3004);
+PIN(ZLINK_SNDBUF, 0x3005);
+PIN(ZLINK_RCVBUF, 0x3006);
+PIN(ZLINK_FD, 0x3007);
+PIN(ZLINK_EVENTS, 0x3008);
+PIN(ZLINK_TYPE, 0x3009);
+PIN(ZLINK_LINGER, 0x300A);
+PIN(ZLINK_RECONNECT_IVL, 0x300B);
+PIN(ZLINK_BACKLOG, 0x300C);
+PIN(ZLINK_RECONNECT_IVL_MAX, 0x300D);
+PIN(ZLINK_MAXMSGSIZE, 0x300E);
+PIN(ZLINK_SNDHWM, 0x300F);
+PIN(ZLINK_RCVHWM, 0x3010);
+PIN(ZLINK_MULTICAST_HOPS, 0x3011);
+PIN(ZLINK_RCVTIMEO, 0x3012);
+PIN(ZLINK_SNDTIMEO, 0x3013);
+PIN(ZLINK_LAST_ENDPOINT, 0x3014);
+PIN(ZLINK_TCP_KEEPALIVE, 0x3015);
+PIN(ZLINK_TCP_KEEPALIVE_CNT, 0x3016);
+PIN(ZLINK_TCP_KEEPALIVE_IDLE, 0x3017);
+PIN(ZLINK_TCP_KEEPALIVE_INTVL, 0x3018);
+PIN(ZLINK_IMMEDIATE, 0x3019);
+PIN(ZLINK_IPV6, 0x301A);
+PIN(ZLINK_CONFLATE, 0x301B);
+PIN(ZLINK_TOS, 0x301C);
+PIN(ZLINK_HANDSHAKE_IVL, 0x301D);
+PIN(ZLINK_BLOCKY, 0x301E);
+PIN(ZLINK_INVERT_MATCHING, 0x3020);
+PIN(ZLINK_CONNECT_TIMEOUT, 0x3024);
+PIN(ZLINK_TCP_MAXRT, 0x3025);
+PIN(ZLINK_MAXTPDU, 0x3026);
+PIN(ZLINK_BINDTODEVICE, 0x3027);
+PIN(ZLINK_ZMP_METADATA, 0x3030);
+PIN(ZLINK_TCP_NODELAY, 0x3031);
+PIN(ZLINK_OPT_RID_DUPLICATE_POLICY, 0x3033);
+PIN(ZLINK_RID_DUPLICATE_REJECT, 0);
+PIN(ZLINK_RID_DUPLICATE_HANDOVER, 1);
+PIN(ZLINK_ROUTER_MANDATORY, 0x3101);
+PIN(ZLINK_ROUTER_PROBE, 0x3103);
+PIN(ZLINK_CONNECT_ROUTING_ID, 0x3104);
+PIN(ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS, 0x3105);
+PIN(ZLINK_ROUTER_WEIGHT, 0x3106);
+PIN(ZLINK_DEALER_PROBE, 0x3201);
+PIN(ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, 0x3202);
+PIN(ZLINK_DEALER_WEIGHT, 0x3203);
+PIN(ZLINK_PUB_VERBOSE, 0x3301);
+PIN(ZLINK_PUB_VERBOSER, 0x3302);
+PIN(ZLINK_PUB_MANUAL, 0x3303);
+PIN(ZLINK_PUB_MANUAL_LAST_VALUE, 0x3304);
+PIN(ZLINK_PUB_NODROP, 0x3305);
+PIN(ZLINK_PUB_WELCOME_MSG, 0x3306);
+PIN(ZLINK_PUB_TOPICS_COUNT, 0x3307);
+PIN(ZLINK_PUB_APPROVE_SUBSCRIBE, 0x3308);
+PIN(ZLINK_PUB_REJECT_SUBSCRIBE, 0x3309);
+PIN(ZLINK_SUB_TOPICS_COUNT, 0x3400);
+PIN(ZLINK_STREAM_NOTIFY, 0x3501);
+PIN(ZLINK_STREAM_OPT_RECV_MODE, 0x3502);
+PIN(ZLINK_STREAM_RECV_UNSPECIFIED, 0);
+PIN(ZLINK_STREAM_RECV_RAW, 1);
+PIN(ZLINK_STREAM_RECV_PACKET, 2);
+PIN(ZLINK_WEIGHT_MIN, 0);
+PIN(ZLINK_WEIGHT_MAX, 10000);
+PIN(ZLINK_WEIGHT_DFLT, 100);
+PIN(ZLINK_HWM_DFLT, 4096000u);
+PIN(ZLINK_TIMEO_DFLT, 1000);
+PIN(ZLINK_REQUEST_TIMEOUT_DFLT, 5000);
+PIN(ZLINK_MSG_INLINE_MAX, 29);
+
+// -------------------------------------------------------------------- types
+
+PIN(sizeof(zlink_msg_t), 64);
+static_assert(alignof(zlink_msg_t) >= alignof(void *), "zlink_msg_t is pointer-aligned");
+static_assert(alignof(zlink_msg_t) >= alignof(std::uint64_t), "zlink_msg_t is u64-aligned");
+static_assert(ZLINK_MSG_INLINE_MAX < sizeof(zlink_msg_t), "inline payload fits");
+static_assert(std::is_trivially_copyable<zlink_msg_t>::value, "zlink_msg_t is a C struct");
+static_assert(std::is_standard_layout<zlink_msg_t>::value, "zlink_msg_t is a C struct");
+PIN(sizeof(zlink_routing_id_t), 256);
+PIN(offsetof(zlink_routing_id_t, size), 0);
+PIN(offsetof(zlink_routing_id_t, data), 1);
+PIN(sizeof(zlink_routing_id_t::data), 255);
+static_assert(std::is_standard_layout<zlink_routing_id_t>::value, "a C struct");
+static_assert(std::is_same<zlink_completion_id_t, std::uint64_t>::value, "u64 ids");
+static_assert(std::is_same<zlink_reply_token_t, std::uint64_t>::value, "u64 tokens");
+static_assert(std::is_same<zlink_free_fn, void(void *, void *)>::value, "free fn type");
+
+// A captureless lambda converts to zlink_free_fn *.
+static zlink_free_fn *const free_fn_check = [](void *data, void *hint) {
+    static_cast<void>(data);
+    static_cast<void>(hint);
+};
+
+// ZLINK_EXPORT on a consumer's redeclaration must be accepted.
+ZLINK_EXPORT int zlink_errno(void);
+
+// ---------------------------------------------------------------- functions
+
+SIG(zlink_errno, int, (void));
+SIG(zlink_strerror, const char *, (int));
+SIG(zlink_version, void, (int *, int *, int *));
+SIG(zlink_has, int, (const char *));
+SIG(zlink_ctx_new, void *, (void));
+SIG(zlink_ctx_shutdown, zlink_close_result_t, (void *));
+SIG(zlink_ctx_term, zlink_close_result_t, (void *));
+SIG(zlink_ctx_set, zlink_config_result_t, (void *, int, int));
+SIG(zlink_ctx_get, int, (void *, int, zlink_config_result_t *));
+SIG(zlink_ctx_set_data, zlink_config_result_t, (void *, int, const void *, size_t));
+SIG(zlink_ctx_get_data, zlink_config_result_t, (void *, int, void *, size_t *));
+SIG(zlink_socket, void *, (void *, int));
+SIG(zlink_close, zlink_close_result_t, (void *));
+SIG(zlink_setsockopt, zlink_config_result_t, (void *, int, const void *, size_t));
+SIG(zlink_getsockopt, zlink_config_result_t, (void *, int, void *, size_t *));
+SIG(zlink_set_routing_id, zlink_config_result_t, (void *, const void *, size_t));
+SIG(zlink_bind, zlink_bind_result_t, (void *, const char *));
+SIG(zlink_connect, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_unbind, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_disconnect, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_msg_init, zlink_config_result_t, (zlink_msg_t *));
+SIG(zlink_msg_init_size, zlink_config_result_t, (zlink_msg_t *, size_t));
+SIG(zlink_msg_init_data, zlink_config_result_t, (zlink_msg_t *, void *, size_t, zlink_free_fn *, void *));
+SIG(zlink_msg_close, zlink_config_result_t, (zlink_msg_t *));
+SIG(zlink_msg_move, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_copy, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_adopt, zlink_config_result_t, (zlink_msg_t *, zlink_msg_t *));
+SIG(zlink_msg_data, void *, (zlink_msg_t *));
+SIG(zlink_msg_size, size_t, (const zlink_msg_t *));
+SIG(zlink_msg_refcnt, int, (const zlink_msg_t *, zlink_config_result_t *));
+SIG(zlink_multipart_close, void, (zlink_msg_t *, size_t));
+SIG(zlink_send, zlink_submit_result_t, (void *, zlink_msg_t *, size_t, zlink_send_flags_t, void *, zlink_completion_id_t *));
+SIG(zlink_send_rid, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_msg_t *, size_t, zlink_send_flags_t, void *, zlink_completion_id_t *));
+SIG(zlink_publish, zlink_submit_result_t, (void *, const char *, zlink_msg_t *, size_t, zlink_send_flags_t));
+SIG(zlink_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_router_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_reply_token_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_subscribe, zlink_recv_result_t, (void *, const zlink_routing_id_t **, char *, size_t, size_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_set_subscription, zlink_config_result_t, (void *, const char *));
+SIG(zlink_unset_subscription, zlink_config_result_t, (void *, const char *));
+
+// ---------------------------------------------------------------------- run
+
+static int failures;
+
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+                         #cond);                                                    \
+            failures++;                                                             \
+        }                                                                           \
+    } while (0)
+
+int main()
+{
+    int major = -1, minor = -1, patch = -1;
+    zlink_version(&major, &minor, &patch);
+    CHECK(major == ZLINK_VERSION_MAJOR);
+    CHECK(minor == ZLINK_VERSION_MINOR);
+    CHECK(patch == ZLINK_VERSION_PATCH);
+    CHECK(ZLINK_MAKE_VERSION(major, minor, patch) == version_constant);
+
+    for (int e : errnos) {
+        const char *text = zlink_strerror(e);
+        CHECK(e > 0);
+        CHECK(text != nullptr && text[0] != '\0');
+    }
+    CHECK(std::strcmp(zlink_strerror(ETERM), zlink_strerror(EFSM)) != 0);
+    static_cast<void>(zlink_errno());
+
+    // Enum results behave as C++ enums: switchable, comparable with literals.
+    zlink_config_result_t r = ZLINK_CONFIG_OK;
+    switch (r) {
+    case ZLINK_CONFIG_OK:
+        break;
+    default:
+        CHECK(false);
+    }
+    zlink_msg_t msg{};
+    CHECK(sizeof msg == 64);
+    CHECK(free_fn_check != nullptr);
+
+    if (failures != 0) {
+        std::printf("not ok - test_header_cpp (%d failed checks)\n", failures);
+        return 1;
+    }
+    std::printf("ok - test_header_cpp\n");
+    return 0;
+}
