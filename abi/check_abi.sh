@@ -4,7 +4,7 @@
 # usage: check_abi.sh BASELINE.abi LIBRARY VERSION_SCRIPT HEADER...
 #
 # Fails, and never skips, when:
-#   1. a tool it needs (abidiff, readelf) is missing;
+#   1. a tool it needs (abidiff, readelf, gcc) is missing;
 #   2. the SONAME is not libzlink.so.<ZLINK_VERSION_MAJOR of the header>;
 #   3. a version node of the script does not belong to that major;
 #   4. an exported symbol is not a zlink_ name bound to one of those nodes;
@@ -36,7 +36,7 @@ fail() {
 for tool in abidiff readelf gcc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "FAIL: '$tool' is not installed; the ABI gate cannot be skipped." >&2
-        echo "      Run tools/setup.sh (installs abigail-tools and binutils)." >&2
+        echo "      Run tools/setup.sh (installs abigail-tools and build-essential)." >&2
         exit 1
     fi
 done

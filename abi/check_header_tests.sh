@@ -41,11 +41,10 @@ names=$(
 
 missing=0
 for t in "${tests[@]}"; do
-    for n in $names; do
-        if ! grep -qw -- "$n" "$t"; then
-            echo "FAIL: $(basename "$t") does not use $n" >&2
-            missing=$((missing + 1))
-        fi
+    used=$(gcc -w -fpreprocessed -dD -E -P -x c "$t" 2>/dev/null | grep -oE '[A-Za-z_][A-Za-z0-9_]*' | sort -u)
+    for n in $(comm -23 <(printf '%s\n' $names) <(printf '%s\n' "$used")); do
+        echo "FAIL: $(basename "$t") does not use $n" >&2
+        missing=$((missing + 1))
     done
 done
 if [ "$missing" -ne 0 ]; then

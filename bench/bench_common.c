@@ -2,7 +2,6 @@
  * bench_common.c — names, clocks, endpoints, errors, the watchdog and the
  * statistics shared by both library halves. See bench_common.h.
  */
-#define _GNU_SOURCE
 #include "bench_common.h"
 
 #include <math.h>

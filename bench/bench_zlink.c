@@ -36,7 +36,6 @@
  * run->failed and shuts the contexts down (zlink_ctx_shutdown), which makes
  * the other worker's blocking call return; that worker then leaves quietly.
  */
-#define _GNU_SOURCE
 #include "bench_common.h"
 
 #include <stdio.h>
@@ -62,15 +61,18 @@ typedef struct zl_run {
 static const char peer_rid_bytes[] = BENCH_PEER_RID;
 #define PEER_RID_LEN (sizeof peer_rid_bytes - 1)
 
-/* First failure wins: prints the ERROR line (with the result code and the
- * thread's zlink_errno) and unblocks the other worker. */
+/* First failure wins: prints the ERROR line (with the result code, when
+ * nonzero, and the thread's zlink_errno) and unblocks the other worker. */
 static void run_fail(zl_run_t *r, const char *what, int result)
 {
     int err = zlink_errno();
     int expected = 0;
     if (!atomic_compare_exchange_strong(&r->failed, &expected, 1))
         return;
-    bench_error(r->c, "%s: result %d errno %d (%s)", what, result, err, zlink_strerror(err));
+    if (result != 0)
+        bench_error(r->c, "%s: result %d errno %d (%s)", what, result, err, zlink_strerror(err));
+    else
+        bench_error(r->c, "%s", what);
     zlink_ctx_shutdown(r->ctx[0]);
     if (r->ctx[1] != r->ctx[0])
         zlink_ctx_shutdown(r->ctx[1]);
@@ -219,10 +221,14 @@ static void print_settings(zl_run_t *r, void *sender, void *receiver, const char
     len = sizeof rcvhwm;
     if (zlink_getsockopt(receiver, ZLINK_RCVHWM, &rcvhwm, &len) == ZLINK_CONFIG_OK)
         snprintf(rcv, sizeof rcv, "%llu", (unsigned long long)rcvhwm);
-    printf("SETTINGS,zlink,%s,%s,%s,io_threads=1 contexts=%d sndhwm=%s bytes "
-           "rcvhwm=%s bytes router_mandatory=1 pub_nodrop=%d linger=0 timeo=-1\n",
-           mode, bench_pattern_name(r->c->pattern), bench_transport_name(r->c->transport),
-           r->ctx[0] == r->ctx[1] ? 1 : 2, snd, rcv, r->c->pattern == BENCH_PUB_SUB);
+    bench_pattern_t p = r->c->pattern;
+    printf("SETTINGS,zlink,%s,%s,%s,io_threads=1 contexts=%d sndhwm=%s bytes rcvhwm=%s bytes "
+           "linger=0 sndtimeo=-1 rcvtimeo=-1%s\n",
+           mode, bench_pattern_name(p), bench_transport_name(r->c->transport),
+           r->ctx[0] == r->ctx[1] ? 1 : 2, snd, rcv,
+           p == BENCH_PUB_SUB ? " pub_nodrop=1"
+           : (p == BENCH_DEALER_ROUTER || p == BENCH_ROUTER_ROUTER) ? " router_mandatory=1(default)"
+                                                                    : "");
 }
 
 /* ------------------------------------------------------------- primitives */

@@ -30,7 +30,6 @@
  * run->failed and shuts the contexts down (zmq_ctx_shutdown), which makes the
  * other worker's blocking call return ETERM; that worker then leaves quietly.
  */
-#define _GNU_SOURCE
 #include "bench_common.h"
 
 #include <errno.h>
@@ -181,17 +180,19 @@ static void run_close(zmq_run_t *r)
 
 static void print_settings(zmq_run_t *r, void *sender, void *receiver, const char *mode)
 {
-    int sndhwm = -1, rcvhwm = -1, nodrop = 0;
+    int sndhwm = -1, rcvhwm = -1;
     size_t len = sizeof sndhwm;
     zmq_getsockopt(sender, ZMQ_SNDHWM, &sndhwm, &len);
     len = sizeof rcvhwm;
     zmq_getsockopt(receiver, ZMQ_RCVHWM, &rcvhwm, &len);
-    if (r->c->pattern == BENCH_PUB_SUB)
-        nodrop = 1; /* XPUB_NODROP is write-only in 4.3; we set it in new_socket */
-    printf("SETTINGS,libzmq,%s,%s,%s,io_threads=1 contexts=%d sndhwm=%d msgs "
-           "rcvhwm=%d msgs router_mandatory=1 xpub_nodrop=%d linger=0\n",
-           mode, bench_pattern_name(r->c->pattern), bench_transport_name(r->c->transport),
-           r->ctx[0] == r->ctx[1] ? 1 : 2, sndhwm, rcvhwm, nodrop);
+    bench_pattern_t p = r->c->pattern;
+    printf("SETTINGS,libzmq,%s,%s,%s,io_threads=1 contexts=%d sndhwm=%d msgs rcvhwm=%d msgs "
+           "linger=0%s\n",
+           mode, bench_pattern_name(p), bench_transport_name(r->c->transport),
+           r->ctx[0] == r->ctx[1] ? 1 : 2, sndhwm, rcvhwm,
+           p == BENCH_PUB_SUB ? " xpub_nodrop=1"
+           : (p == BENCH_DEALER_ROUTER || p == BENCH_ROUTER_ROUTER) ? " router_mandatory=1"
+                                                                    : "");
 }
 
 /* ------------------------------------------------------------- primitives */

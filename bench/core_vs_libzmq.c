@@ -28,7 +28,6 @@
  * still is. Exit status: 0 all good, 1 some case failed, 2 usage, 3 the
  * watchdog saw no progress for 10 s (see bench_common.h).
  */
-#define _GNU_SOURCE
 #include "bench_common.h"
 
 #include <math.h>

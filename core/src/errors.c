@@ -11,12 +11,9 @@
  *    together. ETERM maps to TERMINATED where a family has that row (submit,
  *    recv) and to INTERNAL elsewhere (the contract's flow setter and poller
  *    report a terminating context as INTERNAL/ETERM).
- *  - zl_get_errno() is the reader behind zlink_errno(); it is not yet
- *    declared in errors.h (see errors_api.c).
+ *  - zl_get_errno() is the reader behind zlink_errno().
  */
 #include "errors.h"
-
-int zl_get_errno(void);
 
 static _Thread_local int zl_errno_value;
 

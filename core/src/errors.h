@@ -12,6 +12,8 @@
 
 /* Sets the calling thread's ZLink errno (read by zlink_errno()). */
 void zl_set_errno(int e);
+/* The calling thread's ZLink errno. */
+int zl_get_errno(void);
 
 /* Each helper sets errno to e and returns the result of its family that the
  * errno maps to (doc/errors.md has the table). */

@@ -378,6 +378,15 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
         zl_msg_release(&f.msg);
 }
 
+void zl_pipe_send_probe(zl_pipe_t *p)
+{
+    zl_frame_t f;
+    memset(&f, 0, sizeof f);
+    zl_msg_init_empty(&f.msg);
+    if (zl_pipe_push(p, &f, 1, true) != 0)
+        zl_msg_release(&f.msg);
+}
+
 void zl_socket_apply_controls(zl_socket_t *s)
 {
     if (atomic_load_explicit(&s->ctl_pending, memory_order_acquire) == 0)
@@ -683,7 +692,7 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
     }
     zl_io_t *io = zl_ctx_pick_io(s->ctx);
     if (io == NULL)
-        return zlink_errno();
+        return zl_get_errno();
     zl_endpoint_t *e = NULL;
     int rc = zl_engine_bind(s, io, ep, &e);
     if (rc != 0)
@@ -717,13 +726,13 @@ int zl_socket_connect(zl_socket_t *s, const char *ep)
             return EINVAL;
         zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
-            return ECONNREFUSED;
+            return ENOENT; /* inproc needs the bind first (doc/decisions.md) */
         int rc = zl_inproc_connect(s, b);
         return rc;
     }
     zl_io_t *io = zl_ctx_pick_io(s->ctx);
     if (io == NULL)
-        return zlink_errno();
+        return zl_get_errno();
     zlink_routing_id_t alias;
     zl_socket_take_connect_rid(s, &alias);
     if (alias.size > 0) {
@@ -1095,14 +1104,21 @@ int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
  * until a wake-up newer than the attempt or the deadline. */
 typedef int (*attempt_fn)(zl_socket_t *s, void *arg);
 
-static int wait_for(zl_socket_t *s, int flags, int timeo, attempt_fn attempt, void *arg)
+/* timeo_opt points into s->opts (sndtimeo or rcvtimeo); it is read under
+ * s->lk at the first attempt (the snapshot) and the deadline is computed
+ * only once a wait is needed, so the hot path reads no clock. */
+static int wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_fn attempt,
+                    void *arg)
 {
-    int64_t deadline = (flags & ZLINK_DONTWAIT) ? 0 : zl_deadline_from_ms(timeo);
-    bool counted = false;
+    int64_t deadline = 0;
+    int timeo = 0;
+    bool first = true, counted = false;
     int rc;
     for (;;) {
         uint64_t seq = atomic_load(&s->wseq);
         zl_mutex_lock(&s->lk);
+        if (first)
+            timeo = *timeo_opt;
         if (s->terminated)
             rc = ETERM;
         else if (s->closing)
@@ -1112,10 +1128,14 @@ static int wait_for(zl_socket_t *s, int flags, int timeo, attempt_fn attempt, vo
             rc = attempt(s, arg);
         }
         zl_mutex_unlock(&s->lk);
-        if (rc != EAGAIN)
+        if (rc != EAGAIN || (flags & ZLINK_DONTWAIT) || timeo == 0)
             break;
-        if ((flags & ZLINK_DONTWAIT) || timeo == 0 || zl_deadline_passed(deadline))
+        if (first) {
+            deadline = zl_deadline_from_ms(timeo);
+            first = false;
+        } else if (zl_deadline_passed(deadline)) {
             break;
+        }
         if (!counted) {
             atomic_fetch_add(&s->waiters, 1);
             counted = true;
@@ -1132,22 +1152,22 @@ struct send_args {
     const zlink_routing_id_t *rid;
     zl_frame_t *frames;
     size_t n;
+    uint64_t payload;   /* sum of part sizes, for MAXMSGSIZE */
 };
 
 static int send_attempt(zl_socket_t *s, void *arg)
 {
     struct send_args *a = arg;
+    if (s->opts.maxmsgsize > 0 && a->payload > (uint64_t)s->opts.maxmsgsize)
+        return EMSGSIZE;
     return s->ops->send(s, a->rid, a->frames, a->n);
 }
 
 static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
-                         size_t n, int flags)
+                         size_t n, uint64_t payload, int flags)
 {
-    zl_mutex_lock(&s->lk);
-    int timeo = s->opts.sndtimeo;
-    zl_mutex_unlock(&s->lk);
-    struct send_args a = {rid, frames, n};
-    return wait_for(s, flags, timeo, send_attempt, &a);
+    struct send_args a = {rid, frames, n, payload};
+    return wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
 }
 
 static void frames_release(zl_frame_t *frames, size_t n)
@@ -1157,9 +1177,10 @@ static void frames_release(zl_frame_t *frames, size_t n)
             zl_msg_release(&frames[i].msg);
 }
 
-/* Moves parts into frames; validates; consumes parts whatever happens. */
-static int frames_from_parts(zl_socket_t *s, zl_frame_t *frames, size_t first,
-                             zlink_msg_t *parts, size_t n)
+/* Moves parts into frames; validates; consumes parts whatever happens.
+ * *payload receives the total payload size of all frames. */
+static int frames_from_parts(zl_frame_t *frames, size_t first, zlink_msg_t *parts, size_t n,
+                             uint64_t *payload)
 {
     int rc = 0;
     uint64_t total = 0;
@@ -1180,11 +1201,9 @@ static int frames_from_parts(zl_socket_t *s, zl_frame_t *frames, size_t first,
         frames[i].kind = ZL_KIND_DATA;
         frames[i].flags = i + 1 < all ? ZL_F_MORE : 0;
     }
-    if (rc == 0) {
-        int64_t max = s->opts.maxmsgsize;
-        if (max > 0 && total > (uint64_t)max)
-            rc = EMSGSIZE;
-    }
+    for (size_t i = 0; i < first; i++)
+        total += zl_msg_size(&frames[i].msg);
+    *payload = total;
     return rc;
 }
 
@@ -1210,11 +1229,12 @@ static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const ch
         if (rc != 0)
             zl_msg_init_empty(&frames[0].msg);
     }
-    int rc2 = frames_from_parts(s, frames, extra, parts, n);
+    uint64_t payload = 0;
+    int rc2 = frames_from_parts(frames, extra, parts, n, &payload);
     if (rc == 0)
         rc = rc2;
     if (rc == 0)
-        rc = submit_frames(s, rid, frames, all, flags);
+        rc = submit_frames(s, rid, frames, all, payload, flags);
     if (rc != 0)
         frames_release(frames, all);
     if (frames != small)
@@ -1346,9 +1366,6 @@ static int recv_attempt(zl_socket_t *s, void *arg)
 int zl_socket_receive(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t cap,
                       size_t *count, int flags, const zlink_routing_id_t **pipe_rid)
 {
-    zl_mutex_lock(&s->lk);
-    int timeo = s->opts.rcvtimeo;
-    zl_mutex_unlock(&s->lk);
     struct recv_args a = {cap, 0, NULL, first, parts, count, pipe_rid};
-    return wait_for(s, flags, timeo, recv_attempt, &a);
+    return wait_for(s, flags, &s->opts.rcvtimeo, recv_attempt, &a);
 }

@@ -255,6 +255,8 @@ int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control);
 /* Under s->lk: applies inproc control frames the peers queued (cheap when
  * none: one atomic load). */
 void zl_socket_apply_controls(zl_socket_t *s);
+/* Under s->lk: PROBE — queues one empty record to a new pipe. */
+void zl_pipe_send_probe(zl_pipe_t *p);
 /* Queues a control frame (flags, body) to one pipe's peer. */
 void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len);
 

@@ -26,7 +26,7 @@
  *    process. The state below is per process and is not locked: ZT_RUN and
  *    the spawn/wait helpers are for the main thread only.
  *
- * Needs POSIX: core/BUILD compiles tests with -D_GNU_SOURCE.
+ * Needs POSIX: .bazelrc compiles everything with -D_GNU_SOURCE.
  * See doc/testing.md for how to write and run tests.
  */
 #ifndef ZLTEST_H

@@ -23,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* errors.c; not declared in errors.h yet. */
-int zl_get_errno(void);
-
 ZLINK_EXPORT int zlink_errno(void)
 {
     return zl_get_errno();

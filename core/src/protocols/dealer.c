@@ -75,8 +75,9 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
 
 static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
 {
-    ZL_UNUSED(s);
     p->swrr_acc = 0;
+    if (s->opts.probe)
+        zl_pipe_send_probe(p);
     return 0;
 }
 

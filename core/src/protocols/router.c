@@ -32,13 +32,18 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
             zl_routing_id_generate(&p->rid);
     }
     zl_pipe_t *old = router_find(s, &p->rid);
-    if (old == NULL)
+    if (old == NULL) {
+        if (s->opts.probe)
+            zl_pipe_send_probe(p);
         return 0;
+    }
     if (s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER && old->conn != NULL) {
         /* The old pipe stops being a route now; its connection closes and
          * ends it through the engine. */
         old->attached = false;
         zl_conn_close(old->conn, 0);
+        if (s->opts.probe)
+            zl_pipe_send_probe(p);
         return 0;
     }
     return EEXIST;

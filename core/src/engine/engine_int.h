@@ -1,0 +1,276 @@
+/*
+ * engine_int.h — what the engine's own files share: the I/O thread, the
+ * connection and the endpoint (listener or connecter) objects, and the
+ * functions one engine file calls in another. Nothing outside
+ * core/src/engine/ includes this; the rest of the core sees engine.h.
+ *
+ * Design notes (the whole engine)
+ *  - One libuv loop per I/O thread (io.c). An endpoint and every connection
+ *    made through it live on the endpoint's loop; all their fields are
+ *    touched only by that thread, except the few marked "atomic" below.
+ *    Other threads reach the loop only through zl_io_post (an MPSC task
+ *    stack plus one coalescing uv_async_t).
+ *  - Connection memory is type-stable: a zl_conn_t is never returned to
+ *    malloc while its I/O thread runs. A closed connection goes to its io's
+ *    free pool and may be reused for a later connection on the same io
+ *    (its generation counter then changes). The queues of a pipe call the
+ *    connection's notify functions from any thread with a plain pointer,
+ *    possibly after the connection ended; with type-stable memory such a
+ *    late call is harmless (it schedules a task that finds nothing to do).
+ *    zl_conn_close checks the generation, so a late close never hits the
+ *    connection that reused the memory.
+ *  - Locks: the engine has none of its own. It calls into the socket layer
+ *    (socket.h) and the queues (queue.h), which take their own locks; it
+ *    never holds anything while doing so.
+ */
+#ifndef ZL_ENGINE_INT_H
+#define ZL_ENGINE_INT_H
+
+#include "engine.h"
+
+#include "../msg.h"
+#include "../queue.h"
+#include "addr.h"
+#include "zmp.h"
+
+#include <pthread.h>
+
+typedef struct zl_conn zl_conn_t;
+
+/* ------------------------------------------------------------ io.c */
+
+struct zl_io {
+    uv_loop_t loop;
+    uv_async_t wake;
+    pthread_t thread;
+    _Atomic(zl_task_t *) tasks;   /* MPSC stack, newest first (atomic) */
+    _Atomic bool closed;          /* wake handle closed: nothing runs anymore */
+    bool stopping;                /* loop thread: destroy requested */
+    int live;                     /* loop thread: listeners, connecters, conns */
+    zl_conn_t *pool;              /* loop thread: closed conns to reuse */
+    zl_conn_t *every;             /* every conn allocated here (freed at destroy) */
+    zl_task_t stop_task;
+    char name[16];
+};
+
+/* Counts a live object on io (delta +1 or -1) and in the process-wide
+ * count. When the last one goes while a destroy waits, the loop closes its
+ * remaining handles and ends. Loop thread only. */
+void zl_io_live_add(zl_io_t *io, int delta);
+
+/* ----------------------------------------------------------- conn.c */
+
+typedef enum zl_conn_state {
+    ZL_CS_FREE = 0,     /* in the io's pool */
+    ZL_CS_CONNECTING,   /* connecter: uv connect in progress */
+    ZL_CS_HANDSHAKE,    /* exchanging HELLO / READY */
+    ZL_CS_WAIT_PARTNER, /* ROUTER-ROUTER: validated, waiting for the other lane */
+    ZL_CS_ACTIVE,       /* pipe attached, data flows */
+    ZL_CS_LINGER,       /* closing: flushing output, no more reading */
+    ZL_CS_CLOSING       /* uv handles closing; then back to the pool */
+} zl_conn_state_t;
+
+/* Why the conn's timer runs. */
+enum { ZL_TIMER_NONE, ZL_TIMER_CONNECT, ZL_TIMER_HANDSHAKE, ZL_TIMER_LINGER };
+
+struct zl_conn {
+    /* Type-stable identity (see design notes). */
+    zl_io_t *io;
+    zl_conn_t *pool_next;
+    zl_conn_t *every_next;
+    _Atomic uint64_t gen;          /* bumped each time the memory is reused */
+
+    /* Wake-ups from other threads (atomic flag + embedded task). A flag is
+     * cleared only by its task, so a task is never queued twice. */
+    _Atomic bool wkick;            /* out queue has records: write */
+    zl_task_t wkick_task;
+    _Atomic bool rkick;            /* in queue has room again: read */
+    zl_task_t rkick_task;
+
+    /* Everything below: loop thread only. */
+    zl_conn_state_t state;
+    int handles;                   /* uv handles open (stream, timer) */
+    zl_socket_t *sock;
+    int sock_type;
+    zl_endpoint_t *ep;
+    zl_conn_t *ep_prev, *ep_next;  /* ep->conns */
+    zl_conn_t *partner;            /* ROUTER-ROUTER: the other lane */
+    uint8_t lane;                  /* 0 or 1 */
+    uint8_t lanes;                 /* 1 or 2 once known */
+    bool initiator;                /* we connected (connecter side) */
+    bool raw;                      /* STREAM: no ZMP */
+    bool ipc;
+    bool established;              /* a pipe was attached at some point */
+    bool pipe_owner;               /* holds the pipe reference (lane 0) */
+    bool pipe_done;                /* the pipe has been ended (or refused) */
+    bool has_handles;              /* the stream handle was initialized */
+    bool has_timer;                /* the timer was initialized */
+    int err;                       /* why it ended (0 = local close) */
+    uint8_t zmp_code;              /* ERROR code sent or received */
+    zl_sockopts_t opts;            /* snapshot at connect / accept */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    uv_timer_t timer;
+    int timer_mode;
+    uv_connect_t creq;
+
+    /* Handshake. */
+    bool hello_recv, ready_recv, ready_queued, ready_written;
+    zl_peer_info_t peer;
+    int hs_writes;                 /* handshake writes in flight */
+    uint8_t hs_buf[ZMP_HELLO_MAX + ZMP_READY_MAX];
+    uint8_t ready_buf[ZMP_READY_MAX];
+    uv_write_t hs_req[2];
+
+    /* The pipe (shared by both lanes; only lane 0 owns a reference). */
+    zl_pipe_t *pipe;
+    zl_q_t *out, *in;
+
+    /* Write side. wq holds records taken from the out queue; the first wn
+     * frames are in the write in flight. */
+    zl_fq_t wq;
+    size_t wn;
+    uint64_t w_taken;              /* charge taken from out, not yet released */
+    bool writing;
+    bool wmid;                     /* the encoder is inside a multipart record */
+    uint8_t *wbuf;
+    size_t wbuf_cap;
+    uv_buf_t *iov;
+    size_t iov_cap;
+    uv_write_t wreq;
+
+    /* Read side. chunk->data[rpos..rlen) is unparsed input. */
+    zl_chunk_t *chunk;
+    size_t rpos, rlen;
+    size_t rneed;                  /* bytes from rpos the next frame needs */
+    bool reading;                  /* uv_read_start in effect */
+    bool rd_full;                  /* (lane 0) in queue at its HWM: reads stopped */
+    zmp_decoder_t dec;
+    zl_fq_t rbatch;                /* whole records not yet delivered */
+    size_t rrecords;
+    uint64_t rcharge;
+    zl_fq_t rpart;                 /* frames of the record in progress */
+    uint64_t rpart_charge;
+};
+
+/* A fresh connection on io for ep (state CONNECTING, no handles yet), with
+ * its options snapshot taken from the socket. Linked into ep->conns and
+ * counted live. Returns NULL on allocation failure. Loop thread. */
+zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t lane);
+/* Initializes the conn's stream handle (tcp or pipe) and timer. Returns 0
+ * or a negative libuv error; on failure the conn is already ending (the
+ * caller must not use it again). Loop thread. */
+int zl_conn_init_handles(zl_conn_t *c, bool ipc);
+/* The transport is up (connected or accepted): set socket options, start
+ * the handshake (or, for STREAM, attach the pipe at once). Loop thread. */
+void zl_conn_start(zl_conn_t *c);
+/* Ends the connection now: discards unsent output, ends the pipe (if any),
+ * closes its handles, then returns it to the pool and tells its endpoint.
+ * err is why (0 = local). Idempotent. Loop thread. */
+void zl_conn_terminate(zl_conn_t *c, int err);
+/* Closes with linger: flushes the output for up to linger_ms, then ends.
+ * Loop thread. */
+void zl_conn_shutdown(zl_conn_t *c, int linger_ms);
+/* Arms the conn's timer (any mode). Loop thread. */
+void zl_conn_timer(zl_conn_t *c, int mode, uint64_t ms);
+/* The conn's handshake finished and, for ROUTER-ROUTER, both lanes are
+ * paired: creates and attaches the pipe for c (lane 0) and its partner.
+ * Loop thread. */
+void zl_conn_attach(zl_conn_t *c);
+
+/* Read plumbing shared with stream.c. */
+void zl_conn_read_start(zl_conn_t *c);
+void zl_conn_read_stop(zl_conn_t *c);
+/* Delivers the batch of whole records collected by this read to the in
+ * queue; stops reading when it is full. Loop thread. */
+void zl_conn_flush_batch(zl_conn_t *c);
+/* Makes room for at least want bytes at chunk->data[rlen..): reuses the
+ * current chunk when nobody else holds it, or moves the unparsed tail into
+ * a new chunk of at least `size` bytes. Returns false when out of memory. */
+bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size);
+/* The out queue is ready to be written (records or EOF). */
+void zl_conn_pump(zl_conn_t *c);
+
+/* --------------------------------------------------------- stream.c */
+
+/* STREAM connection up: creates and attaches the pipe, starts reading. */
+void zl_stream_start(zl_conn_t *c);
+/* libuv read callback for STREAM connections. */
+void zl_stream_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+/* --------------------------------------- endpoint.c, listener.c, connecter.c */
+
+enum { ZL_EP_LISTENER = 1, ZL_EP_CONNECTER = 2 };
+
+struct zl_endpoint {
+    int kind;
+    zl_io_t *io;
+    zl_socket_t *sock;
+    int sock_type;
+    zl_addr_t addr;
+    char *requested;               /* as the user wrote it */
+    char name[ZL_ADDR_NAME_MAX];   /* resolved (bind) or as written */
+    zl_sockopts_t opts;            /* snapshot at bind / connect */
+    zl_conn_t *conns;              /* loop: every live conn made through ep */
+
+    /* Close request (any thread -> loop). */
+    _Atomic bool close_posted;
+    int close_linger;              /* written before the post */
+    zl_task_t close_task;
+    bool closing;                  /* loop */
+    int handles;                   /* loop: uv handles owned by ep */
+
+    /* Listener. */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } srv;
+    bool unlink_path;              /* ipc: remove the socket file on close */
+
+    /* Connecter. */
+    uv_timer_t retry;
+    uv_getaddrinfo_t gai;
+    bool gai_pending;
+    bool retry_armed;
+    int cur_ivl;                   /* next reconnect delay (ms) */
+    zl_conn_t *lane0, *lane1;      /* the connection in use (and its lane 1) */
+    bool have_sa;
+    struct sockaddr_storage sa;    /* resolved peer address */
+};
+
+/* ep's list of conns. Loop thread. */
+void zl_ep_link_conn(zl_endpoint_t *ep, zl_conn_t *c);
+void zl_ep_unlink_conn(zl_endpoint_t *ep, zl_conn_t *c);
+/* A conn of ep finished closing (called by conn.c after it unlinked c).
+ * Lets a connecter schedule its reconnect; frees a closing ep once idle.
+ * Loop thread. */
+void zl_ep_conn_gone(zl_endpoint_t *ep, zl_conn_t *c);
+/* Frees ep when it is closing and owns nothing anymore. Loop thread. */
+void zl_ep_maybe_free(zl_endpoint_t *ep);
+/* Allocates an endpoint (not yet counted live). NULL on ENOMEM. */
+zl_endpoint_t *zl_ep_alloc(zl_socket_t *s, zl_io_t *io, int kind, const char *requested);
+/* Frees an endpoint that never went live (bind / connect failed). */
+void zl_ep_discard(zl_endpoint_t *ep);
+
+/* listener.c: ROUTER-ROUTER lane 1 arrived on a listener: the lane-0 conn
+ * of the same peer waiting for it, or NULL. Loop thread. */
+zl_conn_t *zl_listener_find_lane0(zl_endpoint_t *ep, const zl_conn_t *lane1);
+/* listener.c / connecter.c: stop the endpoint's own handles (close path). */
+void zl_listener_stop(zl_endpoint_t *ep);
+void zl_connecter_stop(zl_endpoint_t *ep);
+/* connecter.c: lane 0 of a ROUTER-ROUTER connection validated; open lane 1
+ * to the same address. Loop thread. */
+void zl_connecter_open_lane1(zl_endpoint_t *ep, zl_conn_t *lane0);
+/* connecter.c: a conn of this connecter is gone; maybe reconnect. */
+void zl_connecter_conn_gone(zl_endpoint_t *ep, zl_conn_t *c);
+
+/* Process-wide count behind zl_engine_live_objects (atomic). */
+extern _Atomic int zl_engine_live;
+
+#endif /* ZL_ENGINE_INT_H */

@@ -1,0 +1,673 @@
+/*
+ * test_context.c — core-contract §8 "01-context" items 1-4 and 6-11, plus
+ * the context option values of §1, through the public API only (zlink.h).
+ *
+ * Item 5 (term interrupted by a signal gives EINTR) was removed in 1.9: no
+ * ZLink call returns EINTR, so it has no case here.
+ *
+ * Blocking cases never sleep to let another thread get somewhere: a thread
+ * blocked in a call is released by the event under test (shutdown, term)
+ * and joined; the contract says blocking calls return ETERM whether they
+ * started before or after the shutdown, so either order is a valid run.
+ */
+#include "zlink.h"
+#include "zltest.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_int(void *s, int opt, int v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+static void *sock(void *ctx, int type)
+{
+    void *s = zlink_socket(ctx, type);
+    if (s == NULL)
+        ZT_FAIL("zlink_socket(%#x): errno %d", type, zlink_errno());
+    return s;
+}
+
+/* a binds "inproc://name", b connects: a connected PAIR in ctx. */
+static void inproc_pair(void *ctx, const char *name, void **a, void **b)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://%s", name);
+    *a = sock(ctx, ZLINK_PAIR);
+    *b = sock(ctx, ZLINK_PAIR);
+    ZT_EQ_INT(zlink_bind(*a, ep), ZLINK_BIND_OK);
+    ZT_EQ_INT(zlink_connect(*b, ep), ZLINK_CONNECT_OK);
+}
+
+static zlink_submit_result_t send_str(void *s, const char *str, int flags)
+{
+    zlink_msg_t m;
+    size_t len = strlen(str);
+    ZT_EQ_INT(zlink_msg_init_size(&m, len), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&m), str, len);
+    zlink_submit_result_t r = zlink_send(s, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
+    ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed whatever the result */
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    return r;
+}
+
+static void recv_str(void *s, const char *want)
+{
+    zlink_msg_t m[2];
+    size_t n = 0;
+    ZT_EQ_INT(zlink_recv(s, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(n, 1);
+    ZT_EQ_INT(zlink_msg_size(&m[0]), strlen(want));
+    ZT_EQ_MEM(zlink_msg_data(&m[0]), want, strlen(want));
+    zlink_multipart_close(m, n);
+}
+
+/* ------------------------------------------------------------ item 1 */
+
+static void test_new_returns_context(void)
+{
+    void *ctx[4];
+    for (int i = 0; i < 4; i++) {
+        ctx[i] = zlink_ctx_new();
+        ZT_CHECK(ctx[i] != NULL);
+        for (int j = 0; j < i; j++)
+            ZT_CHECK(ctx[i] != ctx[j]);
+    }
+    /* Each is usable, and each is its own world: the same inproc name
+     * binds in every context, and data stays in its context. */
+    void *a[4], *b[4];
+    for (int i = 0; i < 4; i++)
+        inproc_pair(ctx[i], "same-name", &a[i], &b[i]);
+    for (int i = 0; i < 4; i++) {
+        char msg[16];
+        snprintf(msg, sizeof msg, "ctx %d", i);
+        ZT_EQ_INT(send_str(a[i], msg, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    }
+    for (int i = 3; i >= 0; i--) {
+        char msg[16];
+        snprintf(msg, sizeof msg, "ctx %d", i);
+        recv_str(b[i], msg);
+    }
+    for (int i = 0; i < 4; i++) {
+        ZT_EQ_INT(zlink_close(a[i]), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_close(b[i]), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_ctx_term(ctx[i]), ZLINK_CLOSE_OK);
+    }
+}
+
+/* ------------------------------------------------------------ item 2 */
+
+struct blocked_call {
+    void *sock;
+    int is_send;
+    int result;
+    int err;
+};
+
+static void *blocked_main(void *arg)
+{
+    struct blocked_call *bc = arg;
+    if (bc->is_send) {
+        bc->result = send_str(bc->sock, "stuck", ZLINK_SEND_FLAGS_NONE);
+    } else {
+        zlink_msg_t m[2];
+        size_t n = 77;
+        bc->result = zlink_recv(bc->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
+        if (bc->result == ZLINK_RECV_OK)
+            zlink_multipart_close(m, n);
+        else
+            ZT_EQ_INT(n, 77); /* a failed receive writes no output */
+    }
+    bc->err = zlink_errno();
+    return NULL;
+}
+
+/* Starts a thread that calls recv (or send) on s with an infinite timeout. */
+static void start_blocked(pthread_t *t, struct blocked_call *bc, void *s, int is_send)
+{
+    bc->sock = s;
+    bc->is_send = is_send;
+    bc->result = -1;
+    bc->err = 0;
+    set_int(s, is_send ? ZLINK_SNDTIMEO : ZLINK_RCVTIMEO, -1);
+    ZT_EQ_INT(pthread_create(t, NULL, blocked_main, bc), 0);
+}
+
+static void test_shutdown_wakes_blocked_recv(void)
+{
+    /* Repeated: the thread may be waiting already, or not yet inside. */
+    for (int round = 0; round < 20; round++) {
+        void *ctx = zlink_ctx_new();
+        ZT_CHECK(ctx != NULL);
+        void *a, *b;
+        inproc_pair(ctx, "wake", &a, &b);
+        pthread_t t;
+        struct blocked_call bc;
+        start_blocked(&t, &bc, b, 0);
+        ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK); /* does not block */
+        ZT_EQ_INT(pthread_join(t, NULL), 0);
+        ZT_EQ_INT(bc.result, ZLINK_RECV_TERMINATED);
+        ZT_EQ_INT(bc.err, ETERM);
+        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    }
+}
+
+static void test_shutdown_wakes_blocked_send(void)
+{
+    for (int round = 0; round < 20; round++) {
+        void *ctx = zlink_ctx_new();
+        ZT_CHECK(ctx != NULL);
+        pthread_t t[2];
+        struct blocked_call bc[2];
+        /* One sender waits for a peer that never comes ... */
+        void *lonely = sock(ctx, ZLINK_PAIR);
+        ZT_EQ_INT(zlink_bind(lonely, "inproc://nobody-comes"), ZLINK_BIND_OK);
+        start_blocked(&t[0], &bc[0], lonely, 1);
+        /* ... the other for room at a full HWM. */
+        void *a, *b;
+        uint64_t hwm = 100;
+        a = sock(ctx, ZLINK_PAIR);
+        b = sock(ctx, ZLINK_PAIR);
+        ZT_EQ_INT(zlink_setsockopt(a, ZLINK_SNDHWM, &hwm, 8), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(zlink_bind(b, "inproc://full"), ZLINK_BIND_OK);
+        ZT_EQ_INT(zlink_connect(a, "inproc://full"), ZLINK_CONNECT_OK);
+        ZT_EQ_INT(send_str(a, "fills the queue", ZLINK_SEND_FLAGS_DONTWAIT), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(send_str(a, "no room", ZLINK_SEND_FLAGS_DONTWAIT),
+                  ZLINK_SUBMIT_BACKPRESSURED);
+        start_blocked(&t[1], &bc[1], a, 1);
+
+        ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
+        for (int i = 0; i < 2; i++) {
+            ZT_EQ_INT(pthread_join(t[i], NULL), 0);
+            ZT_EQ_INT(bc[i].result, ZLINK_SUBMIT_TERMINATED);
+            ZT_EQ_INT(bc[i].err, ETERM);
+        }
+        ZT_EQ_INT(zlink_close(lonely), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
+        ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    }
+}
+
+static void test_calls_after_shutdown_get_eterm(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    void *a, *b;
+    inproc_pair(ctx, "after", &a, &b);
+    ZT_EQ_INT(send_str(a, "queued before", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
+
+    /* Blocking calls started after the shutdown: ETERM at once, even with
+     * an infinite timeout and even with a record waiting. */
+    set_int(a, ZLINK_SNDTIMEO, -1);
+    set_int(b, ZLINK_RCVTIMEO, -1);
+    ZT_EQ_INT(send_str(a, "after", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_TERMINATED);
+    ZT_EQ_INT(zlink_errno(), ETERM);
+    zlink_msg_t m[2];
+    size_t n = 5;
+    ZT_EQ_INT(zlink_recv(b, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_TERMINATED);
+    ZT_EQ_INT(zlink_errno(), ETERM);
+    ZT_EQ_INT(n, 5);
+    /* No new sockets in a shut-down context. */
+    ZT_CHECK(zlink_socket(ctx, ZLINK_PAIR) == NULL);
+    ZT_EQ_INT(zlink_errno(), ETERM);
+    /* Closing is still allowed, and term finishes. */
+    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 3 */
+
+static void test_term_after_close(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    void *a, *b;
+    inproc_pair(ctx, "t", &a, &b);
+    ZT_EQ_INT(send_str(a, "unread", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK); /* unread record discarded */
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    /* A context with no socket at all. */
+    ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* The application's side of term: a thread blocked in recv gets ETERM and
+ * then closes its own socket, as the contract asks; term returns only
+ * after that close (it "blocks until all sockets close"). */
+struct term_worker {
+    void *sock;
+    int recv_result, recv_err;
+    int close_result, close_err;
+};
+
+static void *term_worker_main(void *arg)
+{
+    struct term_worker *w = arg;
+    zlink_msg_t m[2];
+    size_t n = 0;
+    w->recv_result = zlink_recv(w->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
+    w->recv_err = zlink_errno();
+    w->close_result = zlink_close(w->sock);
+    w->close_err = zlink_errno();
+    return NULL;
+}
+
+static void test_term_blocks_until_sockets_closed(void)
+{
+    for (int round = 0; round < 20; round++) {
+        void *ctx = zlink_ctx_new();
+        ZT_CHECK(ctx != NULL);
+        void *a, *b;
+        inproc_pair(ctx, "term", &a, &b);
+        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+        set_int(b, ZLINK_RCVTIMEO, -1);
+        struct term_worker w = {b, -1, 0, -1, 0};
+        pthread_t t;
+        ZT_EQ_INT(pthread_create(&t, NULL, term_worker_main, &w), 0);
+        ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK); /* once; it may block */
+        ZT_EQ_INT(pthread_join(t, NULL), 0);
+        ZT_EQ_INT(w.recv_result, ZLINK_RECV_TERMINATED);
+        ZT_EQ_INT(w.recv_err, ETERM);
+        if (w.close_result != ZLINK_CLOSE_OK)
+            ZT_FAIL("round %d: the worker's close after ETERM gave %d (errno %d): term "
+                    "closed the socket itself instead of waiting for the application",
+                    round, w.close_result, w.close_err);
+    }
+}
+
+/* ------------------------------------------------------------ item 4 */
+
+static void test_bad_handle_term_shutdown(void)
+{
+    static uint64_t zeroed[64]; /* mapped, aligned, not a context */
+    memset(zeroed, 0, sizeof zeroed);
+    void *bad[2] = {NULL, zeroed};
+    for (int i = 0; i < 2; i++) {
+        ZT_EQ_INT(zlink_ctx_shutdown(bad[i]), ZLINK_CLOSE_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        ZT_EQ_INT(zlink_ctx_term(bad[i]), ZLINK_CLOSE_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+    }
+    /* A socket is not a context. */
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    void *s = sock(ctx, ZLINK_PAIR);
+    ZT_EQ_INT(zlink_ctx_shutdown(s), ZLINK_CLOSE_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    ZT_EQ_INT(zlink_ctx_term(s), ZLINK_CLOSE_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    /* The failed calls did nothing to the real context. */
+    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 6 */
+
+static void test_set_bad_option_or_value(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    /* Unknown options. */
+    const int unknown[] = {0, 11, 13, 15, 16, 18, 22, 99, -1, 0x3012};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        ZT_EQ_INT(zlink_ctx_set(ctx, unknown[i], 1), ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        zlink_config_result_t r = ZLINK_CONFIG_OK;
+        ZT_EQ_INT(zlink_ctx_get(ctx, unknown[i], &r), -1);
+        ZT_EQ_INT(r, ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+    }
+    /* Values out of range. */
+    struct { int opt, value; } bad[] = {
+        {ZLINK_IO_THREADS, 0},          {ZLINK_IO_THREADS, -1},
+        {ZLINK_MAX_SOCKETS, 0},         {ZLINK_MAX_SOCKETS, -5},
+        {ZLINK_CTX_OPT_BLOCKY, 2},      {ZLINK_CTX_OPT_BLOCKY, -1},
+        {ZLINK_AUTO_HWM_ENABLE, 2},     {ZLINK_PROFILE, -1},
+        {ZLINK_PROFILE, 4},             {ZLINK_MAX_MSGSZ, -1},
+        {ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, -1},
+        /* read-only */
+        {ZLINK_SOCKET_LIMIT, 10},       {ZLINK_MSG_T_SIZE, 64},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int before = zlink_ctx_get(ctx, bad[i].opt, NULL);
+        zlink_config_result_t r = zlink_ctx_set(ctx, bad[i].opt, bad[i].value);
+        if (r != ZLINK_CONFIG_INVALID_ARGUMENT || zlink_errno() != EINVAL)
+            ZT_FAIL("ctx_set(%d, %d): result %d errno %d, expected INVALID_ARGUMENT/EINVAL",
+                    bad[i].opt, bad[i].value, (int)r, zlink_errno());
+        ZT_EQ_INT(zlink_ctx_get(ctx, bad[i].opt, NULL), before); /* unchanged */
+    }
+    /* Valid values are accepted and read back. */
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_IO_THREADS, 2), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_IO_THREADS, NULL), 2);
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_MAX_SOCKETS, 100), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_MAX_SOCKETS, NULL), 100);
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_PROFILE, ZLINK_PROFILE_THROUGHPUT), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_PROFILE, NULL), ZLINK_PROFILE_THROUGHPUT);
+
+    /* Bad handles: EFAULT, whatever the option. */
+    static uint64_t zeroed[64];
+    void *bad_handles[2] = {NULL, zeroed};
+    for (int i = 0; i < 2; i++) {
+        void *h = bad_handles[i];
+        ZT_EQ_INT(zlink_ctx_set(h, ZLINK_IO_THREADS, 1), ZLINK_CONFIG_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        zlink_config_result_t r = ZLINK_CONFIG_OK;
+        ZT_EQ_INT(zlink_ctx_get(h, ZLINK_IO_THREADS, &r), -1);
+        ZT_EQ_INT(r, ZLINK_CONFIG_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        ZT_EQ_INT(zlink_ctx_get(h, ZLINK_IO_THREADS, NULL), -1); /* result may be NULL */
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        uint64_t v = 1;
+        size_t size = 8;
+        ZT_EQ_INT(zlink_ctx_set_data(h, ZLINK_CORE_BUDGET_BYTES, &v, 8),
+                  ZLINK_CONFIG_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        ZT_EQ_INT(zlink_ctx_get_data(h, ZLINK_CORE_BUDGET_BYTES, &v, &size),
+                  ZLINK_CONFIG_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+    }
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 7 */
+
+static void test_get_socket_limit(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    ZT_EQ_INT(ZLINK_SOCKET_LIMIT, 3);
+    zlink_config_result_t r = ZLINK_CONFIG_INTERNAL;
+    int limit = zlink_ctx_get(ctx, 3, &r);
+    ZT_EQ_INT(r, ZLINK_CONFIG_OK);
+    /* The largest number of sockets a context can have: at least the
+     * default MAX_SOCKETS. THREAD_PRIORITY shares the number 3 and is
+     * unreachable: get(3) is the socket limit. */
+    ZT_CHECK(limit >= ZLINK_MAX_SOCKETS_DFLT);
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_THREAD_PRIORITY, NULL), limit);
+    /* Read-only, and unaffected by MAX_SOCKETS. */
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_SOCKET_LIMIT, limit), ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_MAX_SOCKETS, 10), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_SOCKET_LIMIT, NULL), limit);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* §1 option values: defaults and the read-only MSG_T_SIZE. */
+static void test_option_defaults(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    struct { int opt, value; } dflt[] = {
+        {ZLINK_IO_THREADS, ZLINK_IO_THREADS_DFLT},
+        {ZLINK_MAX_SOCKETS, ZLINK_MAX_SOCKETS_DFLT},
+        {ZLINK_THREAD_SCHED_POLICY, -1},
+        {ZLINK_MAX_MSGSZ, INT_MAX},
+        {ZLINK_MSG_T_SIZE, (int)sizeof(zlink_msg_t)},
+        {ZLINK_CTX_OPT_BLOCKY, 1},
+        {ZLINK_AUTO_HWM_ENABLE, 1},
+        {ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, 3000},
+        {ZLINK_PROFILE, ZLINK_PROFILE_BALANCED},
+    };
+    for (size_t i = 0; i < sizeof dflt / sizeof dflt[0]; i++) {
+        zlink_config_result_t r = ZLINK_CONFIG_INTERNAL;
+        int v = zlink_ctx_get(ctx, dflt[i].opt, &r);
+        if (r != ZLINK_CONFIG_OK || v != dflt[i].value)
+            ZT_FAIL("ctx_get(%d) = %d (result %d), expected %d", dflt[i].opt, v, (int)r,
+                    dflt[i].value);
+    }
+    ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_MSG_T_SIZE, NULL), 64);
+    /* The uint64 byte options start unset (0). */
+    const int u64opts[] = {ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, ZLINK_RUNTIME_MEMORY_LIMIT_BYTES,
+                           ZLINK_CORE_BUDGET_BYTES};
+    for (int i = 0; i < 3; i++) {
+        uint64_t v = 99;
+        size_t size = 8;
+        ZT_EQ_INT(zlink_ctx_get_data(ctx, u64opts[i], &v, &size), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(size, 8);
+        ZT_EQ_U64(v, 0);
+    }
+    /* BLOCKY 0: sockets created afterwards default to LINGER 0; before, -1. */
+    void *before = sock(ctx, ZLINK_PAIR);
+    ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_CTX_OPT_BLOCKY, 0), ZLINK_CONFIG_OK);
+    void *after = sock(ctx, ZLINK_PAIR);
+    int linger = 12345;
+    size_t size = sizeof linger;
+    ZT_EQ_INT(zlink_getsockopt(before, ZLINK_LINGER, &linger, &size), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(linger, -1);
+    ZT_EQ_INT(zlink_getsockopt(after, ZLINK_LINGER, &linger, &size), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(linger, 0);
+    ZT_EQ_INT(zlink_close(before), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_close(after), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* §1 THREAD_NAME_PREFIX: at most 16 bytes including the NUL, via set_data. */
+static void test_thread_name_prefix(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_THREAD_NAME_PREFIX, "app", 4), ZLINK_CONFIG_OK);
+    char buf[32];
+    memset(buf, 'x', sizeof buf);
+    size_t size = sizeof buf;
+    ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_THREAD_NAME_PREFIX, buf, &size), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(size, 4);
+    ZT_EQ_STR(buf, "app");
+    /* 15 characters and the NUL fit; 16 characters do not. */
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_THREAD_NAME_PREFIX, "123456789012345", 16),
+              ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_THREAD_NAME_PREFIX, "1234567890123456", 17),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_THREAD_NAME_PREFIX, "1234567890123456", 16),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    size = sizeof buf;
+    ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_THREAD_NAME_PREFIX, buf, &size), ZLINK_CONFIG_OK);
+    ZT_EQ_STR(buf, "123456789012345");
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 8 */
+
+static void test_byte_options_via_int_set(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    const int u64opts[] = {ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, ZLINK_RUNTIME_MEMORY_LIMIT_BYTES,
+                           ZLINK_CORE_BUDGET_BYTES};
+    for (int i = 0; i < 3; i++) {
+        ZT_EQ_INT(zlink_ctx_set(ctx, u64opts[i], 1 << 20), ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_INT(zlink_ctx_set(ctx, u64opts[i], 0), ZLINK_CONFIG_INVALID_ARGUMENT);
+        /* The set_data path takes them: exactly 8 bytes. */
+        uint64_t v = 0x10000000ull + (uint64_t)i, got = 0;
+        size_t size = 8;
+        ZT_EQ_INT(zlink_ctx_set_data(ctx, u64opts[i], &v, 8), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(zlink_ctx_get_data(ctx, u64opts[i], &got, &size), ZLINK_CONFIG_OK);
+        ZT_EQ_U64(got, v);
+        uint32_t small = 5;
+        ZT_EQ_INT(zlink_ctx_set_data(ctx, u64opts[i], &small, 4), ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        uint64_t big[2] = {1, 2};
+        ZT_EQ_INT(zlink_ctx_set_data(ctx, u64opts[i], big, 16), ZLINK_CONFIG_INVALID_ARGUMENT);
+        size = 8;
+        ZT_EQ_INT(zlink_ctx_get_data(ctx, u64opts[i], &got, &size), ZLINK_CONFIG_OK);
+        ZT_EQ_U64(got, v); /* the refused sets changed nothing */
+    }
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 9 */
+
+static void test_get_data_size_not_8(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    uint64_t v = 4242;
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_CORE_BUDGET_BYTES, &v, 8), ZLINK_CONFIG_OK);
+    const size_t sizes[] = {0, 1, 4, 7, 9, 16};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint64_t buf[2] = {0, 0};
+        size_t size = sizes[i];
+        ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_CORE_BUDGET_BYTES, buf, &size),
+                  ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_INT(size, 8); /* tells the caller the size it needs */
+    }
+    uint64_t got = 0;
+    size_t size = 8;
+    ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_CORE_BUDGET_BYTES, &got, &size), ZLINK_CONFIG_OK);
+    ZT_EQ_U64(got, 4242);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 10 */
+
+static void test_set_data_removed_option_18(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    uint64_t v = 1;
+    ZT_EQ_INT(zlink_ctx_set_data(ctx, 18, &v, 8), ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(zlink_ctx_set(ctx, 18, 1), ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    size_t size = 8;
+    ZT_EQ_INT(zlink_ctx_get_data(ctx, 18, &v, &size), ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* ------------------------------------------------------------ item 11 */
+
+#define WORKERS 8
+#define ROUNDS 150
+
+static void *g_shared_ctx;
+static pthread_barrier_t g_go;
+static atomic_int g_sockets_made;
+
+static void *churn_main(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    static const int types[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_ROUTER,
+                                ZLINK_PUB,  ZLINK_SUB,    ZLINK_STREAM};
+    pthread_barrier_wait(&g_go);
+    for (int i = 0; i < ROUNDS; i++) {
+        if (id == 0) {
+            /* One thread reads and writes context options meanwhile. */
+            ZT_EQ_INT(zlink_ctx_set(g_shared_ctx, ZLINK_PROFILE, i % 4), ZLINK_CONFIG_OK);
+            ZT_CHECK(zlink_ctx_get(g_shared_ctx, ZLINK_MAX_SOCKETS, NULL) == 4095);
+            continue;
+        }
+        void *s = zlink_socket(g_shared_ctx, types[(i + id) % 6]);
+        if (s == NULL)
+            ZT_FAIL("worker %d round %d: zlink_socket errno %d", id, i, zlink_errno());
+        atomic_fetch_add(&g_sockets_made, 1);
+        if (i % 3 == 0) {
+            /* A PAIR link through the shared inproc registry. */
+            char ep[64];
+            snprintf(ep, sizeof ep, "inproc://churn-%d-%d", id, i);
+            void *p = zlink_socket(g_shared_ctx, ZLINK_PAIR);
+            void *q = zlink_socket(g_shared_ctx, ZLINK_PAIR);
+            ZT_CHECK(p != NULL && q != NULL);
+            ZT_EQ_INT(zlink_bind(p, ep), ZLINK_BIND_OK);
+            ZT_EQ_INT(zlink_connect(q, ep), ZLINK_CONNECT_OK);
+            ZT_EQ_INT(send_str(q, ep, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+            recv_str(p, ep);
+            ZT_EQ_INT(zlink_close(q), ZLINK_CLOSE_OK);
+            ZT_EQ_INT(zlink_close(p), ZLINK_CLOSE_OK);
+        }
+        ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+    }
+    return NULL;
+}
+
+static void test_thread_safe_create_close_then_term(void)
+{
+    g_shared_ctx = zlink_ctx_new();
+    ZT_CHECK(g_shared_ctx != NULL);
+    atomic_store(&g_sockets_made, 0);
+    pthread_t t[WORKERS];
+    ZT_EQ_INT(pthread_barrier_init(&g_go, NULL, WORKERS), 0);
+    for (intptr_t i = 0; i < WORKERS; i++)
+        ZT_EQ_INT(pthread_create(&t[i], NULL, churn_main, (void *)i), 0);
+    for (int i = 0; i < WORKERS; i++)
+        ZT_EQ_INT(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&g_go);
+    ZT_EQ_INT(atomic_load(&g_sockets_made), (WORKERS - 1) * ROUNDS);
+    /* Every slot was returned: MAX_SOCKETS more sockets still fit. */
+    ZT_EQ_INT(zlink_ctx_set(g_shared_ctx, ZLINK_MAX_SOCKETS, 16), ZLINK_CONFIG_OK);
+    void *s[16];
+    for (int i = 0; i < 16; i++) {
+        s[i] = zlink_socket(g_shared_ctx, ZLINK_PAIR);
+        ZT_CHECK(s[i] != NULL);
+    }
+    for (int i = 0; i < 16; i++)
+        ZT_EQ_INT(zlink_close(s[i]), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(g_shared_ctx), ZLINK_CLOSE_OK);
+}
+
+/* Two threads shut the same context down at once: both return OK, and a
+ * blocked receive on a third ends with ETERM. */
+static void *shutdown_main(void *arg)
+{
+    pthread_barrier_wait(&g_go);
+    ZT_EQ_INT(zlink_ctx_shutdown(arg), ZLINK_CLOSE_OK);
+    return NULL;
+}
+
+static void test_concurrent_shutdown(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    void *a, *b;
+    inproc_pair(ctx, "concurrent", &a, &b);
+    pthread_t blocked, s1, s2;
+    struct blocked_call bc;
+    start_blocked(&blocked, &bc, b, 0);
+    ZT_EQ_INT(pthread_barrier_init(&g_go, NULL, 2), 0);
+    ZT_EQ_INT(pthread_create(&s1, NULL, shutdown_main, ctx), 0);
+    ZT_EQ_INT(pthread_create(&s2, NULL, shutdown_main, ctx), 0);
+    ZT_EQ_INT(pthread_join(s1, NULL), 0);
+    ZT_EQ_INT(pthread_join(s2, NULL), 0);
+    ZT_EQ_INT(pthread_join(blocked, NULL), 0);
+    pthread_barrier_destroy(&g_go);
+    ZT_EQ_INT(bc.result, ZLINK_RECV_TERMINATED);
+    ZT_EQ_INT(bc.err, ETERM);
+    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+int main(void)
+{
+    ZT_RUN(test_new_returns_context);
+    ZT_RUN(test_shutdown_wakes_blocked_recv);
+    ZT_RUN(test_shutdown_wakes_blocked_send);
+    ZT_RUN(test_calls_after_shutdown_get_eterm);
+    ZT_RUN(test_term_after_close);
+    ZT_RUN(test_bad_handle_term_shutdown);
+    ZT_RUN(test_set_bad_option_or_value);
+    ZT_RUN(test_get_socket_limit);
+    ZT_RUN(test_option_defaults);
+    ZT_RUN(test_thread_name_prefix);
+    ZT_RUN(test_byte_options_via_int_set);
+    ZT_RUN(test_get_data_size_not_8);
+    ZT_RUN(test_set_data_removed_option_18);
+    ZT_RUN(test_thread_safe_create_close_then_term);
+    ZT_RUN(test_concurrent_shutdown);
+    ZT_RUN(test_term_blocks_until_sockets_closed);
+    return zt_done();
+}

@@ -1,0 +1,1436 @@
+/*
+ * test_dealer.c — core-contract §8 "DEALER [G3]" through the public API
+ * (zlink.h) only. doc/contract-tests/dealer_router_pubsub_stream.md maps
+ * every item to a function here or says why it is elsewhere or later.
+ *
+ * Each case runs over inproc and tcp where the transport matters. Peers
+ * are ROUTERs (or DEALERs) that announce a weight with ZLINK_ROUTER_WEIGHT
+ * / ZLINK_DEALER_WEIGHT. Conventions:
+ *  - tcp binds "tcp://127.0.0.1:0" and connects to ZLINK_LAST_ENDPOINT.
+ *  - No sleeps. A DEALER's NONE send waits for its first peer. To know
+ *    that every peer of a DEALER is attached *without* sending DEALER
+ *    records (which would move the weighted round-robin state), each peer
+ *    ROUTER sends one record to the DEALER's routing id: MANDATORY routing
+ *    reports NOT_CONNECTED until the handshake is done, so the ROUTER
+ *    retries that one non-blocking submit until it is admitted (bounded),
+ *    then the DEALER receives it with a blocking receive. A record that
+ *    arrives on a connection was sent after the handshake, so the DEALER
+ *    has attached that peer and learned its weight by then.
+ *  - A weight change travels as a WEIGHT control in order with the
+ *    sender's records; a record the changer sends afterwards and the
+ *    DEALER receives proves the DEALER has applied the change.
+ *  - Expected sequences come from a reference model of the smooth
+ *    weighted round-robin of core-contract §5 (ties: smallest routing id
+ *    bytes, then attach order), kept deliberately separate from the code
+ *    under test.
+ */
+#include "zlink.h"
+#include "zltest.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+#define T_MS(ms) ((int)((ms) * zt_timeout_mult()))
+
+static const char *const TRANSPORTS[] = {"inproc", "tcp"};
+#define NTRANSPORTS 2
+
+static void *ctx_new(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    return ctx;
+}
+
+static void ctx_term(void *ctx)
+{
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+static void set_int(void *s, int opt, int v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+static int get_int(void *s, int opt)
+{
+    int v = -12345;
+    size_t n = sizeof v;
+    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &n), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(n, sizeof v);
+    return v;
+}
+
+static void set_u64(void *s, int opt, uint64_t v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+/* A socket with LINGER 0 and generous (scaled) timeouts, so a failing case
+ * reports instead of hanging and ctx_term never waits for a peer. */
+static void *sock_new(void *ctx, int type)
+{
+    void *s = zlink_socket(ctx, type);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    set_int(s, ZLINK_SNDTIMEO, T_MS(2000));
+    set_int(s, ZLINK_RCVTIMEO, T_MS(2000));
+    return s;
+}
+
+static void sock_close(void *s)
+{
+    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+}
+
+static void set_rid(void *s, const char *id)
+{
+    ZT_EQ_INT(zlink_set_routing_id(s, id, strlen(id)), ZLINK_CONFIG_OK);
+}
+
+static bool is_tcp(const char *tr)
+{
+    return strcmp(tr, "tcp") == 0;
+}
+
+/* Binds s on transport tr and writes the endpoint peers connect to. */
+static void bind_ep(void *s, const char *tr, char *ep, size_t cap)
+{
+    static int counter;
+    if (is_tcp(tr)) {
+        ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
+        size_t n = cap;
+        ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &n), ZLINK_CONFIG_OK);
+        ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
+        ZT_CHECK(strcmp(ep, "tcp://127.0.0.1:0") != 0);
+    } else {
+        snprintf(ep, cap, "inproc://dealer-%ld-%d", (long)getpid(), ++counter);
+        ZT_EQ_INT(zlink_bind(s, ep), ZLINK_BIND_OK);
+    }
+}
+
+static void connect_ep(void *s, const char *ep)
+{
+    ZT_EQ_INT(zlink_connect(s, ep), ZLINK_CONNECT_OK);
+}
+
+static void msg_set(zlink_msg_t *m, const void *data, size_t len)
+{
+    ZT_EQ_INT(zlink_msg_init_size(m, len), ZLINK_CONFIG_OK);
+    if (len > 0)
+        memcpy(zlink_msg_data(m), data, len);
+}
+
+static void rid_set(zlink_routing_id_t *r, const char *s)
+{
+    memset(r, 0, sizeof *r);
+    r->size = (uint8_t)strlen(s);
+    memcpy(r->data, s, r->size);
+}
+
+static bool rid_is(const zlink_routing_id_t *r, const char *s)
+{
+    return r != NULL && r->size == strlen(s) && memcmp(r->data, s, r->size) == 0;
+}
+
+static zlink_submit_result_t send_str(void *s, const char *text, int flags)
+{
+    zlink_msg_t m;
+    msg_set(&m, text, strlen(text));
+    zlink_submit_result_t rc = zlink_send(s, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
+    /* Consumed on success and failure: empty but initialized. */
+    ZT_EQ_INT(zlink_msg_size(&m), 0);
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    return rc;
+}
+
+static zlink_submit_result_t send_rid_str(void *s, const char *rid, const char *text, int flags)
+{
+    zlink_routing_id_t r;
+    zlink_msg_t m;
+    rid_set(&r, rid);
+    msg_set(&m, text, strlen(text));
+    zlink_submit_result_t rc =
+        zlink_send_rid(s, &r, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
+    ZT_EQ_INT(zlink_msg_size(&m), 0);
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    return rc;
+}
+
+/* Receives one single-part record from a DEALER into buf (NUL-terminated). */
+static zlink_recv_result_t d_recv(void *s, char *buf, size_t cap, int flags)
+{
+    zlink_msg_t parts[4];
+    size_t count = 0;
+    zlink_recv_result_t rc = zlink_recv(s, NULL, parts, 4, &count, (zlink_recv_flags_t)flags);
+    if (rc != ZLINK_RECV_OK)
+        return rc;
+    ZT_EQ_INT(count, 1);
+    size_t n = zlink_msg_size(&parts[0]);
+    ZT_CHECK(n < cap);
+    if (n > 0)
+        memcpy(buf, zlink_msg_data(&parts[0]), n);
+    buf[n] = '\0';
+    zlink_multipart_close(parts, count);
+    return rc;
+}
+
+static void d_expect(void *s, const char *want)
+{
+    char buf[256];
+    ZT_EQ_INT(d_recv(s, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_STR(buf, want);
+}
+
+/* Receives one single-part record from a ROUTER; *rid_out gets a copy. */
+static zlink_recv_result_t r_recv(void *r, zlink_routing_id_t *rid_out, char *buf, size_t cap,
+                                  int flags)
+{
+    zlink_msg_t parts[4];
+    size_t count = 0;
+    const zlink_routing_id_t *rid = NULL;
+    zlink_reply_token_t tok = 99;
+    zlink_recv_result_t rc =
+        zlink_router_recv(r, &rid, &tok, parts, 4, &count, (zlink_recv_flags_t)flags);
+    if (rc != ZLINK_RECV_OK)
+        return rc;
+    ZT_CHECK(rid != NULL);
+    ZT_EQ_U64(tok, 0);
+    ZT_EQ_INT(count, 1);
+    if (rid_out != NULL)
+        *rid_out = *rid;
+    size_t n = zlink_msg_size(&parts[0]);
+    ZT_CHECK(n < cap);
+    if (n > 0)
+        memcpy(buf, zlink_msg_data(&parts[0]), n);
+    buf[n] = '\0';
+    zlink_multipart_close(parts, count);
+    return rc;
+}
+
+static void r_expect(void *r, const char *want)
+{
+    char buf[256];
+    ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_STR(buf, want);
+}
+
+/* Router r sends one record to rid as soon as it has a route to it. An
+ * unknown route is NOT_CONNECTED at once (MANDATORY), so this retries that
+ * non-blocking submit until the handshake has finished; bounded. */
+static void router_send_when_routable(void *r, const char *rid, const char *text)
+{
+    int64_t end = zt_now_ms() + T_MS(3000);
+    for (;;) {
+        zlink_submit_result_t rc = send_rid_str(r, rid, text, ZLINK_DONTWAIT);
+        if (rc == ZLINK_SUBMIT_OK)
+            return;
+        ZT_EQ_INT(rc, ZLINK_SUBMIT_NOT_CONNECTED);
+        if (zt_now_ms() > end)
+            ZT_FAIL("no route from the router to '%s'", rid);
+        sched_yield();
+    }
+}
+
+/* Every router in rs[] reaches dealer d (routing id d_rid) and d receives
+ * one record from each: afterwards d has attached all of them and knows
+ * their weights, and no DEALER record has been sent. */
+static void routers_ready(void *d, const char *d_rid, void *const *rs, int n)
+{
+    for (int i = 0; i < n; i++)
+        router_send_when_routable(rs[i], d_rid, "ready");
+    for (int i = 0; i < n; i++)
+        d_expect(d, "ready");
+}
+
+/* A dealer (routing id "D") and a router (bound) that has received one
+ * record from it, so both directions work. */
+static void dr_pair(void *ctx, const char *tr, void **d_out, void **r_out)
+{
+    char ep[256];
+    void *r = sock_new(ctx, ZLINK_ROUTER);
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_rid(d, "D");
+    bind_ep(r, tr, ep, sizeof ep);
+    connect_ep(d, ep);
+    ZT_EQ_INT(send_str(d, "hello", 0), ZLINK_SUBMIT_OK); /* waits for the peer */
+    zlink_routing_id_t rid;
+    char buf[64];
+    ZT_EQ_INT(r_recv(r, &rid, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_STR(buf, "hello");
+    ZT_CHECK(rid_is(&rid, "D"));
+    *d_out = d;
+    *r_out = r;
+}
+
+/* A ROUTER peer for weight tests: routing id rid, weight w, bound. */
+static void *weighted_router(void *ctx, const char *tr, const char *rid, int w, char *ep,
+                             size_t cap)
+{
+    void *r = sock_new(ctx, ZLINK_ROUTER);
+    set_rid(r, rid);
+    set_int(r, ZLINK_ROUTER_WEIGHT, w);
+    bind_ep(r, tr, ep, cap);
+    return r;
+}
+
+/* Receives records "<i>" on router r until it has got `want` of them; each
+ * index is recorded in who[i] = tag. Indices must increase (FIFO). */
+static void collect(void *r, int want, char tag, char *who, int nwho)
+{
+    int last = -1;
+    for (int k = 0; k < want; k++) {
+        char buf[64];
+        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
+        int i = atoi(buf);
+        ZT_CHECK(i > last && i < nwho);
+        ZT_CHECK(who[i] == 0);
+        who[i] = tag;
+        last = i;
+    }
+}
+
+static void send_indexed(void *d, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%d", i);
+        ZT_EQ_INT(send_str(d, buf, 0), ZLINK_SUBMIT_OK);
+    }
+}
+
+/* ------------------------------------------------ smooth weighted model */
+
+typedef struct model_peer {
+    const char *rid;
+    int weight;
+    int64_t acc;
+    int attach;
+} model_peer_t;
+
+static int model_rid_cmp(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    int c = memcmp(a, b, na < nb ? na : nb);
+    if (c != 0)
+        return c;
+    return (int)na - (int)nb;
+}
+
+/* One selection over p[0..n): the index chosen, or -1 when no peer has a
+ * positive weight. */
+static int model_pick(model_peer_t *p, int n)
+{
+    int64_t total = 0;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (p[i].weight <= 0)
+            continue;
+        p[i].acc += p[i].weight;
+        total += p[i].weight;
+    }
+    for (int i = 0; i < n; i++) {
+        if (p[i].weight <= 0)
+            continue;
+        if (best < 0 || p[i].acc > p[best].acc ||
+            (p[i].acc == p[best].acc &&
+             (model_rid_cmp(p[i].rid, p[best].rid) < 0 ||
+              (model_rid_cmp(p[i].rid, p[best].rid) == 0 && p[i].attach < p[best].attach))))
+            best = i;
+    }
+    if (best >= 0)
+        p[best].acc -= total;
+    return best;
+}
+
+/* Runs the weighted scenario on transport tr: routers named rids[] with
+ * weights ws[], attached in the order given, the dealer sends n indexed
+ * records; writes the router letter ('a' + router index) chosen for each
+ * record into out[0..n) and checks every record arrived. */
+static void run_weighted(const char *tr, const char *const *rids, const int *ws, int nr, int n,
+                         char *out)
+{
+    void *ctx = ctx_new();
+    void *rs[8];
+    char eps[8][256];
+    int expect_count[8] = {0};
+    ZT_CHECK(nr <= 8);
+    for (int i = 0; i < nr; i++)
+        rs[i] = weighted_router(ctx, tr, rids[i], ws[i], eps[i], sizeof eps[i]);
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_rid(d, "D");
+    for (int i = 0; i < nr; i++)
+        connect_ep(d, eps[i]);
+    routers_ready(d, "D", rs, nr);
+
+    model_peer_t mp[8];
+    for (int i = 0; i < nr; i++) {
+        mp[i] = (model_peer_t){rids[i], ws[i], 0, i};
+    }
+    char *model = calloc((size_t)n + 1, 1);
+    ZT_CHECK(model != NULL);
+    for (int k = 0; k < n; k++) {
+        int pick = model_pick(mp, nr);
+        ZT_CHECK(pick >= 0);
+        model[k] = (char)('a' + pick);
+        expect_count[pick]++;
+    }
+
+    send_indexed(d, 0, n);
+    memset(out, 0, (size_t)n + 1);
+    for (int i = 0; i < nr; i++)
+        collect(rs[i], expect_count[i], (char)('a' + i), out, n);
+    for (int k = 0; k < n; k++)
+        ZT_CHECK(out[k] != 0); /* every record went to some router */
+    out[n] = '\0';
+    if (strcmp(out, model) != 0)
+        ZT_FAIL("[%s] sequence %s, model %s", tr, out, model);
+    free(model);
+
+    for (int i = 0; i < nr; i++)
+        sock_close(rs[i]);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* ------------------------------------------------------------------ cases */
+
+/* DEALER 1: ZLINK_DEALER_WEIGHT outside 0..10000 is rejected, not clamped. */
+static void dealer_01_weight_range(void)
+{
+    printf("# covers DEALER/1\n");
+    void *ctx = ctx_new();
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    const int bad[] = {-1, ZLINK_WEIGHT_MAX + 1, INT_MAX, INT_MIN, 20000};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int v = bad[i];
+        ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_WEIGHT, &v, sizeof v),
+                  ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), ZLINK_WEIGHT_DFLT); /* unchanged */
+    }
+    /* Wrong size is rejected too. */
+    int64_t wide = 5;
+    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_WEIGHT, &wide, sizeof wide),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    /* The bounds themselves are valid. */
+    set_int(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MIN);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 0);
+    set_int(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MAX);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 10000);
+    /* The ROUTER option name is not a DEALER option. */
+    int v = 50;
+    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_ROUTER_WEIGHT, &v, sizeof v),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 10000);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 2: getsockopt writes the value's length back into *size and no
+ * more bytes than that; a too small buffer is rejected with nothing written. */
+static void dealer_02_get_writes_optvallen(void)
+{
+    printf("# covers DEALER/2\n");
+    void *ctx = ctx_new();
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_int(d, ZLINK_DEALER_WEIGHT, 321);
+    const int opts[] = {ZLINK_DEALER_WEIGHT, ZLINK_DEALER_PROBE,
+                        ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, ZLINK_TYPE};
+    const int want[] = {321, 0, ZLINK_REQUEST_TIMEOUT_DFLT, ZLINK_DEALER};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        unsigned char buf[16];
+        memset(buf, 0xAB, sizeof buf);
+        size_t n = sizeof buf;
+        ZT_EQ_INT(zlink_getsockopt(d, opts[i], buf, &n), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(n, sizeof(int));
+        int v;
+        memcpy(&v, buf, sizeof v);
+        ZT_EQ_INT(v, want[i]);
+        for (size_t k = sizeof(int); k < sizeof buf; k++)
+            ZT_EQ_INT(buf[k], 0xAB);
+        /* Too small: rejected, nothing written, size unchanged. */
+        memset(buf, 0xAB, sizeof buf);
+        n = 2;
+        ZT_EQ_INT(zlink_getsockopt(d, opts[i], buf, &n), ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        for (size_t k = 0; k < sizeof buf; k++)
+            ZT_EQ_INT(buf[k], 0xAB);
+    }
+    /* Options of another socket type give EINVAL on a DEALER. */
+    int v;
+    size_t n = sizeof v;
+    ZT_EQ_INT(zlink_getsockopt(d, ZLINK_ROUTER_MANDATORY, &v, &n),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 3 (option part): PROBE reads 0 by default, 0/1 are accepted and
+ * read back, anything else is EINVAL. */
+static void dealer_03_probe_option(void)
+{
+    printf("# covers DEALER/3 (option values)\n");
+    void *ctx = ctx_new();
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
+    set_int(d, ZLINK_DEALER_PROBE, 1);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 1);
+    set_int(d, ZLINK_DEALER_PROBE, 0);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
+    int v = 2;
+    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_PROBE, &v, sizeof v),
+              ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 5: CONFLATE 1 on a DEALER is NOT_SUPPORTED; 0 is accepted. */
+static void dealer_05_conflate(void)
+{
+    printf("# covers DEALER/5\n");
+    void *ctx = ctx_new();
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    int v = 1;
+    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_CONFLATE, &v, sizeof v), ZLINK_CONFIG_NOT_SUPPORTED);
+    ZT_EQ_INT(zlink_errno(), ENOTSUP);
+    ZT_EQ_INT(get_int(d, ZLINK_CONFLATE), 0);
+    set_int(d, ZLINK_CONFLATE, 0);
+    ZT_EQ_INT(get_int(d, ZLINK_CONFLATE), 0);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 6: weights set before connecting are followed exactly (300
+ * records over weights 100/200/0 give 100/200/0, in the model's order);
+ * weight 0 excludes the peer. Also a DEALER peer announcing
+ * ZLINK_DEALER_WEIGHT (ROUTER 6: weight items hold for both options). */
+static void dealer_06_preconnect_weights_exact(void)
+{
+    printf("# covers DEALER/6, ROUTER/6\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        static const char *const rids[] = {"p1", "p2", "p3"};
+        static const int ws[] = {100, 200, 0};
+        char out[301];
+        run_weighted(tr, rids, ws, 3, 300, out);
+        int counts[3] = {0};
+        for (int k = 0; k < 300; k++)
+            counts[out[k] - 'a']++;
+        ZT_EQ_INT(counts[0], 100);
+        ZT_EQ_INT(counts[1], 200);
+        ZT_EQ_INT(counts[2], 0);
+
+        /* DEALER-DEALER: the peer's DEALER_WEIGHT is honoured the same way. */
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256];
+        void *p1 = sock_new(ctx, ZLINK_DEALER);
+        void *p2 = sock_new(ctx, ZLINK_DEALER);
+        set_rid(p1, "p1");
+        set_rid(p2, "p2");
+        set_int(p1, ZLINK_DEALER_WEIGHT, 0);
+        set_int(p2, ZLINK_DEALER_WEIGHT, 7);
+        bind_ep(p1, tr, ep1, sizeof ep1);
+        bind_ep(p2, tr, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        connect_ep(d, ep1);
+        connect_ep(d, ep2);
+        /* p2 is the only candidate: NONE waits until it is attached. */
+        for (int i = 0; i < 20; i++)
+            ZT_EQ_INT(send_str(d, "to-p2", 0), ZLINK_SUBMIT_OK);
+        for (int i = 0; i < 20; i++)
+            d_expect(p2, "to-p2");
+        /* p1 (weight 0) got nothing: a record from p1's side proves the
+         * connection works, and d then sees p1's first record only. */
+        ZT_EQ_INT(send_str(p1, "from-p1", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "from-p1");
+        char buf[64];
+        ZT_EQ_INT(d_recv(p1, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        sock_close(p1);
+        sock_close(p2);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 8: weight changes (either side) produce no records: only the
+ * data sent afterwards is received. */
+static void dealer_08_weight_change_no_records(void)
+{
+    printf("# covers DEALER/8\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        /* ROUTER side changes its weight several times. */
+        const int ws[] = {50, 0, 10000, 1, 100};
+        for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
+            set_int(r, ZLINK_ROUTER_WEIGHT, ws[i]);
+        char buf[64];
+        ZT_EQ_INT(d_recv(d, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        ZT_EQ_INT(send_rid_str(r, "D", "after-weights", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "after-weights"); /* the first record is the data */
+        ZT_EQ_INT(d_recv(d, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        /* DEALER side changes its weight several times. */
+        for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
+            set_int(d, ZLINK_DEALER_WEIGHT, ws[i]);
+        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        ZT_EQ_INT(send_str(d, "after-dealer-weights", 0), ZLINK_SUBMIT_OK);
+        r_expect(r, "after-dealer-weights");
+        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 9: several weight changes between records: records stay whole
+ * and the latest weight wins. */
+static void dealer_09_latest_weight_wins(void)
+{
+    printf("# covers DEALER/9\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256];
+        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
+        void *r2 = weighted_router(ctx, tr, "r2", 100, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep1);
+        connect_ep(d, ep2);
+        void *rs[] = {r1, r2};
+        routers_ready(d, "D", rs, 2);
+        /* r2 goes through 5000, 7, 10000 and ends at 0: only 0 counts. */
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 5000);
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 7);
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 10000);
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "sync");
+        /* Three-part records: all to r1, whole. */
+        for (int i = 0; i < 10; i++) {
+            zlink_msg_t m[3];
+            msg_set(&m[0], "a", 1);
+            msg_set(&m[1], "bb", 2);
+            msg_set(&m[2], "ccc", 3);
+            ZT_EQ_INT(zlink_send(d, m, 3, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+        }
+        for (int i = 0; i < 10; i++) {
+            zlink_msg_t parts[4];
+            size_t count = 0;
+            const zlink_routing_id_t *rid = NULL;
+            ZT_EQ_INT(zlink_router_recv(r1, &rid, NULL, parts, 4, &count, 0), ZLINK_RECV_OK);
+            ZT_EQ_INT(count, 3);
+            ZT_EQ_INT(zlink_msg_size(&parts[2]), 3);
+            zlink_multipart_close(parts, count);
+        }
+        char buf[64];
+        ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        /* Now back up: 0 -> 300 -> 100 ends at 100: alternation again. */
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 300);
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 100);
+        ZT_EQ_INT(send_rid_str(r2, "D", "sync2", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "sync2");
+        send_indexed(d, 0, 40);
+        char who[40] = {0};
+        collect(r1, 20, 'a', who, 40);
+        collect(r2, 20, 'b', who, 40);
+        sock_close(r1);
+        sock_close(r2);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 10: a record already placed on a peer is still delivered when the
+ * peer then goes to weight 0; later records are not placed there. */
+static void dealer_10_weight0_after_placement_delivers(void)
+{
+    printf("# covers DEALER/10\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        ZT_EQ_INT(send_str(d, "placed-1", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(send_str(d, "placed-2", 0), ZLINK_SUBMIT_OK);
+        set_int(r, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "sync"); /* d has applied weight 0 */
+        r_expect(r, "placed-1");
+        r_expect(r, "placed-2");
+        ZT_EQ_INT(send_str(d, "excluded", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        char buf[64];
+        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 12: a MAXMSGSIZE below the 10-byte WEIGHT control does not block
+ * the control: the DEALER still learns the weight. */
+static void dealer_12_small_maxmsgsize_passes_weight(void)
+{
+    printf("# covers DEALER/12\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep[256];
+        void *r = weighted_router(ctx, tr, "r1", 100, ep, sizeof ep);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        int64_t max = 4;
+        ZT_EQ_INT(zlink_setsockopt(d, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
+        set_rid(d, "D");
+        connect_ep(d, ep);
+        router_send_when_routable(r, "D", "rdy");
+        d_expect(d, "rdy");
+        set_int(r, ZLINK_ROUTER_WEIGHT, 0); /* a 10-byte WEIGHT control */
+        ZT_EQ_INT(send_rid_str(r, "D", "s", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "s"); /* the connection survived the control */
+        ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        set_int(r, ZLINK_ROUTER_WEIGHT, 10000);
+        ZT_EQ_INT(send_rid_str(r, "D", "t", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "t");
+        ZT_EQ_INT(send_str(d, "y", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+        r_expect(r, "y");
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 13: a new connection to a peer uses the peer's current weight,
+ * not the one it had when first connected. The DEALER reconnects under a
+ * new routing id so the router's probe reaches the new connection only. */
+static void dealer_13_reconnect_uses_current_weight(void)
+{
+    printf("# covers DEALER/13 (reconnect part)\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep[256];
+        void *r = weighted_router(ctx, tr, "r1", 100, ep, sizeof ep);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep);
+        router_send_when_routable(r, "D", "rdy");
+        d_expect(d, "rdy");
+        set_int(r, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "sync"); /* old connection: weight 0 applied */
+        ZT_EQ_INT(zlink_disconnect(d, ep), ZLINK_CONNECT_OK);
+        set_rid(d, "D2");
+        connect_ep(d, ep);
+        router_send_when_routable(r, "D2", "rdy2");
+        d_expect(d, "rdy2"); /* new connection attached, weight known */
+        /* Weight 0 is the router's current weight: nothing is eligible. */
+        ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 14: weights 100 ("1", routing id r1) and 300 ("2", r2) give the
+ * sequence 2,1,2,2. The peers are attached in the order r2, r1, so the
+ * tie at the second record is decided by routing id bytes, not attach
+ * order (attach order would give 2,2,1,2). */
+static void dealer_14_weights_100_300(void)
+{
+    printf("# covers DEALER/14\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256];
+        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
+        void *r2 = weighted_router(ctx, tr, "r2", 300, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep2);
+        void *first[] = {r2};
+        routers_ready(d, "D", first, 1); /* r2 attaches first */
+        connect_ep(d, ep1);
+        void *second[] = {r1};
+        routers_ready(d, "D", second, 1);
+        send_indexed(d, 0, 8);
+        char who[9] = {0};
+        collect(r2, 6, '2', who, 8);
+        collect(r1, 2, '1', who, 8);
+        ZT_EQ_STR(who, "21222122");
+        sock_close(r1);
+        sock_close(r2);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 15: equal weights alternate in routing id order, and the ratio
+ * holds for three equal peers. */
+static void dealer_15_equal_weights_alternate(void)
+{
+    printf("# covers DEALER/15\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        static const char *const rids2[] = {"zz", "aa"};
+        static const int ws2[] = {100, 100};
+        char out[101];
+        run_weighted(tr, rids2, ws2, 2, 100, out);
+        for (int k = 0; k < 100; k++)
+            ZT_EQ_INT(out[k], k % 2 == 0 ? 'b' : 'a'); /* "aa" first, then "zz" */
+        static const char *const rids3[] = {"c", "a", "b"};
+        static const int ws3[] = {5, 5, 5};
+        char out3[91];
+        run_weighted(tr, rids3, ws3, 3, 90, out3);
+        for (int k = 0; k < 90; k++)
+            ZT_EQ_INT(out3[k], "bca"[k % 3]); /* a, b, c repeating */
+    }
+}
+
+/* Weighted ratio: ROUTERs with weights 100 and 300 receive exactly 1000
+ * and 3000 of 4000 records (the model's interleaving, in order). */
+static void dealer_15_ratio_100_300_4000(void)
+{
+    printf("# covers DEALER/15 (ratio), DEALER/14\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        static const char *const rids[] = {"w100", "w300"};
+        static const int ws[] = {100, 300};
+        static char out[4001];
+        run_weighted(tr, rids, ws, 2, 4000, out);
+        int a = 0, b = 0;
+        for (int k = 0; k < 4000; k++) {
+            if (out[k] == 'a')
+                a++;
+            else
+                b++;
+        }
+        ZT_EQ_INT(a, 1000);
+        ZT_EQ_INT(b, 3000);
+    }
+}
+
+/* DEALER 16: with every peer at weight 0, DONTWAIT is BACKPRESSURED/EAGAIN
+ * at once and NONE waits SNDTIMEO (50 ms) and is then BACKPRESSURED. */
+static void dealer_16_all_weights_zero(void)
+{
+    printf("# covers DEALER/16\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256];
+        void *r1 = weighted_router(ctx, tr, "r1", 0, ep1, sizeof ep1);
+        void *r2 = weighted_router(ctx, tr, "r2", 0, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep1);
+        connect_ep(d, ep2);
+        void *rs[] = {r1, r2};
+        routers_ready(d, "D", rs, 2);
+
+        zlink_completion_id_t id = 77;
+        zlink_msg_t m;
+        msg_set(&m, "x", 1);
+        ZT_EQ_INT(zlink_send(d, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, &id),
+                  ZLINK_SUBMIT_BACKPRESSURED);
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed */
+        ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+
+        set_int(d, ZLINK_SNDTIMEO, 50);
+        int64_t t0 = zt_now_ms();
+        ZT_EQ_INT(send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
+        int64_t waited = zt_now_ms() - t0;
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        ZT_CHECK(waited >= 50);
+        ZT_CHECK(waited < T_MS(1000));
+        /* SNDTIMEO 0 is immediate. */
+        set_int(d, ZLINK_SNDTIMEO, 0);
+        ZT_EQ_INT(send_str(d, "z", 0), ZLINK_SUBMIT_BACKPRESSURED);
+
+        char buf[64];
+        ZT_EQ_INT(r_recv(r1, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        sock_close(r1);
+        sock_close(r2);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+/* No peer at all: DONTWAIT is BACKPRESSURED/EAGAIN; NONE waits SNDTIMEO. */
+static void dealer_no_peer_backpressured(void)
+{
+    printf("# covers DEALER/16 (no peer), Common 29 for DEALER\n");
+    void *ctx = ctx_new();
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    set_int(d, ZLINK_SNDTIMEO, 50);
+    int64_t t0 = zt_now_ms();
+    ZT_EQ_INT(send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_CHECK(zt_now_ms() - t0 >= 50);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 17: the selection is deterministic across processes given
+ * distinct routing ids: a second process running the same scenario gets
+ * the same sequence as this one (and as the model). */
+static const char *const D17_RIDS[] = {"gamma", "alpha", "beta"};
+static const int D17_WS[] = {100, 250, 100};
+#define D17_N 36
+
+static int dealer_17_child(const char *expect)
+{
+    char out[D17_N + 1];
+    run_weighted("inproc", D17_RIDS, D17_WS, 3, D17_N, out);
+    if (expect == NULL || strcmp(out, expect) != 0) {
+        fprintf(stderr, "child sequence %s, parent %s\n", out, expect ? expect : "(null)");
+        return 1;
+    }
+    char out_tcp[D17_N + 1];
+    run_weighted("tcp", D17_RIDS, D17_WS, 3, D17_N, out_tcp);
+    return strcmp(out_tcp, expect) == 0 ? 0 : 2;
+}
+
+static void dealer_17_deterministic_across_processes(void)
+{
+    printf("# covers DEALER/17\n");
+    char out[D17_N + 1];
+    run_weighted("inproc", D17_RIDS, D17_WS, 3, D17_N, out);
+    pid_t pid = zt_spawn_self("dealer17", out);
+    ZT_EQ_INT(zt_wait(pid), 0);
+}
+
+/* DEALER 18: a new connection of a peer starts with accumulator 0 and
+ * keeps its routing-id position. r2 (300) wins record 0, leaving r1 at
+ * +100 and r2 at -100; r2 is then frozen at weight 0, replaced by a new
+ * connection from a ROUTER with the same routing id and weight 300. With
+ * the new accumulator at 0 the next picks are 2,1,2,2; an inherited -100
+ * would tie at the next record and give 1 first. */
+static void dealer_18_reconnect_resets_accumulator(void)
+{
+    printf("# covers DEALER/18\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256], ep3[256];
+        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
+        void *r2 = weighted_router(ctx, tr, "r2", 300, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep1);
+        connect_ep(d, ep2);
+        void *rs[] = {r1, r2};
+        routers_ready(d, "D", rs, 2);
+        ZT_EQ_INT(send_str(d, "0", 0), ZLINK_SUBMIT_OK);
+        r_expect(r2, "0");
+        /* Freeze the old connection: weight 0, applied (sync). */
+        set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "sync");
+        ZT_EQ_INT(zlink_disconnect(d, ep2), ZLINK_CONNECT_OK);
+        sock_close(r2);
+        /* The peer comes back: same routing id, weight 300. */
+        void *r2b = weighted_router(ctx, tr, "r2", 300, ep3, sizeof ep3);
+        connect_ep(d, ep3);
+        void *back[] = {r2b};
+        routers_ready(d, "D", back, 1);
+        send_indexed(d, 1, 9);
+        char who[10] = {0};
+        who[0] = '2';
+        collect(r2b, 6, '2', who, 9);
+        collect(r1, 2, '1', who, 9);
+        ZT_EQ_STR(who, "221222122");
+        sock_close(r1);
+        sock_close(r2b);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 19: a peer without room is skipped for that record only: the
+ * record goes to the next best peer at once (even with DONTWAIT) and the
+ * full peer gets records again once it has room. */
+static void dealer_19_full_peer_skipped_inproc(void)
+{
+    printf("# covers DEALER/19 (inproc, exact)\n");
+    void *ctx = ctx_new();
+    char ep1[256], ep2[256];
+    void *r1 = sock_new(ctx, ZLINK_ROUTER);
+    set_rid(r1, "r1");
+    set_u64(r1, ZLINK_RCVHWM, 100); /* one 1-byte record (65 charged) fits */
+    bind_ep(r1, "inproc", ep1, sizeof ep1);
+    void *r2 = weighted_router(ctx, "inproc", "r2", 100, ep2, sizeof ep2);
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_rid(d, "D");
+    connect_ep(d, ep1);
+    connect_ep(d, ep2);
+    /* Equal weights: 0 -> r1 (tie, smaller id), 1 -> r2, 2 -> r1 is full:
+     * r2, 3 -> r1 still full: r2. All admitted without waiting. */
+    for (int i = 0; i < 4; i++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", i);
+        ZT_EQ_INT(send_str(d, buf, ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    }
+    r_expect(r2, "1");
+    r_expect(r2, "2");
+    r_expect(r2, "3");
+    r_expect(r1, "0"); /* r1 has room again */
+    ZT_EQ_INT(send_str(d, "4", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    r_expect(r1, "4"); /* not excluded: it is the best candidate again */
+    char buf[16];
+    ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+    sock_close(r1);
+    sock_close(r2);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* Receives one indexed record (payload starts with "<i>") from router r
+ * with the socket's RCVTIMEO; returns the index or -1 on NO_DATA. */
+static int r_recv_index(void *r, size_t want_size)
+{
+    zlink_msg_t parts[2];
+    size_t count = 0;
+    const zlink_routing_id_t *rid = NULL;
+    zlink_recv_result_t rc = zlink_router_recv(r, &rid, NULL, parts, 2, &count, 0);
+    if (rc == ZLINK_RECV_NO_DATA)
+        return -1;
+    ZT_EQ_INT(rc, ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 1);
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), want_size);
+    int i = atoi((const char *)zlink_msg_data(&parts[0]));
+    zlink_multipart_close(parts, count);
+    return i;
+}
+
+/* DEALER 19 over tcp: r1 stops reading (small RCVHWM and kernel buffers),
+ * r2 reads without limit. Every NONE send succeeds, r1 ends up with far
+ * fewer than its equal share (it was skipped while full), every record
+ * arrives exactly once and in order per peer, and once r1 has drained it
+ * is chosen again (at least one of the next two records). */
+static void dealer_19_full_peer_skipped_tcp(void)
+{
+    printf("# covers DEALER/19 (tcp)\n");
+    enum { N = 400, SZ = 8192 };
+    void *ctx = ctx_new();
+    char ep1[256], ep2[256];
+    void *r1 = sock_new(ctx, ZLINK_ROUTER);
+    set_rid(r1, "r1");
+    set_u64(r1, ZLINK_RCVHWM, 4096);
+    set_int(r1, ZLINK_RCVBUF, 4096);
+    bind_ep(r1, "tcp", ep1, sizeof ep1);
+    void *r2 = sock_new(ctx, ZLINK_ROUTER);
+    set_rid(r2, "r2");
+    set_u64(r2, ZLINK_RCVHWM, 0);
+    bind_ep(r2, "tcp", ep2, sizeof ep2);
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_rid(d, "D");
+    set_u64(d, ZLINK_SNDHWM, 4 * SZ);
+    set_int(d, ZLINK_SNDBUF, 4096);
+    connect_ep(d, ep1);
+    connect_ep(d, ep2);
+    void *rs[] = {r1, r2};
+    routers_ready(d, "D", rs, 2);
+    static unsigned char payload[SZ];
+    for (int i = 0; i < N; i++) {
+        zlink_msg_t m;
+        memset(payload, 0, sizeof payload);
+        snprintf((char *)payload, 32, "%d", i);
+        msg_set(&m, payload, SZ);
+        ZT_EQ_INT(zlink_send(d, &m, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    }
+    /* Drain both with short blocking receives until all N are accounted
+     * for (bounded). Indices increase per peer; none is seen twice. */
+    static char seen[N];
+    memset(seen, 0, sizeof seen);
+    set_int(r1, ZLINK_RCVTIMEO, 20);
+    set_int(r2, ZLINK_RCVTIMEO, 20);
+    int got[2] = {0, 0}, last[2] = {-1, -1};
+    int64_t end = zt_now_ms() + T_MS(5000);
+    while (got[0] + got[1] < N) {
+        if (zt_now_ms() > end)
+            ZT_FAIL("drain stalled: r1 %d (last %d), r2 %d (last %d)", got[0], last[0], got[1], last[1]);
+        for (int k = 0; k < 2; k++) {
+            int i = r_recv_index(rs[k], SZ);
+            if (i < 0)
+                continue;
+            ZT_CHECK(i < N && !seen[i] && i > last[k]);
+            seen[i] = 1;
+            last[k] = i;
+            got[k]++;
+        }
+    }
+    printf("# r1 got %d, r2 got %d of %d\n", got[0], got[1], N);
+    ZT_CHECK(got[0] < N / 4); /* equal weights: r1 was skipped while full */
+    /* r1 has room again and is a candidate again. */
+    ZT_EQ_INT(send_str(d, "again-1", 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(send_str(d, "again-2", 0), ZLINK_SUBMIT_OK);
+    set_int(r1, ZLINK_RCVTIMEO, T_MS(2000));
+    char buf[64];
+    ZT_EQ_INT(r_recv(r1, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_CHECK(strncmp(buf, "again-", 6) == 0);
+    sock_close(r1);
+    sock_close(r2);
+    sock_close(d);
+    ctx_term(ctx);
+}
+
+/* DEALER 23: receive with nothing queued: DONTWAIT is NO_DATA/EAGAIN at
+ * once, and outputs are left unchanged. */
+static void dealer_23_no_data(void)
+{
+    printf("# covers DEALER/23\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        zlink_msg_t parts[2];
+        size_t count = 42;
+        const zlink_routing_id_t *rid = (const zlink_routing_id_t *)(uintptr_t)0x1;
+        int64_t t0 = zt_now_ms();
+        ZT_EQ_INT(zlink_recv(d, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
+                  ZLINK_RECV_NO_DATA);
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        ZT_CHECK(zt_now_ms() - t0 < T_MS(500));
+        ZT_EQ_INT(count, 42);
+        ZT_CHECK(rid == (const zlink_routing_id_t *)(uintptr_t)0x1);
+        /* Unknown flag bits are rejected. */
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, (zlink_recv_flags_t)4),
+                  ZLINK_RECV_INVALID_STATE);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        /* A record then makes it OK; the queue is empty again after. */
+        ZT_EQ_INT(send_rid_str(r, "D", "one", 0), ZLINK_SUBMIT_OK);
+        d_expect(d, "one");
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
+                  ZLINK_RECV_NO_DATA);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 24: a record with more parts than cap is BUFFER_TOO_SMALL/ENOBUFS,
+ * *count holds the needed count, nothing is consumed, and a retry with
+ * room returns that same record once. */
+static void dealer_24_buffer_too_small(void)
+{
+    printf("# covers DEALER/24\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        zlink_routing_id_t rid;
+        rid_set(&rid, "D");
+        zlink_msg_t m[3];
+        msg_set(&m[0], "p0", 2);
+        msg_set(&m[1], "p1", 2);
+        msg_set(&m[2], "p2", 2);
+        ZT_EQ_INT(zlink_send_rid(r, &rid, m, 3, 0, NULL, NULL), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(send_rid_str(r, "D", "next", 0), ZLINK_SUBMIT_OK);
+        zlink_msg_t parts[3];
+        size_t count = 0;
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_BUFFER_TOO_SMALL);
+        ZT_EQ_INT(zlink_errno(), ENOBUFS);
+        ZT_EQ_INT(count, 3);
+        count = 0;
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 1, &count, ZLINK_DONTWAIT),
+                  ZLINK_RECV_BUFFER_TOO_SMALL);
+        ZT_EQ_INT(count, 3);
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 3, &count, 0), ZLINK_RECV_OK);
+        ZT_EQ_INT(count, 3);
+        ZT_EQ_MEM(zlink_msg_data(&parts[0]), "p0", 2);
+        ZT_EQ_MEM(zlink_msg_data(&parts[1]), "p1", 2);
+        ZT_EQ_MEM(zlink_msg_data(&parts[2]), "p2", 2);
+        zlink_multipart_close(parts, count);
+        d_expect(d, "next"); /* the big record came once */
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 25: a multipart record is sent and received whole in one call,
+ * parts in order, including empty parts and a large part. */
+static void dealer_25_whole_multipart(void)
+{
+    printf("# covers DEALER/25\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        enum { BIG = 100000 };
+        static unsigned char big[BIG];
+        for (int i = 0; i < BIG; i++)
+            big[i] = (unsigned char)(i * 7);
+        for (int rep = 0; rep < 20; rep++) {
+            zlink_msg_t m[5];
+            msg_set(&m[0], "head", 4);
+            msg_set(&m[1], "", 0);
+            msg_set(&m[2], big, rep == 0 ? BIG : 1);
+            msg_set(&m[3], &rep, sizeof rep);
+            msg_set(&m[4], "tail", 4);
+            ZT_EQ_INT(zlink_send(d, m, 5, 0, NULL, NULL), ZLINK_SUBMIT_OK);
+            for (int i = 0; i < 5; i++)
+                ZT_EQ_INT(zlink_msg_size(&m[i]), 0);
+        }
+        for (int rep = 0; rep < 20; rep++) {
+            zlink_msg_t parts[8];
+            size_t count = 0;
+            const zlink_routing_id_t *rid = NULL;
+            ZT_EQ_INT(zlink_router_recv(r, &rid, NULL, parts, 8, &count, 0), ZLINK_RECV_OK);
+            ZT_EQ_INT(count, 5);
+            ZT_CHECK(rid_is(rid, "D"));
+            ZT_EQ_INT(zlink_msg_size(&parts[0]), 4);
+            ZT_EQ_MEM(zlink_msg_data(&parts[0]), "head", 4);
+            ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
+            ZT_EQ_INT(zlink_msg_size(&parts[2]), rep == 0 ? BIG : 1);
+            ZT_EQ_MEM(zlink_msg_data(&parts[2]), big, rep == 0 ? BIG : 1);
+            int got;
+            memcpy(&got, zlink_msg_data(&parts[3]), sizeof got);
+            ZT_EQ_INT(got, rep);
+            ZT_EQ_MEM(zlink_msg_data(&parts[4]), "tail", 4);
+            zlink_multipart_close(parts, count);
+        }
+        /* And the other way, ROUTER to DEALER. */
+        zlink_routing_id_t rid;
+        rid_set(&rid, "D");
+        zlink_msg_t m[3];
+        msg_set(&m[0], "x", 1);
+        msg_set(&m[1], "yy", 2);
+        msg_set(&m[2], "zzz", 3);
+        ZT_EQ_INT(zlink_send_rid(r, &rid, m, 3, 0, NULL, NULL), ZLINK_SUBMIT_OK);
+        zlink_msg_t parts[3];
+        size_t count = 0;
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 3, &count, 0), ZLINK_RECV_OK);
+        ZT_EQ_INT(count, 3);
+        ZT_EQ_MEM(zlink_msg_data(&parts[2]), "zzz", 3);
+        zlink_multipart_close(parts, count);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 26: a DEALER receive reports no routing id (*rid_opt = NULL) and
+ * rid_opt may itself be NULL. */
+static void dealer_26_rid_null(void)
+{
+    printf("# covers DEALER/26 (DATA part)\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        ZT_EQ_INT(send_rid_str(r, "D", "a", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(send_rid_str(r, "D", "b", 0), ZLINK_SUBMIT_OK);
+        zlink_msg_t parts[2];
+        size_t count = 0;
+        const zlink_routing_id_t *rid = (const zlink_routing_id_t *)(uintptr_t)0x10;
+        ZT_EQ_INT(zlink_recv(d, &rid, parts, 2, &count, 0), ZLINK_RECV_OK);
+        ZT_CHECK(rid == NULL);
+        ZT_EQ_INT(count, 1);
+        zlink_multipart_close(parts, count);
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_OK);
+        ZT_EQ_INT(count, 1);
+        ZT_EQ_MEM(zlink_msg_data(&parts[0]), "b", 1);
+        zlink_multipart_close(parts, count);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* DEALER 27: RCVTIMEO: NONE waits about the timeout (snapshotted at
+ * entry), then NO_DATA; 0 is immediate; a record arriving meanwhile ends
+ * the wait early. */
+static void *late_sender(void *arg)
+{
+    void **sr = arg;
+    /* Blocks until the main thread is waiting: it signals by sending. */
+    char buf[16];
+    ZT_EQ_INT(d_recv(sr[2], buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(send_rid_str(sr[1], "D", "late", 0), ZLINK_SUBMIT_OK);
+    return NULL;
+}
+
+static void dealer_27_rcvtimeo(void)
+{
+    printf("# covers DEALER/27\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        void *d, *r;
+        dr_pair(ctx, tr, &d, &r);
+        zlink_msg_t parts[2];
+        size_t count = 0;
+        set_int(d, ZLINK_RCVTIMEO, 60);
+        int64_t t0 = zt_now_ms();
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_NO_DATA);
+        int64_t waited = zt_now_ms() - t0;
+        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        ZT_CHECK(waited >= 60);
+        ZT_CHECK(waited < T_MS(1000));
+        set_int(d, ZLINK_RCVTIMEO, 0);
+        t0 = zt_now_ms();
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_NO_DATA);
+        ZT_CHECK(zt_now_ms() - t0 < T_MS(500));
+        /* A long timeout ends as soon as a record arrives. A second pair
+         * (inproc) lets the helper thread learn that the wait began. */
+        set_int(d, ZLINK_RCVTIMEO, T_MS(5000));
+        char ep[256];
+        void *gate_b = sock_new(ctx, ZLINK_PAIR);
+        void *gate_a = sock_new(ctx, ZLINK_PAIR);
+        bind_ep(gate_b, "inproc", ep, sizeof ep);
+        connect_ep(gate_a, ep);
+        void *sr[3] = {d, r, gate_b};
+        pthread_t th;
+        ZT_EQ_INT(pthread_create(&th, NULL, late_sender, sr), 0);
+        ZT_EQ_INT(send_str(gate_a, "go", 0), ZLINK_SUBMIT_OK);
+        t0 = zt_now_ms();
+        ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_OK);
+        ZT_CHECK(zt_now_ms() - t0 < T_MS(4000));
+        ZT_EQ_INT(count, 1);
+        ZT_EQ_MEM(zlink_msg_data(&parts[0]), "late", 4);
+        zlink_multipart_close(parts, count);
+        ZT_EQ_INT(pthread_join(th, NULL), 0);
+        /* Bad values are rejected. */
+        int v = -2;
+        ZT_EQ_INT(zlink_setsockopt(d, ZLINK_RCVTIMEO, &v, sizeof v),
+                  ZLINK_CONFIG_INVALID_ARGUMENT);
+        sock_close(gate_a);
+        sock_close(gate_b);
+        sock_close(d);
+        sock_close(r);
+        ctx_term(ctx);
+    }
+}
+
+/* Fair-queued input: two peers each queue 50 records before the DEALER
+ * reads; the DEALER receives all 100, alternating between the peers. */
+static void dealer_fair_queue_in(void)
+{
+    printf("# covers DEALER fair-queued receive (core-contract §5)\n");
+    for (int t = 0; t < NTRANSPORTS; t++) {
+        const char *tr = TRANSPORTS[t];
+        printf("# transport %s\n", tr);
+        void *ctx = ctx_new();
+        char ep1[256], ep2[256];
+        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
+        void *r2 = weighted_router(ctx, tr, "r2", 100, ep2, sizeof ep2);
+        void *d = sock_new(ctx, ZLINK_DEALER);
+        set_rid(d, "D");
+        connect_ep(d, ep1);
+        connect_ep(d, ep2);
+        void *rs[] = {r1, r2};
+        routers_ready(d, "D", rs, 2);
+        for (int i = 0; i < 50; i++) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "a%d", i);
+            ZT_EQ_INT(send_rid_str(r1, "D", buf, 0), ZLINK_SUBMIT_OK);
+            snprintf(buf, sizeof buf, "b%d", i);
+            ZT_EQ_INT(send_rid_str(r2, "D", buf, 0), ZLINK_SUBMIT_OK);
+        }
+        int na = 0, nb = 0, longest_run = 0, run = 0;
+        char prev = 0;
+        for (int k = 0; k < 100; k++) {
+            char buf[32];
+            ZT_EQ_INT(d_recv(d, buf, sizeof buf, 0), ZLINK_RECV_OK);
+            if (buf[0] == 'a') {
+                ZT_EQ_INT(atoi(buf + 1), na);
+                na++;
+            } else {
+                ZT_EQ_INT(buf[0], 'b');
+                ZT_EQ_INT(atoi(buf + 1), nb);
+                nb++;
+            }
+            run = buf[0] == prev ? run + 1 : 1;
+            prev = buf[0];
+            if (run > longest_run)
+                longest_run = run;
+        }
+        ZT_EQ_INT(na, 50);
+        ZT_EQ_INT(nb, 50);
+        if (!is_tcp(tr))
+            ZT_CHECK(longest_run <= 1); /* both fully queued: strict alternation */
+        sock_close(r1);
+        sock_close(r2);
+        sock_close(d);
+        ctx_term(ctx);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *role = zt_role(argc, argv);
+    if (role != NULL) {
+        if (strcmp(role, "dealer17") == 0)
+            return dealer_17_child(argc > 3 ? argv[3] : NULL);
+        return 100;
+    }
+    ZT_RUN(dealer_01_weight_range);
+    ZT_RUN(dealer_02_get_writes_optvallen);
+    ZT_RUN(dealer_03_probe_option);
+    ZT_RUN(dealer_05_conflate);
+    ZT_RUN(dealer_06_preconnect_weights_exact);
+    ZT_RUN(dealer_08_weight_change_no_records);
+    ZT_RUN(dealer_09_latest_weight_wins);
+    ZT_RUN(dealer_10_weight0_after_placement_delivers);
+    ZT_RUN(dealer_12_small_maxmsgsize_passes_weight);
+    ZT_RUN(dealer_13_reconnect_uses_current_weight);
+    ZT_RUN(dealer_14_weights_100_300);
+    ZT_RUN(dealer_15_equal_weights_alternate);
+    ZT_RUN(dealer_15_ratio_100_300_4000);
+    ZT_RUN(dealer_16_all_weights_zero);
+    ZT_RUN(dealer_no_peer_backpressured);
+    ZT_RUN(dealer_17_deterministic_across_processes);
+    ZT_RUN(dealer_18_reconnect_resets_accumulator);
+    ZT_RUN(dealer_19_full_peer_skipped_inproc);
+    ZT_RUN(dealer_19_full_peer_skipped_tcp);
+    ZT_RUN(dealer_23_no_data);
+    ZT_RUN(dealer_24_buffer_too_small);
+    ZT_RUN(dealer_25_whole_multipart);
+    ZT_RUN(dealer_26_rid_null);
+    ZT_RUN(dealer_27_rcvtimeo);
+    ZT_RUN(dealer_fair_queue_in);
+    return zt_done();
+}

@@ -1,0 +1,997 @@
+/*
+ * test_pair.c — core-contract §8 "PAIR [G3]" items 1-6, 10-13, 15, 16, the
+ * PAIR rules of §5 (one peer; a second is refused), and "02-message" items
+ * 15 (a failed send consumes every part) and 16 (no interleaving between
+ * concurrent senders), through the public API only (zlink.h).
+ *
+ * Every data case runs once per transport: inproc, then tcp, then ipc. The
+ * case name carries the transport ("test_both_ways[tcp]"). A transport the
+ * build cannot bind fails its first case with a message saying so; the
+ * inproc cases have all run by then.
+ *
+ * Items 7-9, 14 and 17-20 need wait tokens, WRITABLE completions or the
+ * flow setter (issue 3); doc/contract-tests/context_pair_socket.md maps
+ * every item to its case.
+ */
+#include "zlink.h"
+#include "zltest.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXP 32
+
+/* ------------------------------------------------------------- transports */
+
+enum { TP_INPROC, TP_TCP, TP_IPC };
+static const char *const tp_names[] = {"inproc", "tcp", "ipc"};
+static int g_tp;           /* transport of the running case */
+static int g_ep_seq;       /* makes every endpoint of this process unique */
+static void *g_ctx;        /* the running case's context */
+
+static char g_ipc_paths[64][128];
+static int g_ipc_n;
+
+static void ipc_cleanup(void)
+{
+    for (int i = 0; i < g_ipc_n; i++)
+        unlink(g_ipc_paths[i]);
+}
+
+static void ctx_begin(void)
+{
+    g_ctx = zlink_ctx_new();
+    ZT_CHECK(g_ctx != NULL);
+}
+
+static void ctx_end(void)
+{
+    ZT_EQ_INT(zlink_ctx_term(g_ctx), ZLINK_CLOSE_OK);
+    g_ctx = NULL;
+}
+
+static void set_int(void *s, int opt, int v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+static void set_i64(void *s, int opt, int64_t v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+/* A PAIR socket of g_ctx with LINGER 0, so a case's term never waits on a
+ * peer that is gone. */
+static void *new_pair(void)
+{
+    void *s = zlink_socket(g_ctx, ZLINK_PAIR);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    return s;
+}
+
+static void close_ok(void *s)
+{
+    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+}
+
+/* Binds s to a fresh endpoint of the current transport and writes the
+ * address a peer connects to (ZLINK_LAST_ENDPOINT) into ep. */
+static void bind_fresh(void *s, char *ep, size_t cap)
+{
+    char want[128];
+    int n = ++g_ep_seq;
+    switch (g_tp) {
+    case TP_INPROC:
+        snprintf(want, sizeof want, "inproc://pair-%d", n);
+        break;
+    case TP_TCP:
+        snprintf(want, sizeof want, "tcp://127.0.0.1:0");
+        break;
+    default: {
+        char tag[32];
+        snprintf(tag, sizeof tag, "pair-%d", n);
+        zt_ipc_endpoint(want, sizeof want, tag);
+        if (g_ipc_n < 64) {
+            snprintf(g_ipc_paths[g_ipc_n++], sizeof g_ipc_paths[0], "%s",
+                     want + strlen("ipc://"));
+        }
+        unlink(want + strlen("ipc://"));
+        break;
+    }
+    }
+    zlink_bind_result_t r = zlink_bind(s, want);
+    if (r != ZLINK_BIND_OK) {
+        int e = zlink_errno();
+        ZT_FAIL("bind(\"%s\") on transport %s: result %d, errno %d (%s)%s", want,
+                tp_names[g_tp], (int)r, e, zlink_strerror(e),
+                r == ZLINK_BIND_NOT_SUPPORTED || r == ZLINK_BIND_INTERNAL
+                    ? " -- transport not implemented in this build?"
+                    : "");
+    }
+    size_t size = cap;
+    ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
+    ZT_CHECK(size >= 2 && size <= cap && ep[size - 1] == '\0');
+    if (g_tp == TP_TCP) {
+        const char *colon = strrchr(ep, ':');
+        ZT_CHECK(colon != NULL);
+        ZT_CHECK(atoi(colon + 1) > 0); /* port 0 became a real port */
+    } else {
+        ZT_EQ_STR(ep, want);
+    }
+}
+
+static void connect_ok(void *s, const char *ep)
+{
+    zlink_connect_result_t r = zlink_connect(s, ep);
+    if (r != ZLINK_CONNECT_OK)
+        ZT_FAIL("connect(\"%s\"): result %d, errno %d", ep, (int)r, zlink_errno());
+}
+
+/* ------------------------------------------------------ records as strings */
+
+/* Sends n strings as one record. Checks the ownership rule on the way out:
+ * every slot comes back empty and initialized (item 12), and the
+ * completion id is 0 whenever no wait token can have been issued. */
+static zlink_submit_result_t send_list(void *s, int flags, const char *const *strs, size_t n)
+{
+    zlink_msg_t parts[MAXP];
+    ZT_CHECK(n <= MAXP);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(strs[i]);
+        ZT_EQ_INT(zlink_msg_init_size(&parts[i], len), ZLINK_CONFIG_OK);
+        if (len > 0)
+            memcpy(zlink_msg_data(&parts[i]), strs[i], len);
+    }
+    zlink_completion_id_t id = 0xDEADBEEFu;
+    zlink_submit_result_t r =
+        zlink_send(s, parts, n, (zlink_send_flags_t)flags, NULL, &id);
+    if (r == ZLINK_SUBMIT_OK || !(flags & ZLINK_DONTWAIT))
+        ZT_EQ_U64(id, 0);
+    for (size_t i = 0; i < n; i++) {
+        ZT_EQ_INT(zlink_msg_size(&parts[i]), 0);
+        ZT_EQ_INT(zlink_msg_close(&parts[i]), ZLINK_CONFIG_OK);
+    }
+    return r;
+}
+
+#define STRS(...) ((const char *const[]){__VA_ARGS__})
+#define NSTRS(...) (sizeof(STRS(__VA_ARGS__)) / sizeof(const char *))
+
+/* send_ok(s, "a", "b") sends a two-part record with flags NONE. */
+#define send_ok(s, ...) send_ok_at(__LINE__, s, STRS(__VA_ARGS__), NSTRS(__VA_ARGS__))
+static void send_ok_at(int line, void *s, const char *const *strs, size_t n)
+{
+    zlink_submit_result_t r = send_list(s, ZLINK_SEND_FLAGS_NONE, strs, n);
+    if (r != ZLINK_SUBMIT_OK)
+        ZT_FAIL("line %d: send: result %d, errno %d (%s)", line, (int)r, zlink_errno(),
+                zlink_strerror(zlink_errno()));
+}
+
+/* recv_expect(s, "a", "b") receives one record (NONE, RCVTIMEO) and checks
+ * it is exactly these parts. */
+#define recv_expect(s, ...) recv_expect_at(__LINE__, s, STRS(__VA_ARGS__), NSTRS(__VA_ARGS__))
+static void recv_expect_at(int line, void *s, const char *const *strs, size_t n)
+{
+    zlink_msg_t parts[MAXP];
+    size_t count = 9999;
+    const zlink_routing_id_t *rid = (const zlink_routing_id_t *)&count; /* not NULL */
+    zlink_recv_result_t r = zlink_recv(s, &rid, parts, MAXP, &count, ZLINK_RECV_FLAGS_NONE);
+    if (r != ZLINK_RECV_OK)
+        ZT_FAIL("line %d: recv: result %d, errno %d (%s)", line, (int)r, zlink_errno(),
+                zlink_strerror(zlink_errno()));
+    ZT_CHECK(rid == NULL); /* PAIR: no routing id (item 2) */
+    if (count != n)
+        ZT_FAIL("line %d: recv: %zu parts, expected %zu", line, count, n);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(strs[i]);
+        if (zlink_msg_size(&parts[i]) != len ||
+            (len > 0 && memcmp(zlink_msg_data(&parts[i]), strs[i], len) != 0))
+            ZT_FAIL("line %d: recv: part %zu is \"%.*s\", expected \"%s\"", line, i,
+                    (int)zlink_msg_size(&parts[i]), (const char *)zlink_msg_data(&parts[i]),
+                    strs[i]);
+    }
+    zlink_multipart_close(parts, count);
+}
+
+/* Nothing is waiting: DONTWAIT gives NO_DATA/EAGAIN. */
+#define expect_nothing(s) expect_nothing_at(__LINE__, s)
+static void expect_nothing_at(int line, void *s)
+{
+    zlink_msg_t parts[MAXP];
+    size_t count = 0;
+    zlink_recv_result_t r = zlink_recv(s, NULL, parts, MAXP, &count, ZLINK_RECV_FLAGS_DONTWAIT);
+    if (r == ZLINK_RECV_OK) {
+        ZT_FAIL("line %d: expected no record, got one of %zu parts (first \"%.*s\")", line,
+                count, count ? (int)zlink_msg_size(&parts[0]) : 0,
+                count ? (const char *)zlink_msg_data(&parts[0]) : "");
+    }
+    ZT_EQ_INT(r, ZLINK_RECV_NO_DATA);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+}
+
+/* a binds, b connects; one round trip proves the link is up both ways (on
+ * tcp and ipc the connect completes asynchronously). */
+static void make_pair(void **a, void **b)
+{
+    char ep[256];
+    *a = new_pair();
+    *b = new_pair();
+    bind_fresh(*a, ep, sizeof ep);
+    connect_ok(*b, ep);
+    send_ok(*b, "ping");
+    recv_expect(*a, "ping");
+    send_ok(*a, "pong");
+    recv_expect(*b, "pong");
+}
+
+/* ------------------------------------------------------------ item 1 */
+
+static void test_both_ways(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    for (int round = 0; round < 3; round++) {
+        send_ok(a, "a->b", "one");
+        send_ok(b, "b->a", "one");
+        send_ok(a, "a->b", "two");
+        send_ok(b, "b->a", "two");
+        recv_expect(b, "a->b", "one");
+        recv_expect(b, "a->b", "two");
+        recv_expect(a, "b->a", "one");
+        recv_expect(a, "b->a", "two");
+    }
+    expect_nothing(a);
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 2 */
+
+static void test_rid_is_null(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    send_ok(a, "x");
+    zlink_msg_t parts[4];
+    size_t count = 0;
+    static const zlink_routing_id_t sentinel = {3, {1, 2, 3}};
+    const zlink_routing_id_t *rid = &sentinel;
+    ZT_EQ_INT(zlink_recv(b, &rid, parts, 4, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_CHECK(rid == NULL);
+    ZT_EQ_INT(count, 1);
+    zlink_multipart_close(parts, count);
+    /* rid_opt itself may be NULL. */
+    send_ok(a, "y");
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, 4, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 1);
+    ZT_EQ_MEM(zlink_msg_data(&parts[0]), "y", 1);
+    zlink_multipart_close(parts, count);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 3 */
+
+/* Fills a part with a byte pattern derived from (rec, idx). */
+static void fill_part(zlink_msg_t *m, size_t size, int rec, int idx)
+{
+    ZT_EQ_INT(zlink_msg_init_size(m, size), ZLINK_CONFIG_OK);
+    unsigned char *p = zlink_msg_data(m);
+    for (size_t i = 0; i < size; i++)
+        p[i] = (unsigned char)(rec * 31 + idx * 7 + i);
+}
+
+static void check_part(zlink_msg_t *m, size_t size, int rec, int idx)
+{
+    ZT_EQ_INT(zlink_msg_size(m), size);
+    const unsigned char *p = zlink_msg_data(m);
+    ZT_CHECK(size == 0 || p != NULL);
+    for (size_t i = 0; i < size; i++) {
+        if (p[i] != (unsigned char)(rec * 31 + idx * 7 + i))
+            ZT_FAIL("record %d part %d byte %zu: %u, expected %u", rec, idx, i, p[i],
+                    (unsigned char)(rec * 31 + idx * 7 + i));
+    }
+}
+
+static void test_caller_owns_slots(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    const size_t sizes[3] = {5, ZLINK_MSG_INLINE_MAX + 1, 70000}; /* inline and shared */
+    for (int rec = 0; rec < 2; rec++) {
+        zlink_msg_t out[3];
+        for (int i = 0; i < 3; i++)
+            fill_part(&out[i], sizes[i], rec, i);
+        ZT_EQ_INT(zlink_send(a, out, 3, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+        zlink_multipart_close(out, 3); /* consumed: empty, still closable */
+    }
+    /* The receive slots need no initialization: garbage in them is fine. */
+    zlink_msg_t first[3], second[3];
+    memset(first, 0xA5, sizeof first);
+    memset(second, 0x5A, sizeof second);
+    size_t n1 = 0, n2 = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, first, 3, &n1, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(zlink_recv(b, NULL, second, 3, &n2, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(n1, 3);
+    ZT_EQ_INT(n2, 3);
+    /* The first record is still the caller's after the next receive. */
+    for (int i = 0; i < 3; i++) {
+        check_part(&first[i], sizes[i], 0, i);
+        check_part(&second[i], sizes[i], 1, i);
+    }
+    /* Owned means writable and movable, too. */
+    memset(zlink_msg_data(&first[2]), 0, sizes[2]);
+    zlink_msg_t moved;
+    ZT_EQ_INT(zlink_msg_init(&moved), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_move(&moved, &second[2]), ZLINK_CONFIG_OK);
+    check_part(&moved, sizes[2], 1, 2);
+    ZT_EQ_INT(zlink_msg_close(&moved), ZLINK_CONFIG_OK);
+    zlink_multipart_close(first, n1);
+    zlink_multipart_close(second, n2); /* second[2] is empty after the move */
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 4 */
+
+static void test_buffer_too_small(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    send_ok(a, "p0", "p1", "p2");
+    send_ok(a, "next");
+    zlink_msg_t parts[3];
+    memset(parts, 0xC3, sizeof parts);
+    unsigned char before[sizeof parts];
+    memcpy(before, parts, sizeof parts);
+    size_t count = 0;
+    /* NONE waits for the record, then finds the buffer short. */
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_NONE),
+              ZLINK_RECV_BUFFER_TOO_SMALL);
+    ZT_EQ_INT(zlink_errno(), ENOBUFS);
+    ZT_EQ_INT(count, 3);
+    ZT_EQ_MEM(parts, before, sizeof parts); /* nothing written */
+    /* Nothing was consumed: the same answer again, also with cap 0. */
+    count = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, 0, &count, ZLINK_RECV_FLAGS_DONTWAIT),
+              ZLINK_RECV_BUFFER_TOO_SMALL);
+    ZT_EQ_INT(count, 3);
+    count = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
+              ZLINK_RECV_BUFFER_TOO_SMALL);
+    ZT_EQ_INT(count, 3);
+    ZT_EQ_MEM(parts, before, sizeof parts);
+    /* A big enough buffer gets the same record, whole, once. */
+    recv_expect(b, "p0", "p1", "p2");
+    recv_expect(b, "next");
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 5 */
+
+static void test_single_and_multipart_order(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    send_ok(a, "solo");
+    send_ok(a, "", "empty first and last", "");
+    send_ok(a, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+            "16", "17", "18", "19", "20");
+    send_ok(a, "");
+    /* Parts of every size class, in one record. */
+    const size_t sizes[5] = {0, 1, ZLINK_MSG_INLINE_MAX, 4096, 300000};
+    zlink_msg_t out[5];
+    for (int i = 0; i < 5; i++)
+        fill_part(&out[i], sizes[i], 9, i);
+    ZT_EQ_INT(zlink_send(a, out, 5, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    zlink_multipart_close(out, 5);
+    send_ok(a, "after");
+
+    zlink_msg_t parts[MAXP];
+    size_t count = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, MAXP, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 1); /* n = 1 gives exactly one part */
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), 4);
+    ZT_EQ_MEM(zlink_msg_data(&parts[0]), "solo", 4);
+    zlink_multipart_close(parts, count);
+    recv_expect(b, "", "empty first and last", "");
+    recv_expect(b, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
+                "15", "16", "17", "18", "19", "20");
+    recv_expect(b, "");
+    ZT_EQ_INT(zlink_recv(b, NULL, parts, MAXP, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 5);
+    for (int i = 0; i < 5; i++)
+        check_part(&parts[i], sizes[i], 9, i);
+    zlink_multipart_close(parts, count);
+    recv_expect(b, "after");
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 6 */
+
+static void test_dontwait_immediate_id_zero(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    for (int i = 0; i < 3; i++) {
+        zlink_msg_t m;
+        ZT_EQ_INT(zlink_msg_init_size(&m, 3), ZLINK_CONFIG_OK);
+        memcpy(zlink_msg_data(&m), "now", 3);
+        zlink_completion_id_t id = 0xFFFFFFFFFFFFFFFFull;
+        ZT_EQ_INT(zlink_send(a, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, &id, &id), ZLINK_SUBMIT_OK);
+        ZT_EQ_U64(id, 0);
+        ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    }
+    /* completion_id_out may be NULL. */
+    zlink_msg_t m;
+    ZT_EQ_INT(zlink_msg_init_size(&m, 3), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&m), "now", 3);
+    ZT_EQ_INT(zlink_send(a, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    for (int i = 0; i < 4; i++)
+        recv_expect(b, "now");
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 10 */
+
+static void test_no_data(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    zlink_msg_t parts[2];
+    memset(parts, 0x77, sizeof parts);
+    unsigned char before[sizeof parts];
+    memcpy(before, parts, sizeof parts);
+    static const zlink_routing_id_t sentinel = {1, {9}};
+    const zlink_routing_id_t *rid = &sentinel;
+    size_t count = 4242;
+
+    /* DONTWAIT with nothing queued. */
+    ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
+              ZLINK_RECV_NO_DATA);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    /* NONE with RCVTIMEO 0 is one attempt too. */
+    set_int(b, ZLINK_RCVTIMEO, 0);
+    int64_t t0 = zt_now_ms();
+    ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_NO_DATA);
+    ZT_CHECK(zlink_errno() == EAGAIN || zlink_errno() == ETIMEDOUT);
+    ZT_CHECK(zt_now_ms() - t0 < 500);
+    /* NONE waits RCVTIMEO, then gives up. */
+    set_int(b, ZLINK_RCVTIMEO, 60);
+    t0 = zt_now_ms();
+    ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_NO_DATA);
+    int64_t waited = zt_now_ms() - t0;
+    ZT_CHECK(zlink_errno() == EAGAIN || zlink_errno() == ETIMEDOUT);
+    if (waited < 55 || waited > 1000 * zt_timeout_mult())
+        ZT_FAIL("RCVTIMEO 60 waited %lld ms", (long long)waited);
+    /* Failures change no output. */
+    ZT_EQ_INT(count, 4242);
+    ZT_CHECK(rid == &sentinel);
+    ZT_EQ_MEM(parts, before, sizeof parts);
+    /* The socket still works afterwards. */
+    set_int(b, ZLINK_RCVTIMEO, 5000);
+    send_ok(a, "late");
+    recv_expect(b, "late");
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 11 */
+
+/* A zlink_free_fn that counts calls. */
+static atomic_int g_ffn_calls;
+static void count_ffn(void *data, void *hint)
+{
+    (void)data;
+    (void)hint;
+    atomic_fetch_add(&g_ffn_calls, 1);
+}
+
+static void test_failed_send_invisible(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    zlink_msg_t parts[3];
+
+    /* Too big for MAXMSGSIZE: INVALID_ARGUMENT/EMSGSIZE, nothing arrives. */
+    set_i64(a, ZLINK_MAXMSGSIZE, 10);
+    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("hello", "world!"), 2),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EMSGSIZE);
+    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_DONTWAIT, STRS("eleven char"), 1),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EMSGSIZE);
+    set_i64(a, ZLINK_MAXMSGSIZE, -1);
+
+    /* One invalid part: INVALID_HANDLE/EFAULT, the valid parts are not sent. */
+    ZT_EQ_INT(zlink_msg_init_size(&parts[0], 4), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&parts[0]), "head", 4);
+    memset(&parts[1], 0, sizeof parts[1]); /* never initialized */
+    ZT_EQ_INT(zlink_msg_init_size(&parts[2], 4), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&parts[2]), "tail", 4);
+    ZT_EQ_INT(zlink_send(a, parts, 3, ZLINK_SEND_FLAGS_NONE, NULL, NULL),
+              ZLINK_SUBMIT_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    zlink_multipart_close(parts, 3);
+
+    /* Unknown flag bits: INVALID_ARGUMENT/EINVAL. */
+    ZT_EQ_INT(send_list(a, 0x80, STRS("flags"), 1), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+
+    /* The peer sees none of it: the next good record is the first. */
+    send_ok(a, "good");
+    recv_expect(b, "good");
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 12 */
+
+static void test_slots_consumed_and_reusable(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    static char zc_buf[100];
+    memset(zc_buf, 'z', sizeof zc_buf);
+    atomic_store(&g_ffn_calls, 0);
+
+    /* Success: both slots (one zero-copy) come back empty. */
+    zlink_msg_t parts[2];
+    ZT_EQ_INT(zlink_msg_init_size(&parts[0], 2), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&parts[0]), "hi", 2);
+    ZT_EQ_INT(zlink_msg_init_data(&parts[1], zc_buf, sizeof zc_buf, count_ffn, NULL),
+              ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send(a, parts, 2, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
+    ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
+    /* Reusable as they are: resend the two empty slots as a record. */
+    ZT_EQ_INT(zlink_send(a, parts, 2, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
+    /* ... or after re-initializing (close first: they are initialized). */
+    ZT_EQ_INT(zlink_msg_close(&parts[0]), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_init_size(&parts[0], 3), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&parts[0]), "re!", 3);
+    ZT_EQ_INT(zlink_send(a, parts, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_close(&parts[0]), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_close(&parts[1]), ZLINK_CONFIG_OK);
+
+    zlink_msg_t in[4];
+    size_t count = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, in, 4, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 2);
+    ZT_EQ_INT(zlink_msg_size(&in[1]), sizeof zc_buf);
+    ZT_EQ_MEM(zlink_msg_data(&in[1]), zc_buf, sizeof zc_buf);
+    zlink_multipart_close(in, count);
+    /* 02-message 5: ffn runs once the sent buffer's last reference is gone. */
+    ZT_EVENTUALLY(atomic_load(&g_ffn_calls) == 1, 2000);
+    recv_expect(b, "", "");
+    recv_expect(b, "re!");
+
+    /* Failure (MAXMSGSIZE): consumed just the same, ffn exactly once. */
+    atomic_store(&g_ffn_calls, 0);
+    set_i64(a, ZLINK_MAXMSGSIZE, 50);
+    ZT_EQ_INT(zlink_msg_init_data(&parts[0], zc_buf, sizeof zc_buf, count_ffn, NULL),
+              ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send(a, parts, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
+    ZT_EQ_INT(atomic_load(&g_ffn_calls), 1); /* dropped by the call itself */
+    /* The consumed slot is reusable for a send that succeeds. */
+    ZT_EQ_INT(zlink_send(a, parts, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_close(&parts[0]), ZLINK_CONFIG_OK);
+    recv_expect(b, "");
+    ZT_EQ_INT(atomic_load(&g_ffn_calls), 1);
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 13 */
+
+static void test_no_partial_state(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    /* A failed multipart leaves no prefix behind for the next record. */
+    for (int round = 0; round < 3; round++) {
+        zlink_msg_t parts[4];
+        for (int i = 0; i < 4; i++) {
+            ZT_EQ_INT(zlink_msg_init_size(&parts[i], 6), ZLINK_CONFIG_OK);
+            memcpy(zlink_msg_data(&parts[i]), "prefix", 6);
+        }
+        ZT_EQ_INT(zlink_msg_close(&parts[3]), ZLINK_CONFIG_OK); /* the last is invalid */
+        ZT_EQ_INT(zlink_send(a, parts, 4, ZLINK_SEND_FLAGS_NONE, NULL, NULL),
+                  ZLINK_SUBMIT_INVALID_HANDLE);
+        zlink_multipart_close(parts, 3);
+        send_ok(a, "whole", "record");
+        recv_expect(b, "whole", "record");
+    }
+    /* A refused receive (short buffer) leaves no half-taken record. */
+    send_ok(a, "x1", "x2", "x3", "x4");
+    zlink_msg_t in[2];
+    size_t count = 0;
+    ZT_EQ_INT(zlink_recv(b, NULL, in, 2, &count, ZLINK_RECV_FLAGS_NONE),
+              ZLINK_RECV_BUFFER_TOO_SMALL);
+    ZT_EQ_INT(count, 4);
+    send_ok(a, "y");
+    recv_expect(b, "x1", "x2", "x3", "x4");
+    recv_expect(b, "y");
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 15 */
+
+struct later_peer {
+    char ep[256];
+    void *sock;
+};
+
+static void *connect_later(void *arg)
+{
+    struct later_peer *lp = arg;
+    lp->sock = new_pair();
+    connect_ok(lp->sock, lp->ep);
+    return NULL;
+}
+
+static void test_none_waits_for_peer(void)
+{
+    ctx_begin();
+    void *a = new_pair();
+    struct later_peer lp;
+    bind_fresh(a, lp.ep, sizeof lp.ep);
+
+    /* No peer: DONTWAIT, SNDTIMEO 0 and a short SNDTIMEO give up. */
+    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_DONTWAIT, STRS("nobody"), 1),
+              ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    set_int(a, ZLINK_SNDTIMEO, 0);
+    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("nobody"), 1),
+              ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    set_int(a, ZLINK_SNDTIMEO, 50);
+    int64_t t0 = zt_now_ms();
+    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("nobody"), 1),
+              ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    int64_t waited = zt_now_ms() - t0;
+    if (waited < 45 || waited > 1000 * zt_timeout_mult())
+        ZT_FAIL("SNDTIMEO 50 waited %lld ms", (long long)waited);
+
+    /* NONE within SNDTIMEO: a peer that connects while the send waits gets
+     * the record. The connect starts on another thread once the send is
+     * under way. */
+    set_int(a, ZLINK_SNDTIMEO, 10000);
+    pthread_t t;
+    ZT_EQ_INT(pthread_create(&t, NULL, connect_later, &lp), 0);
+    send_ok(a, "waited", "for you");
+    ZT_EQ_INT(pthread_join(t, NULL), 0);
+    set_int(lp.sock, ZLINK_RCVTIMEO, 5000);
+    recv_expect(lp.sock, "waited", "for you");
+    expect_nothing(lp.sock); /* the refused sends above left nothing */
+    close_ok(lp.sock);
+
+    /* The same after the peer went away (inproc: the close is synchronous,
+     * so the next send cannot be taken by the old pipe). */
+    if (g_tp == TP_INPROC) {
+        ZT_EQ_INT(pthread_create(&t, NULL, connect_later, &lp), 0);
+        send_ok(a, "again");
+        ZT_EQ_INT(pthread_join(t, NULL), 0);
+        recv_expect(lp.sock, "again");
+        close_ok(lp.sock);
+    }
+    close_ok(a);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------ item 16 */
+
+static void test_no_replay(void)
+{
+    ctx_begin();
+    char ep[256];
+    void *a = new_pair();
+    bind_fresh(a, ep, sizeof ep);
+    void *b = new_pair();
+    connect_ok(b, ep);
+    send_ok(b, "hello from b");
+    recv_expect(a, "hello from b");
+    send_ok(a, "r1");
+    recv_expect(b, "r1");
+    send_ok(a, "r0-unread"); /* admitted towards b; b never reads it */
+    close_ok(b);             /* b's unread records are discarded */
+
+    /* A new peer. On tcp and ipc a may refuse it until it has seen b go,
+     * so b2 greets until a hears a greeting: then b2 is a's peer. */
+    void *b2 = new_pair();
+    connect_ok(b2, ep);
+    set_int(a, ZLINK_RCVTIMEO, 200);
+    int heard = 0;
+    for (int i = 0; i < 50 && !heard; i++) {
+        char hello[32];
+        snprintf(hello, sizeof hello, "hello-%d", i);
+        zlink_submit_result_t r = send_list(b2, ZLINK_SEND_FLAGS_NONE, STRS(hello), 1);
+        ZT_CHECK(r == ZLINK_SUBMIT_OK || r == ZLINK_SUBMIT_BACKPRESSURED);
+        zlink_msg_t in[2];
+        size_t count = 0;
+        if (zlink_recv(a, NULL, in, 2, &count, ZLINK_RECV_FLAGS_NONE) == ZLINK_RECV_OK) {
+            ZT_EQ_INT(count, 1);
+            ZT_CHECK(zlink_msg_size(&in[0]) > 6);
+            ZT_EQ_MEM(zlink_msg_data(&in[0]), "hello-", 6);
+            heard = 1;
+            zlink_multipart_close(in, count);
+        }
+    }
+    ZT_CHECK(heard);
+    /* b2 gets what a sends from now on, and nothing sent before. */
+    send_ok(a, "r2");
+    recv_expect(b2, "r2");
+    expect_nothing(b2);
+    close_ok(a);
+    close_ok(b2);
+    ctx_end();
+}
+
+/* ------------------------------------------------- second peer refused */
+
+static void test_second_peer_refused(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    char ep[256];
+    size_t size = sizeof ep;
+    ZT_EQ_INT(zlink_getsockopt(a, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
+    void *c = new_pair();
+    zlink_connect_result_t r = zlink_connect(c, ep);
+    if (g_tp == TP_INPROC) {
+        /* In process the refusal is known at once. */
+        ZT_EQ_INT(r, ZLINK_CONNECT_CONFLICT);
+        ZT_EQ_INT(zlink_errno(), EEXIST);
+        ZT_EQ_INT(send_list(c, ZLINK_SEND_FLAGS_DONTWAIT, STRS("intruder"), 1),
+                  ZLINK_SUBMIT_BACKPRESSURED);
+    } else {
+        ZT_EQ_INT(r, ZLINK_CONNECT_OK); /* asynchronous; refused after the handshake */
+    }
+    /* a keeps talking to b only. */
+    for (int i = 0; i < 5; i++) {
+        send_ok(a, "for b");
+        recv_expect(b, "for b");
+        send_ok(b, "for a");
+        recv_expect(a, "for a");
+    }
+    expect_nothing(c);
+    close_ok(c);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------ 02-message 15: consume all */
+
+static void test_failed_part_send_consumes_all(void)
+{
+    ctx_begin();
+    static char zc_buf[64];
+    memset(zc_buf, 'q', sizeof zc_buf);
+
+    /* A bad part in the middle: every part is consumed, ffn runs once. */
+    void *a, *b;
+    make_pair(&a, &b);
+    atomic_store(&g_ffn_calls, 0);
+    zlink_msg_t parts[3];
+    ZT_EQ_INT(zlink_msg_init_data(&parts[0], zc_buf, sizeof zc_buf, count_ffn, NULL),
+              ZLINK_CONFIG_OK);
+    memset(&parts[1], 0, sizeof parts[1]);
+    ZT_EQ_INT(zlink_msg_init_size(&parts[2], 1000), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send(a, parts, 3, ZLINK_SEND_FLAGS_NONE, NULL, NULL),
+              ZLINK_SUBMIT_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    ZT_EQ_INT(atomic_load(&g_ffn_calls), 1);
+    for (int i = 0; i < 3; i++) {
+        ZT_EQ_INT(zlink_msg_size(&parts[i]), 0);
+        ZT_EQ_INT(zlink_msg_close(&parts[i]), ZLINK_CONFIG_OK); /* left initialized */
+    }
+    /* The sequence ended with the failure: the next record stands alone. */
+    send_ok(a, "fresh");
+    recv_expect(b, "fresh");
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+
+    /* Refused for lack of a peer (BACKPRESSURED): consumed the same way. */
+    void *lonely = new_pair();
+    char ep[256];
+    bind_fresh(lonely, ep, sizeof ep);
+    atomic_store(&g_ffn_calls, 0);
+    ZT_EQ_INT(zlink_msg_init_size(&parts[0], 10), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_init_data(&parts[1], zc_buf, sizeof zc_buf, count_ffn, NULL),
+              ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send(lonely, parts, 2, ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL),
+              ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(atomic_load(&g_ffn_calls), 1);
+    ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
+    ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
+    zlink_multipart_close(parts, 2);
+    close_ok(lonely);
+    ctx_end();
+}
+
+/* --------------------------------------- 02-message 16: no interleaving */
+
+#define SENDERS 4
+#define PER_SENDER 300
+
+struct part_hdr {
+    uint32_t sender, seq, idx, nparts;
+};
+
+static void *g_shared_sender;
+static pthread_barrier_t g_start;
+
+static size_t body_len(uint32_t seq, uint32_t idx)
+{
+    return (size_t)((seq * 37u + idx * 11u) % 300u);
+}
+
+static unsigned char body_byte(uint32_t sender, uint32_t seq, uint32_t idx, size_t i)
+{
+    return (unsigned char)(sender * 64u + seq * 3u + idx + (uint32_t)i);
+}
+
+static void *sender_main(void *arg)
+{
+    uint32_t sender = (uint32_t)(uintptr_t)arg;
+    pthread_barrier_wait(&g_start);
+    for (uint32_t seq = 0; seq < PER_SENDER; seq++) {
+        uint32_t nparts = 1 + (seq + sender) % 6;
+        zlink_msg_t parts[6];
+        for (uint32_t idx = 0; idx < nparts; idx++) {
+            size_t blen = body_len(seq, idx);
+            struct part_hdr h = {sender, seq, idx, nparts};
+            ZT_EQ_INT(zlink_msg_init_size(&parts[idx], sizeof h + blen), ZLINK_CONFIG_OK);
+            unsigned char *p = zlink_msg_data(&parts[idx]);
+            memcpy(p, &h, sizeof h);
+            for (size_t i = 0; i < blen; i++)
+                p[sizeof h + i] = body_byte(sender, seq, idx, i);
+        }
+        zlink_submit_result_t r =
+            zlink_send(g_shared_sender, parts, nparts, ZLINK_SEND_FLAGS_NONE, NULL, NULL);
+        if (r != ZLINK_SUBMIT_OK)
+            ZT_FAIL("sender %u seq %u: result %d errno %d", sender, seq, (int)r, zlink_errno());
+        zlink_multipart_close(parts, nparts);
+    }
+    return NULL;
+}
+
+static void test_no_interleaving_concurrent_senders(void)
+{
+    void *a, *b;
+    ctx_begin();
+    make_pair(&a, &b);
+    set_int(a, ZLINK_SNDTIMEO, 10000);
+    set_int(b, ZLINK_RCVTIMEO, 10000);
+    g_shared_sender = a;
+    pthread_t t[SENDERS];
+    ZT_EQ_INT(pthread_barrier_init(&g_start, NULL, SENDERS), 0);
+    for (uintptr_t i = 0; i < SENDERS; i++)
+        ZT_EQ_INT(pthread_create(&t[i], NULL, sender_main, (void *)i), 0);
+
+    uint32_t next_seq[SENDERS] = {0};
+    for (int got = 0; got < SENDERS * PER_SENDER; got++) {
+        zlink_msg_t parts[8];
+        size_t count = 0;
+        zlink_recv_result_t r = zlink_recv(b, NULL, parts, 8, &count, ZLINK_RECV_FLAGS_NONE);
+        if (r != ZLINK_RECV_OK)
+            ZT_FAIL("record %d: recv result %d errno %d", got, (int)r, zlink_errno());
+        struct part_hdr h0;
+        ZT_CHECK(zlink_msg_size(&parts[0]) >= sizeof h0);
+        memcpy(&h0, zlink_msg_data(&parts[0]), sizeof h0);
+        ZT_CHECK(h0.sender < SENDERS);
+        if (h0.seq != next_seq[h0.sender])
+            ZT_FAIL("sender %u: got seq %u, expected %u", h0.sender, h0.seq,
+                    next_seq[h0.sender]);
+        next_seq[h0.sender]++;
+        if (count != h0.nparts)
+            ZT_FAIL("sender %u seq %u: %zu parts, expected %u", h0.sender, h0.seq, count,
+                    h0.nparts);
+        for (uint32_t idx = 0; idx < count; idx++) {
+            struct part_hdr h;
+            size_t blen = body_len(h0.seq, idx);
+            ZT_EQ_INT(zlink_msg_size(&parts[idx]), sizeof h + blen);
+            const unsigned char *p = zlink_msg_data(&parts[idx]);
+            memcpy(&h, p, sizeof h);
+            if (h.sender != h0.sender || h.seq != h0.seq || h.idx != idx ||
+                h.nparts != h0.nparts)
+                ZT_FAIL("record (%u,%u) part %u carries (%u,%u,%u): interleaved", h0.sender,
+                        h0.seq, idx, h.sender, h.seq, h.idx);
+            for (size_t i = 0; i < blen; i++)
+                if (p[sizeof h + i] != body_byte(h.sender, h.seq, idx, i))
+                    ZT_FAIL("record (%u,%u) part %u byte %zu corrupt", h.sender, h.seq, idx,
+                            i);
+        }
+        zlink_multipart_close(parts, count);
+    }
+    for (int i = 0; i < SENDERS; i++) {
+        ZT_EQ_INT(pthread_join(t[i], NULL), 0);
+        ZT_EQ_INT(next_seq[i], PER_SENDER);
+    }
+    pthread_barrier_destroy(&g_start);
+    expect_nothing(b);
+    close_ok(a);
+    close_ok(b);
+    ctx_end();
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void run_case(const char *name, void (*fn)(void))
+{
+    /* zt__run keeps the name pointer until it prints the verdict. */
+    static char names[64][96];
+    static int used;
+    char *slot = names[used++ % 64];
+    snprintf(slot, sizeof names[0], "%s[%s]", name, tp_names[g_tp]);
+    zt__run(slot, fn);
+}
+
+#define RUN_TP(fn) run_case(#fn, fn)
+
+int main(void)
+{
+    atexit(ipc_cleanup);
+    for (g_tp = TP_INPROC; g_tp <= TP_IPC; g_tp++) {
+        RUN_TP(test_both_ways);
+        RUN_TP(test_rid_is_null);
+        RUN_TP(test_caller_owns_slots);
+        RUN_TP(test_buffer_too_small);
+        RUN_TP(test_single_and_multipart_order);
+        RUN_TP(test_dontwait_immediate_id_zero);
+        RUN_TP(test_no_data);
+        RUN_TP(test_failed_send_invisible);
+        RUN_TP(test_slots_consumed_and_reusable);
+        RUN_TP(test_no_partial_state);
+        RUN_TP(test_none_waits_for_peer);
+        RUN_TP(test_no_replay);
+        RUN_TP(test_second_peer_refused);
+        RUN_TP(test_failed_part_send_consumes_all);
+        RUN_TP(test_no_interleaving_concurrent_senders);
+    }
+    return zt_done();
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# setup.sh — installs what building and testing ZLink needs, from Debian.
+#
+# Idempotent and quiet: installs only the packages that are missing, prints
+# nothing when all are present, and prints apt's log only when it fails.
+# Runs apt-get directly as root, through sudo otherwise.
+set -euo pipefail
+
+packages=(
+    bazel-bootstrap # Bazel 4.2.3, the build (spec/DECISIONS.md D6)
+    build-essential # gcc, g++, make, binutils (readelf)
+    pkg-config
+    libuv1-dev      # the engine's event loop
+    libzmq3-dev     # the benchmark baseline
+    abigail-tools   # abidw / abidiff for the ABI gate
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+        missing+=("$p")
+    fi
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+else
+    echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+echo "setup.sh: installing ${missing[*]}" >&2
+if ! { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+       "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+           --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup.sh: apt-get failed" >&2
+    exit 1
+fi
