@@ -141,7 +141,7 @@ if [ -z "$missing" ] && [ -z "$extra" ]; then
 fi
 
 # ------------------------------------------------------------ 6. abidiff
-regen="abi/update_baseline.sh   # runs: abidw --no-corpus-path --no-comp-dir-path --no-show-locs --no-elf-needed --out-file abi/baseline.abi bazel-bin/core/$want_soname"
+regen="abi/update_baseline.sh   # runs: abidw --no-corpus-path --no-comp-dir-path --no-show-locs --no-elf-needed --drop-undefined-syms --headers-dir abi/include --drop-private-types --out-file abi/baseline.abi bazel-bin/core/$want_soname"
 if [ ! -s "$baseline" ]; then
     fail "baseline $baseline is missing or empty; create it with: $regen"
 else

@@ -29,9 +29,12 @@ readelf -S -W "$lib" | grep -q '\.debug_info' || {
     exit 1
 }
 
-# Paths and line numbers are left out so that the file only changes when the
-# ABI does; DT_NEEDED is left out because it differs between sanitizer builds
+# Only the public surface is recorded: types not declared in abi/include
+# (internal structs, libuv, libc) and imported symbols are dropped, so the
+# file changes only when the ABI does. Paths and line numbers are left out
+# for the same reason; DT_NEEDED because it differs between sanitizer builds
 # and is not part of ZLink's own interface.
 abidw --no-corpus-path --no-comp-dir-path --no-show-locs --no-elf-needed \
+    --drop-undefined-syms --headers-dir abi/include --drop-private-types \
     --out-file abi/baseline.abi "$lib"
 echo "wrote abi/baseline.abi from $lib ($(grep -c '<elf-symbol ' abi/baseline.abi) symbols)"

@@ -280,8 +280,9 @@ ZLINK_EXPORT int zlink_has(const char *what);
 ZLINK_EXPORT void *zlink_ctx_new(void);
 /* Non-blocking: blocking calls on the context's sockets return ETERM. */
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx);
-/* Called once; blocks until every socket of the context is closed and its
- * pending output is flushed or its linger expired; then frees the context. */
+/* Called once. Shuts the context down (blocking calls get ETERM), blocks
+ * until the application has closed every socket and their pending output
+ * is flushed or their linger expired, then frees the context. */
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx);
 ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value);
 /* The option's value, or -1 with *result (may be NULL) and errno set. */

@@ -159,7 +159,7 @@ struct zl_socket {
     zlink_routing_id_t connect_rid;   /* ROUTER CONNECT_ROUTING_ID, one-shot */
     zlink_routing_id_t recv_rid;      /* storage behind the borrowed rid view */
     bool closing;
-    bool terminated;                  /* ctx shut down: blocking calls ETERM */
+    _Atomic bool terminated;          /* ctx shut down: calls get ETERM */
     zl_frame_t *rx;                   /* receive scratch (under lk) */
     zl_frame_t *stash;                /* a record handed back (SUB short topic) */
     size_t stash_n;

@@ -19,7 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static void set_int(void *s, int opt, int v)
 {
@@ -68,6 +71,46 @@ static void recv_str(void *s, const char *want)
     zlink_multipart_close(m, n);
 }
 
+/* ------------------------------------------------- "blocked" detection */
+
+/* The calling thread's kernel id, for wait_blocked(). */
+static long self_tid(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
+/* Waits until thread tid sleeps in the kernel in a wait (a condition
+ * variable's futex, or a poll), which is how a call blocked inside ZLink
+ * looks from outside: the public API has no way to tell. Returns 1 once
+ * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
+ * on without the guarantee, so the check only ever makes a case stricter,
+ * never flaky. */
+static int wait_blocked(long tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+    int64_t end = zt_now_ms() + 2000;
+    while (zt_now_ms() < end) {
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            return 0;
+        long nr = -1;
+        unsigned long a0 = 0, op = 0;
+        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
+        fclose(f);
+        if (got == 3 && nr == SYS_futex && (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */)
+            return 1;
+#ifdef SYS_poll
+        if (got >= 1 && nr == SYS_poll)
+            return 1;
+#endif
+        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
+            return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ item 1 */
 
 static void test_new_returns_context(void)
@@ -108,11 +151,13 @@ struct blocked_call {
     int is_send;
     int result;
     int err;
+    _Atomic long tid;
 };
 
 static void *blocked_main(void *arg)
 {
     struct blocked_call *bc = arg;
+    atomic_store(&bc->tid, self_tid());
     if (bc->is_send) {
         bc->result = send_str(bc->sock, "stuck", ZLINK_SEND_FLAGS_NONE);
     } else {
@@ -128,20 +173,31 @@ static void *blocked_main(void *arg)
     return NULL;
 }
 
-/* Starts a thread that calls recv (or send) on s with an infinite timeout. */
-static void start_blocked(pthread_t *t, struct blocked_call *bc, void *s, int is_send)
+/* Starts a thread that calls recv (or send) on s with an infinite timeout.
+ * With wait set, returns once the thread sleeps inside the call (when /proc
+ * can tell); otherwise at once, so the call may start before or after
+ * whatever the caller does next. */
+static void start_blocked(pthread_t *t, struct blocked_call *bc, void *s, int is_send,
+                          int wait)
 {
     bc->sock = s;
     bc->is_send = is_send;
     bc->result = -1;
     bc->err = 0;
+    atomic_store(&bc->tid, 0);
     set_int(s, is_send ? ZLINK_SNDTIMEO : ZLINK_RCVTIMEO, -1);
     ZT_EQ_INT(pthread_create(t, NULL, blocked_main, bc), 0);
+    if (wait) {
+        while (atomic_load(&bc->tid) == 0)
+            sched_yield();
+        (void)wait_blocked(atomic_load(&bc->tid));
+    }
 }
 
 static void test_shutdown_wakes_blocked_recv(void)
 {
-    /* Repeated: the thread may be waiting already, or not yet inside. */
+    /* Even rounds: the receive is asleep inside before the shutdown. Odd
+     * rounds: it may start before or after. */
     for (int round = 0; round < 20; round++) {
         void *ctx = zlink_ctx_new();
         ZT_CHECK(ctx != NULL);
@@ -149,7 +205,7 @@ static void test_shutdown_wakes_blocked_recv(void)
         inproc_pair(ctx, "wake", &a, &b);
         pthread_t t;
         struct blocked_call bc;
-        start_blocked(&t, &bc, b, 0);
+        start_blocked(&t, &bc, b, 0, round % 2 == 0);
         ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK); /* does not block */
         ZT_EQ_INT(pthread_join(t, NULL), 0);
         ZT_EQ_INT(bc.result, ZLINK_RECV_TERMINATED);
@@ -170,7 +226,7 @@ static void test_shutdown_wakes_blocked_send(void)
         /* One sender waits for a peer that never comes ... */
         void *lonely = sock(ctx, ZLINK_PAIR);
         ZT_EQ_INT(zlink_bind(lonely, "inproc://nobody-comes"), ZLINK_BIND_OK);
-        start_blocked(&t[0], &bc[0], lonely, 1);
+        start_blocked(&t[0], &bc[0], lonely, 1, round % 2 == 0);
         /* ... the other for room at a full HWM. */
         void *a, *b;
         uint64_t hwm = 100;
@@ -182,7 +238,7 @@ static void test_shutdown_wakes_blocked_send(void)
         ZT_EQ_INT(send_str(a, "fills the queue", ZLINK_SEND_FLAGS_DONTWAIT), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(send_str(a, "no room", ZLINK_SEND_FLAGS_DONTWAIT),
                   ZLINK_SUBMIT_BACKPRESSURED);
-        start_blocked(&t[1], &bc[1], a, 1);
+        start_blocked(&t[1], &bc[1], a, 1, round % 2 == 0);
 
         ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
         for (int i = 0; i < 2; i++) {
@@ -204,12 +260,12 @@ static void test_calls_after_shutdown_get_eterm(void)
     void *a, *b;
     inproc_pair(ctx, "after", &a, &b);
     ZT_EQ_INT(send_str(a, "queued before", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    set_int(a, ZLINK_SNDTIMEO, -1);
+    set_int(b, ZLINK_RCVTIMEO, -1);
     ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
 
     /* Blocking calls started after the shutdown: ETERM at once, even with
      * an infinite timeout and even with a record waiting. */
-    set_int(a, ZLINK_SNDTIMEO, -1);
-    set_int(b, ZLINK_RCVTIMEO, -1);
     ZT_EQ_INT(send_str(a, "after", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_TERMINATED);
     ZT_EQ_INT(zlink_errno(), ETERM);
     zlink_msg_t m[2];
@@ -251,11 +307,13 @@ struct term_worker {
     void *sock;
     int recv_result, recv_err;
     int close_result, close_err;
+    _Atomic long tid;
 };
 
 static void *term_worker_main(void *arg)
 {
     struct term_worker *w = arg;
+    atomic_store(&w->tid, self_tid());
     zlink_msg_t m[2];
     size_t n = 0;
     w->recv_result = zlink_recv(w->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
@@ -274,9 +332,14 @@ static void test_term_blocks_until_sockets_closed(void)
         inproc_pair(ctx, "term", &a, &b);
         ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
         set_int(b, ZLINK_RCVTIMEO, -1);
-        struct term_worker w = {b, -1, 0, -1, 0};
+        struct term_worker w = {b, -1, 0, -1, 0, 0};
         pthread_t t;
         ZT_EQ_INT(pthread_create(&t, NULL, term_worker_main, &w), 0);
+        if (round % 2 == 0) { /* the receive is asleep before term starts */
+            while (atomic_load(&w.tid) == 0)
+                sched_yield();
+            (void)wait_blocked(atomic_load(&w.tid));
+        }
         ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK); /* once; it may block */
         ZT_EQ_INT(pthread_join(t, NULL), 0);
         ZT_EQ_INT(w.recv_result, ZLINK_RECV_TERMINATED);
@@ -636,7 +699,7 @@ static void test_concurrent_shutdown(void)
     inproc_pair(ctx, "concurrent", &a, &b);
     pthread_t blocked, s1, s2;
     struct blocked_call bc;
-    start_blocked(&blocked, &bc, b, 0);
+    start_blocked(&blocked, &bc, b, 0, 1);
     ZT_EQ_INT(pthread_barrier_init(&g_go, NULL, 2), 0);
     ZT_EQ_INT(pthread_create(&s1, NULL, shutdown_main, ctx), 0);
     ZT_EQ_INT(pthread_create(&s2, NULL, shutdown_main, ctx), 0);

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAXP 32
 
@@ -131,6 +133,46 @@ static void connect_ok(void *s, const char *ep)
     zlink_connect_result_t r = zlink_connect(s, ep);
     if (r != ZLINK_CONNECT_OK)
         ZT_FAIL("connect(\"%s\"): result %d, errno %d", ep, (int)r, zlink_errno());
+}
+
+/* ------------------------------------------------- "blocked" detection */
+
+/* The calling thread's kernel id, for wait_blocked(). */
+static long self_tid(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
+/* Waits until thread tid sleeps in the kernel in a wait (a condition
+ * variable's futex, or a poll), which is how a call blocked inside ZLink
+ * looks from outside: the public API has no way to tell. Returns 1 once
+ * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
+ * on without the guarantee, so the check only ever makes a case stricter,
+ * never flaky. */
+static int wait_blocked(long tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+    int64_t end = zt_now_ms() + 2000;
+    while (zt_now_ms() < end) {
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            return 0;
+        long nr = -1;
+        unsigned long a0 = 0, op = 0;
+        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
+        fclose(f);
+        if (got == 3 && nr == SYS_futex && (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */)
+            return 1;
+#ifdef SYS_poll
+        if (got >= 1 && nr == SYS_poll)
+            return 1;
+#endif
+        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
+            return 1;
+        sched_yield();
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------ records as strings */
@@ -660,11 +702,13 @@ static void test_no_partial_state(void)
 struct later_peer {
     char ep[256];
     void *sock;
+    long sender_tid; /* connect once this thread sleeps in its send */
 };
 
 static void *connect_later(void *arg)
 {
     struct later_peer *lp = arg;
+    (void)wait_blocked(lp->sender_tid);
     lp->sock = new_pair();
     connect_ok(lp->sock, lp->ep);
     return NULL;
@@ -696,8 +740,9 @@ static void test_none_waits_for_peer(void)
 
     /* NONE within SNDTIMEO: a peer that connects while the send waits gets
      * the record. The connect starts on another thread once the send is
-     * under way. */
+     * asleep waiting (as far as /proc can tell). */
     set_int(a, ZLINK_SNDTIMEO, 10000);
+    lp.sender_tid = self_tid();
     pthread_t t;
     ZT_EQ_INT(pthread_create(&t, NULL, connect_later, &lp), 0);
     send_ok(a, "waited", "for you");

@@ -7,7 +7,6 @@
 #include "../errors.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,29 +244,13 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
         zl_socket_terminate(s);
     zl_mutex_unlock(&c->lk);
 
-    /* Sockets the application left open are closed for it, waiting for any
-     * call still inside each one to leave first. */
-    for (;;) {
-        zl_socket_t *open = NULL;
-        zl_mutex_lock(&c->lk);
-        for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next) {
-            if (s->tag == ZL_SOCK_TAG) {
-                open = s;
-                break;
-            }
-        }
-        zl_mutex_unlock(&c->lk);
-        if (open == NULL)
-            break;
-        uint64_t expected = 0;
-        if (atomic_compare_exchange_strong(&open->gate, &expected, 1ull << 63)) {
-            zl_socket_teardown(open);
-        } else {
-            /* A call is inside (it was woken with ETERM and will leave). */
-            zl_socket_terminate(open);
-            sched_yield();
-        }
-    }
+    /* As the contract says, term blocks until the application has closed
+     * every socket: blocking calls now fail with ETERM, which tells the
+     * owning threads to close. zl_ctx_socket_closed signals c->cv. */
+    zl_mutex_lock(&c->lk);
+    while (c->nlive > 0)
+        zl_cond_wait_until(&c->cv, &c->lk, -1);
+    zl_mutex_unlock(&c->lk);
     /* The I/O threads finish flushing (linger) and closing, then stop. */
     for (int i = 0; i < c->nios; i++)
         zl_io_destroy(c->ios[i]);

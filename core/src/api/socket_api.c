@@ -59,6 +59,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_setsockopt(void *socket, int option, co
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
+    if (atomic_load(&s->terminated)) {
+        zl_socket_leave(s);
+        return zl_config_fail(ETERM);
+    }
     rc = zl_socket_setopt(s, option, value, size);
     zl_socket_leave(s);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
@@ -71,6 +75,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_getsockopt(void *socket, int option, vo
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
+    if (atomic_load(&s->terminated)) {
+        zl_socket_leave(s);
+        return zl_config_fail(ETERM);
+    }
     rc = zl_socket_getopt(s, option, value, size);
     zl_socket_leave(s);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);

@@ -19,6 +19,13 @@
  *
  * Threads: everything named zl_io_* / zl_conn_* runs on the connection's
  * I/O thread except the functions marked "any thread".
+ *
+ * The notify functions the engine registers on a pipe's queues (out
+ * reader, in writer) may be called from any thread, even after the
+ * connection ended: such late calls are harmless, because connection
+ * memory stays valid (and is only reused by later connections of the same
+ * I/O thread) until zl_io_destroy; see engine/engine_int.h.
+ * The wire protocol is doc/protocol.md; the codec is engine/zmp.h.
  */
 #ifndef ZL_ENGINE_H
 #define ZL_ENGINE_H
@@ -53,13 +60,22 @@ uv_loop_t *zl_io_loop(zl_io_t *io);
  *      without s->lk; they block until the I/O thread answered) ---- */
 
 /* Parses and binds "tcp://..." or "ipc://...". On success *out is the
- * listener and zl_endpoint_name() holds the resolved address (the actual
- * port for port 0 or '*'). Returns 0 or an errno: EINVAL (malformed),
- * EPROTONOSUPPORT (unknown transport), EADDRINUSE, EADDRNOTAVAIL, ENODEV. */
+ * listener and zl_endpoint_name() holds the resolved address: the address
+ * actually bound, with the actual port for port 0 or '*' (for example
+ * "tcp://127.0.0.1:40123", "tcp://0.0.0.0:40123" for host '*',
+ * "tcp://[::1]:40123"); "ipc://PATH" as given. A host name is resolved
+ * here (blocking getaddrinfo). A stale ipc socket file is removed first.
+ * Returns 0 or an errno: EINVAL (malformed, ipc path over 107 bytes),
+ * EPROTONOSUPPORT (unknown transport), EADDRINUSE (also a live ipc
+ * listener or a non-socket file at the path), EADDRNOTAVAIL, EACCES,
+ * ENODEV (host name not found), ENOMEM. On failure nothing remains. */
 int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* Starts connecting; never waits for the peer. Reconnects per the socket's
- * RECONNECT_IVL / RECONNECT_IVL_MAX after a failure or a lost connection.
- * Returns 0 or an errno (EINVAL, EPROTONOSUPPORT). */
+ * RECONNECT_IVL / RECONNECT_IVL_MAX after a failure or a lost connection
+ * (RECONNECT_IVL -1: one attempt only). Each established connection gets a
+ * new pipe. Host names are resolved asynchronously before each attempt.
+ * Returns 0 or an errno (EINVAL: malformed, host '*' or port 0;
+ * EPROTONOSUPPORT; ENOMEM). */
 int zl_engine_connect(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* The endpoint string as given (connect) or as resolved (bind). */
 const char *zl_endpoint_name(const zl_endpoint_t *ep);
@@ -68,19 +84,34 @@ const char *zl_endpoint_requested(const zl_endpoint_t *ep);
 bool zl_endpoint_is_bind(const zl_endpoint_t *ep);
 /* Stops listening or reconnecting and closes every connection made
  * through ep (each ends its pipe through zl_socket_pipe_ended). The engine
- * frees ep once all of that is done. Any thread; non-blocking. linger_ms
- * applies to the connections' unsent output (-1 infinite, 0 discard). */
+ * frees ep once all of that is done. Any thread; non-blocking; a second
+ * call is ignored. linger_ms applies to the connections' unsent output
+ * (-1 infinite, 0 discard): each connection writes what its out queue
+ * holds, then closes (also at once when the out queue's writer is closed
+ * and everything was written). The caller must not use ep afterwards; a
+ * pipe's p->ep stays valid until that pipe has ended. */
 void zl_endpoint_close(zl_endpoint_t *ep, int linger_ms);
 
 /* ---- connections ---- */
 
 /* Closes one connection (STREAM zero-length send, ROUTER handover, socket
  * close). Unsent output is flushed first for up to linger_ms (-1 infinite,
- * 0 discard). Any thread; non-blocking; safe to call more than once. */
+ * 0 discard). Any thread; non-blocking; safe to call more than once.
+ * c must be p->conn of a pipe the caller holds and saw not ended under
+ * s->lk (the engine ends a pipe only under s->lk, in zl_socket_pipe_ended):
+ * connection memory is reused after its pipe ended, and the call is
+ * matched to the connection it was made for by a generation number read
+ * here, so a close that arrives late never hits a newer connection.
+ *
+ * Independently of zl_conn_close, closing the writer of a pipe's out queue
+ * (zl_q_close_writer) makes the connection flush what is queued and then
+ * close: that is how the socket closes a STREAM peer or ends a connection
+ * at socket close. */
 void zl_conn_close(zl_conn_t *c, int linger_ms);
 
-/* Counts live I/O objects (listeners, connecters, connections); zero means
- * zl_io_destroy will not wait. For ctx_term. */
+/* Counts live I/O objects (listeners, connecters, connections) in the
+ * process; zero means zl_io_destroy will not wait. For ctx_term and tests.
+ * Any thread (an atomic read). */
 int zl_engine_live_objects(void);
 
 #endif /* ZL_ENGINE_H */

@@ -58,7 +58,7 @@ struct zl_io {
  * remaining handles and ends. Loop thread only. */
 void zl_io_live_add(zl_io_t *io, int delta);
 
-/* ----------------------------------------------------------- conn.c */
+/* ------------------ conn.c, conn_read.c, conn_write.c, handshake.c */
 
 typedef enum zl_conn_state {
     ZL_CS_FREE = 0,     /* in the io's pool */
@@ -182,7 +182,33 @@ void zl_conn_timer(zl_conn_t *c, int mode, uint64_t ms);
  * Loop thread. */
 void zl_conn_attach(zl_conn_t *c);
 
-/* Read plumbing shared with stream.c. */
+/* Queue notify functions registered on the pipe (conn.c): the out queue's
+ * reader (records arrived, or its writer closed) and the in queue's writer
+ * (room again below the LWM). Any thread; they set an atomic flag and post
+ * the conn's embedded task at most once. arg is the lane-0 conn. */
+void zl_conn_out_notify(void *arg);
+void zl_conn_in_notify(void *arg);
+/* Schedules a pump on the loop (a yield from a long pump). Loop thread. */
+void zl_conn_kick_write(zl_conn_t *c);
+/* Protocol failure: sends ERROR(code) if the transport takes it at once
+ * (code 0: none), then zl_conn_terminate(c, err). Loop thread. */
+void zl_conn_fail(zl_conn_t *c, int err, uint8_t code);
+
+/* conn_read.c: decodes every whole frame buffered in the chunk while the
+ * state allows (HANDSHAKE before the peer's READY, or ACTIVE); may end the
+ * connection. Loop thread. */
+void zl_conn_parse(zl_conn_t *c);
+/* conn_read.c: libuv read callback of ZMP connections. */
+void zl_conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+/* handshake.c: sends our HELLO (and READY for types without lanes) when
+ * the transport is up. Loop thread. */
+void zl_hs_start(zl_conn_t *c);
+/* handshake.c: one frame received during the handshake (h, body in the
+ * chunk). Loop thread; may attach or end the connection. */
+void zl_hs_frame(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body);
+
+/* conn_read.c: read plumbing shared with stream.c. */
 void zl_conn_read_start(zl_conn_t *c);
 void zl_conn_read_stop(zl_conn_t *c);
 /* Delivers the batch of whole records collected by this read to the in
@@ -192,7 +218,9 @@ void zl_conn_flush_batch(zl_conn_t *c);
  * current chunk when nobody else holds it, or moves the unparsed tail into
  * a new chunk of at least `size` bytes. Returns false when out of memory. */
 bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size);
-/* The out queue is ready to be written (records or EOF). */
+/* conn_write.c: writes what the out queue holds, until it is empty or the
+ * kernel is full (then continues from the write callback); ends the conn
+ * when an EOF or a linger finds nothing left. Loop thread. */
 void zl_conn_pump(zl_conn_t *c);
 
 /* --------------------------------------------------------- stream.c */

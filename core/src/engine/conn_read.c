@@ -1,0 +1,251 @@
+/*
+ * conn_read.c — the read path of a ZMP connection: receive chunks, the
+ * frame decoder loop, delivery of whole records to the pipe's in queue, and
+ * control frames after the handshake.
+ *
+ * Design notes
+ *  - Reads land in a 64 KiB chunk (msg.h zl_chunk_t); frames are decoded in
+ *    place and become SLICE messages referencing it (small ones are
+ *    inlined by msg.c). A frame cut by a read boundary stays in the chunk;
+ *    the next allocation moves the tail to a fresh chunk when needed, or
+ *    slides it to the front when nobody else holds the chunk. A frame
+ *    larger than a chunk gets a chunk of its own size.
+ *  - Whole records of one read go to the in queue in one zl_q_deliver;
+ *    when that reports the HWM, reading stops (both lanes) until the
+ *    queue's writer notify fires (zl_conn_in_notify, conn.c).
+ *  - Frames of a record in progress wait in rpart; only complete records
+ *    reach rbatch, so nothing partial is ever delivered.
+ *  - Threads and locks: the conn's I/O thread; no locks of its own.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_SIZE (64 * 1024)
+#define READ_MIN 4096
+#define HOLD_MAX (64 * 1024) /* unparsed bytes kept while waiting to attach */
+
+
+bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size)
+{
+    zl_chunk_t *ch = c->chunk;
+    size_t tail = ch != NULL ? c->rlen - c->rpos : 0;
+    if (ch != NULL && ch->cap - c->rlen >= want && ch->cap - c->rpos >= size)
+        return true;
+    size_t need = tail + want > size ? tail + want : size;
+    /* Nobody else holds the chunk: slide the tail to the front. A big chunk
+     * made for one large frame is not kept for small traffic. */
+    if (ch != NULL && ch->cap >= need && (ch->cap == CHUNK_SIZE || need > CHUNK_SIZE) &&
+        atomic_load_explicit(&ch->c.refs, memory_order_acquire) == 1) {
+        if (tail > 0 && c->rpos > 0)
+            memmove(ch->data, ch->data + c->rpos, tail);
+        c->rpos = 0;
+        c->rlen = tail;
+        return true;
+    }
+    size_t cap = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+    zl_chunk_t *n = zl_chunk_new(cap);
+    if (n == NULL)
+        return false;
+    if (tail > 0)
+        memcpy(n->data, ch->data + c->rpos, tail);
+    if (ch != NULL)
+        zl_chunk_release(ch);
+    c->chunk = n;
+    c->rpos = 0;
+    c->rlen = tail;
+    return true;
+}
+
+static void conn_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    zl_conn_t *c = h->data;
+    ZL_UNUSED(suggested);
+    size_t have = c->chunk != NULL ? c->rlen - c->rpos : 0;
+    size_t frame = c->rneed > have ? c->rneed : have;
+    size_t missing = frame - have;
+    size_t want = missing > READ_MIN ? missing : READ_MIN;
+    if (!zl_conn_reserve(c, want, frame)) {
+        buf->base = NULL;
+        buf->len = 0; /* libuv reports UV_ENOBUFS to the read callback */
+        return;
+    }
+    buf->base = (char *)c->chunk->data + c->rlen;
+    buf->len = c->chunk->cap - c->rlen;
+}
+
+void zl_conn_read_start(zl_conn_t *c)
+{
+    if (c->reading || !c->has_handles)
+        return;
+    if (c->state == ZL_CS_CLOSING || c->state == ZL_CS_FREE || c->state == ZL_CS_LINGER)
+        return;
+    int rc = uv_read_start(&c->h.stream, conn_on_alloc,
+                           c->raw ? zl_stream_on_read : zl_conn_on_read);
+    if (rc != 0) {
+        zl_conn_terminate(c, -rc);
+        return;
+    }
+    c->reading = true;
+}
+
+void zl_conn_read_stop(zl_conn_t *c)
+{
+    if (!c->reading)
+        return;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+}
+
+void zl_conn_flush_batch(zl_conn_t *c)
+{
+    if (c->rrecords == 0 || c->in == NULL)
+        return;
+    zl_conn_t *owner = c->pipe_owner ? c : c->partner;
+    bool full = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
+    c->rrecords = 0;
+    c->rcharge = 0;
+    if (full && owner != NULL) {
+        owner->rd_full = true;
+        zl_conn_read_stop(owner);
+        if (owner->partner != NULL)
+            zl_conn_read_stop(owner->partner);
+    }
+}
+
+/* A data frame of an attached connection: into the batch, as a slice of the
+ * chunk. Loop thread. Returns false when out of memory. */
+static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
+{
+    bool more = (h->flags & ZMP_F_MORE) != 0;
+    bool in_record = more || c->rpart.count > 0;
+    zl_frame_t *f = zl_fq_push(in_record ? &c->rpart : &c->rbatch);
+    if (f == NULL)
+        return false;
+    zl_msg_init_slice(&f->msg, c->chunk, body, h->size);
+    f->seq = h->seq;
+    f->kind = h->kind;
+    f->flags = h->flags & (ZL_F_MORE | ZL_F_IDENTITY);
+    memset(f->pad, 0, sizeof f->pad);
+    uint64_t charge = (uint64_t)h->size + ZL_FRAME_OVERHEAD;
+    if (!in_record) {
+        c->rcharge += charge;
+        c->rrecords++;
+        return true;
+    }
+    c->rpart_charge += charge;
+    if (!more) {
+        zl_fq_splice(&c->rbatch, &c->rpart);
+        c->rcharge += c->rpart_charge;
+        c->rpart_charge = 0;
+        c->rrecords++;
+    }
+    return true;
+}
+
+/* A control frame after the handshake: WEIGHT, SUBSCRIBE, CANCEL go to the
+ * socket (after the records before them); ERROR ends the connection; a
+ * second HELLO / READY is a protocol error; anything else is ignored. */
+static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
+{
+    zl_conn_flush_batch(c);
+    if (h->flags & ZMP_F_CONTROL) {
+        switch (zmp_control_kind(body, h->size)) {
+        case ZMP_CTL_HELLO:
+        case ZMP_CTL_READY:
+            zl_conn_fail(c, EPROTO, ZMP_ERR_UNEXPECTED);
+            return;
+        case ZMP_CTL_ERROR: {
+            uint8_t code = 0;
+            if (zmp_parse_error(body, h->size, &code, NULL, 0) == 0)
+                c->zmp_code = code;
+            zl_conn_terminate(c, ECONNRESET);
+            return;
+        }
+        case ZMP_CTL_WEIGHT: {
+            uint32_t w;
+            if (zmp_parse_weight(body, h->size, &w) != 0)
+                return; /* malformed WEIGHT: ignored */
+            break;
+        }
+        default:
+            return; /* FLOWSTATE (a later version) or unknown: ignored */
+        }
+    }
+    if (c->pipe == NULL)
+        return;
+    zl_frame_t f;
+    memset(&f, 0, sizeof f);
+    zl_msg_init_slice(&f.msg, c->chunk, body, h->size);
+    f.flags = h->flags;
+    f.kind = ZL_KIND_DATA;
+    zl_socket_pipe_control(c->sock, c->pipe, &f);
+    zl_msg_release(&f.msg);
+}
+
+void zl_conn_parse(zl_conn_t *c)
+{
+    for (;;) {
+        bool go = c->state == ZL_CS_ACTIVE || (c->state == ZL_CS_HANDSHAKE && !c->ready_recv);
+        if (!go || c->chunk == NULL)
+            return;
+        size_t avail = c->rlen - c->rpos;
+        if (avail == 0) {
+            c->rneed = ZMP_HDR_LEN;
+            return;
+        }
+        const uint8_t *p = c->chunk->data + c->rpos;
+        zmp_hdr_t h;
+        size_t need = 0;
+        int rc = zmp_decode(&c->dec, p, avail, &h, &need);
+        if (rc == EAGAIN) {
+            c->rneed = need;
+            return;
+        }
+        if (rc != 0) {
+            zl_conn_fail(c, rc == EMSGSIZE ? EMSGSIZE : EPROTO, c->dec.error_code);
+            return;
+        }
+        const uint8_t *body = p + h.hdr_len;
+        c->rpos += h.hdr_len + (size_t)h.size;
+        c->rneed = ZMP_HDR_LEN;
+        if (c->state == ZL_CS_HANDSHAKE) {
+            zl_hs_frame(c, &h, body);
+        } else if (zmp_is_control(h.flags)) {
+            conn_take_control(c, &h, body);
+        } else if (!conn_take_data(c, &h, body)) {
+            zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
+            return;
+        }
+    }
+}
+
+void zl_conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    zl_conn_t *c = s->data;
+    ZL_UNUSED(buf);
+    if (nread > 0) {
+        c->rlen += (size_t)nread;
+        zl_conn_parse(c);
+        zl_conn_flush_batch(c);
+        /* Waiting to attach: keep a bounded amount of early input. */
+        if ((c->state == ZL_CS_HANDSHAKE || c->state == ZL_CS_WAIT_PARTNER) &&
+            c->rlen - c->rpos > HOLD_MAX)
+            zl_conn_read_stop(c);
+        return;
+    }
+    if (nread == 0)
+        return;
+    int err;
+    if (nread == UV_EOF)
+        err = zmp_decoder_eof(&c->dec, c->rlen - c->rpos) != 0 ? EPROTO : ECONNRESET;
+    else if (nread == UV_ENOBUFS)
+        err = ENOMEM;
+    else
+        err = (int)-nread;
+    zl_conn_terminate(c, err);
+}
+
