@@ -52,6 +52,20 @@ static inline bool zl_deadline_passed(int64_t deadline_ns)
  * offers them, else with a seeded PRNG. Used for routing ids. */
 void zl_plat_random(void *buf, size_t n);
 
+/* A pause hint for spin loops. */
+static inline void zl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spin rounds before a blocked call sleeps (each is one pause, ~10-140
+ * cycles depending on the CPU). */
+#define ZL_SPIN_ROUNDS 2000
+
 #define ZL_UNUSED(x) ((void)(x))
 #define ZL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ZL_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -176,16 +176,34 @@ void zl_q_unref(zl_q_t *q)
     free(q);
 }
 
+/* Under q->lk: folds the charge a lock-free reader consumed (zl_q_consume)
+ * into bytes. */
+static inline void fold_consumed(zl_q_t *q)
+{
+    if (atomic_load(&q->consumed) == 0)
+        return;
+    uint64_t c = atomic_exchange(&q->consumed, 0);
+    q->bytes -= c;
+    q->inflight -= c;
+}
+
 /* Under q->lk: whether a waiting writer should be told about credit. */
 static bool writer_wake_due(zl_q_t *q)
 {
-    if (!q->writer_blocked)
+    if (!atomic_load(&q->writer_blocked))
         return false;
+    fold_consumed(q);
     if (q->hwm != 0 && q->bytes > q->lwm && !q->reader_closed)
         return false;
-    q->writer_blocked = false;
+    atomic_store(&q->writer_blocked, false);
     return true;
 }
+
+/* Under q->lk, after a refusal: registers the writer, then looks once more
+ * at what a lock-free reader consumed meanwhile (the reader adds, then
+ * reads writer_blocked; we set it, then read consumed: one of the two sees
+ * the other). Returns true when the record now fits after all. */
+static bool writer_register(zl_q_t *q, uint64_t charge);
 
 static inline void notify(zl_q_end_t *e)
 {
@@ -209,12 +227,29 @@ static inline bool admits(const zl_q_t *q, uint64_t charge)
     return q->hwm == 0 || q->bytes == 0 || q->bytes + charge <= q->hwm;
 }
 
+/* Under q->lk: admission with lazy folding of consumed charge. */
+static bool admit(zl_q_t *q, uint64_t charge)
+{
+    if (admits(q, charge))
+        return true;
+    fold_consumed(q);
+    return admits(q, charge) || writer_register(q, charge);
+}
+
+static bool writer_register(zl_q_t *q, uint64_t charge)
+{
+    atomic_store(&q->writer_blocked, true);
+    fold_consumed(q);
+    if (!admits(q, charge))
+        return false;
+    atomic_store(&q->writer_blocked, false);
+    return true;
+}
+
 bool zl_q_has_room(zl_q_t *q, uint64_t charge)
 {
     zl_mutex_lock(&q->lk);
-    bool ok = !q->reader_closed && admits(q, charge);
-    if (!ok && !q->reader_closed)
-        q->writer_blocked = true;
+    bool ok = !q->reader_closed && admit(q, charge);
     zl_mutex_unlock(&q->lk);
     return ok;
 }
@@ -248,8 +283,7 @@ int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control)
         zl_mutex_unlock(&q->lk);
         return ZL_Q_CLOSED;
     }
-    if (!control && !admits(q, charge)) {
-        q->writer_blocked = true;
+    if (!control && !admit(q, charge)) {
         zl_mutex_unlock(&q->lk);
         return ZL_Q_FULL;
     }
@@ -281,9 +315,17 @@ bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
     zl_fq_splice(&q->fq, fq);
     q->records += records;
     q->bytes += charge;
-    bool full = q->hwm != 0 && q->bytes >= q->hwm;
-    if (full)
-        q->writer_blocked = true;
+    bool full = false;
+    if (q->hwm != 0 && q->bytes >= q->hwm) {
+        fold_consumed(q);
+        if (q->bytes >= q->hwm) {
+            atomic_store(&q->writer_blocked, true);
+            fold_consumed(q);
+            full = q->bytes >= q->hwm;
+            if (!full)
+                atomic_store(&q->writer_blocked, false);
+        }
+    }
     bool wake = q->reader_idle && records > 0;
     if (wake)
         q->reader_idle = false;
@@ -357,6 +399,7 @@ size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof)
         zl_mutex_unlock(&q->lk);
         return 0;
     }
+    fold_consumed(q);
     uint64_t c = q->bytes - q->inflight;
     q->inflight = q->bytes;
     zl_fq_splice(out, &q->fq);
@@ -397,11 +440,23 @@ void zl_q_close_reader(zl_q_t *q)
     q->reader_closed = true;
     zl_fq_splice(&dead, &q->fq);
     q->records = 0;
+    fold_consumed(q);
     q->bytes = q->inflight;
-    bool wake = q->writer_blocked;
-    q->writer_blocked = false;
+    bool wake = atomic_exchange(&q->writer_blocked, false);
     zl_mutex_unlock(&q->lk);
     zl_fq_fini(&dead);
+    if (wake)
+        notify(&q->wr);
+}
+
+void zl_q_consume(zl_q_t *q, uint64_t charge)
+{
+    atomic_fetch_add(&q->consumed, charge);
+    if (!atomic_load(&q->writer_blocked))
+        return;
+    zl_mutex_lock(&q->lk);
+    bool wake = writer_wake_due(q);
+    zl_mutex_unlock(&q->lk);
     if (wake)
         notify(&q->wr);
 }
@@ -409,6 +464,7 @@ void zl_q_close_reader(zl_q_t *q)
 uint64_t zl_q_bytes(zl_q_t *q)
 {
     zl_mutex_lock(&q->lk);
+    fold_consumed(q);
     uint64_t b = q->bytes;
     zl_mutex_unlock(&q->lk);
     return b;

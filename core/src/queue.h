@@ -111,7 +111,9 @@ typedef struct zl_q {
     uint64_t hwm;          /* 0 = unlimited */
     uint64_t lwm;          /* ceil(hwm/2) */
     bool reader_idle;      /* reader found it empty; notify on next push */
-    bool writer_blocked;   /* writer was refused; notify at LWM */
+    _Atomic bool writer_blocked; /* writer was refused; notify at LWM */
+    _Atomic uint64_t consumed; /* charge a socket reader consumed, not yet
+                                  folded into bytes (zl_q_consume) */
     bool writer_closed;    /* no more records will come */
     bool reader_closed;    /* records are no longer wanted: pushes fail */
     zl_q_end_t rd;
@@ -174,6 +176,12 @@ bool zl_q_peek(zl_q_t *q, uint8_t *kind, size_t *nframes);
 size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof);
 /* Reader (engine): returns charge bytes of credit after writing them. */
 void zl_q_release(zl_q_t *q, uint64_t charge);
+/* Reader (socket, after zl_q_take_all): returns the credit of one record it
+ * consumed from its private batch. Lock-free unless a writer is blocked, in
+ * which case it takes the lock and wakes the writer at the LWM. The writer
+ * folds consumed charge into bytes whenever admission would fail, so the
+ * HWM and LWM stay exact per record. */
+void zl_q_consume(zl_q_t *q, uint64_t charge);
 
 /* Marks the writer end done: readers see ZL_Q_EOF after the last record. */
 void zl_q_close_writer(zl_q_t *q);

@@ -91,9 +91,16 @@ void zl_socket_wake(zl_socket_t *s)
     zl_mutex_unlock(&s->wlk);
 }
 
-/* Sleeps until a wake-up newer than seq or the deadline. No locks held. */
+/* Sleeps until a wake-up newer than seq or the deadline. No locks held.
+ * A short spin first: a peer that just made progress usually makes more
+ * within a microsecond, and a futex sleep and wake cost several. */
 static void socket_sleep(zl_socket_t *s, uint64_t seq, int64_t deadline)
 {
+    for (int i = 0; i < ZL_SPIN_ROUNDS; i++) {
+        if (atomic_load_explicit(&s->wseq, memory_order_acquire) != seq)
+            return;
+        zl_cpu_relax();
+    }
     zl_mutex_lock(&s->wlk);
     while (atomic_load(&s->wseq) == seq && !zl_deadline_passed(deadline))
         zl_cond_wait_until(&s->cv, &s->wlk, deadline);
@@ -187,6 +194,7 @@ static void pipe_free(zl_pipe_t *p)
         zl_q_unref(p->in);
         zl_q_unref(p->in);
     }
+    zl_fq_fini(&p->rxq);
     free(p->proto);
     free(p);
 }
@@ -321,7 +329,7 @@ void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
     /* The engine writes no more: readers see EOF after the last record. */
     zl_q_close_writer(p->in);
     zl_q_close_reader(p->out);
-    if (linked && zl_q_records(p->in) == 0)
+    if (linked && p->rxq.count == 0 && zl_q_records(p->in) == 0)
         zl_socket_reap_pipe(s, p);
     zl_mutex_unlock(&s->lk);
 }
@@ -1272,6 +1280,38 @@ static int rx_reserve(zl_socket_t *s, size_t n)
     return 0;
 }
 
+/* Under s->lk: the next whole record of p into s->rx. Records are taken
+ * from the locked queue in batches (one lock per batch) into p->rxq; each
+ * record's credit goes back lock-free through zl_q_consume. Returns 0 (*n
+ * frames), EAGAIN (nothing queued), EPIPE (nothing queued and the writer
+ * is gone), ENOBUFS (*n = the record's frame count > cap), ENOMEM. */
+static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
+{
+    if (p->rxq.count == 0) {
+        uint64_t charge = 0;
+        bool eof = false;
+        if (zl_q_take_all(p->in, &p->rxq, &charge, &eof) == 0)
+            return eof ? EPIPE : EAGAIN;
+    }
+    size_t k = 1;
+    while (zl_fq_at(&p->rxq, k - 1)->flags & ZL_F_MORE)
+        k++;
+    *n = k;
+    if (k > cap)
+        return ENOBUFS;
+    if (rx_reserve(s, k) != 0)
+        return ENOMEM;
+    uint64_t charge = 0;
+    for (size_t i = 0; i < k; i++) {
+        zl_frame_t *f = zl_fq_front(&p->rxq);
+        charge += zl_frame_charge(f);
+        memcpy(&s->rx[i], f, sizeof *f);
+        zl_fq_pop(&p->rxq);
+    }
+    zl_q_consume(p->in, charge);
+    return 0;
+}
+
 /* Under s->lk: one fair-queue pass. Returns 0 with the record in s->rx
  * (*n frames, *src pipe), EAGAIN when nothing is ready, ENOBUFS when the
  * next record has more than cap frames (*n = its count), ENOMEM. */
@@ -1294,21 +1334,16 @@ static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
     zl_pipe_t *p = s->rr_next != NULL ? s->rr_next : s->pipes;
     while (tries-- > 0 && p != NULL) {
         zl_pipe_t *next = p->next != NULL ? p->next : s->pipes;
-        if (rx_reserve(s, 8) != 0)
-            return ENOMEM;
         size_t got = 0;
-        int r = zl_q_pop(p->in, s->rx, s->rx_cap < cap ? s->rx_cap : cap, &got);
-        if (r == ZL_Q_TOO_SMALL && got <= cap) {
-            if (rx_reserve(s, got) != 0)
-                return ENOMEM;
-            r = zl_q_pop(p->in, s->rx, got, &got);
-        }
-        if (r == ZL_Q_TOO_SMALL) {
+        int r = pipe_pop(s, p, cap, &got);
+        if (r == ENOBUFS) {
             *n = got;
             s->rr_next = p;
             return ENOBUFS;
         }
-        if (r > 0) {
+        if (r == ENOMEM)
+            return ENOMEM;
+        if (r == 0) {
             s->rr_next = next;
             if (s->ops->accept != NULL && !s->ops->accept(s, p, s->rx, got)) {
                 frames_release(s->rx, got);
@@ -1319,7 +1354,7 @@ static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
             *src = p;
             return 0;
         }
-        if (r == ZL_Q_EOF && p->ended) {
+        if (r == EPIPE && p->ended) {
             if (s->rr_next == p)
                 s->rr_next = next == p ? NULL : next;
             zl_socket_reap_pipe(s, p);

@@ -99,6 +99,8 @@ struct zl_pipe {
     bool linked;              /* in s->pipes */
     bool ended;               /* transport gone; in-queue may hold records */
     bool inproc;
+    zl_fq_t rxq;              /* records taken from in, not yet received
+                                 (the socket's single consumer, under s->lk) */
     struct zl_pipe *inproc_peer; /* the peer socket's pipe (inproc) */
     _Atomic bool link_down;   /* inproc: this side told the peer we are gone */
     struct zl_pipe *next, *prev; /* s->pipes */
@@ -139,10 +141,13 @@ struct zl_socket {
     zl_mutex_t lk;
     zl_mutex_t wlk;                   /* leaf lock of cv only */
     zl_cond_t cv;
+    /* Written by I/O threads and peers on every wake-up: own cache line. */
+    _Alignas(64) _Atomic uint64_t wseq; /* bumped by every zl_socket_wake */
     _Atomic int waiters;
-    _Atomic uint64_t wseq;            /* bumped by every zl_socket_wake */
     _Atomic int ctl_pending;          /* inproc control frames to apply */
-    _Atomic uint64_t gate;
+    /* Written by every API call on this socket: own cache line. */
+    _Alignas(64) _Atomic uint64_t gate;
+    char gate_pad[56];
     zl_sockopts_t opts;               /* written under lk */
     zl_pipe_t *pipes;                 /* all pipes, attached or draining */
     size_t npipes;

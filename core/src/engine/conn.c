@@ -211,6 +211,8 @@ void zl_conn_terminate(zl_conn_t *c, int err)
         c->out = NULL;
     }
     /* A partial record is discarded, never delivered. */
+    if (c->chunk != NULL)
+        zl_conn_commit_slices(c);
     zl_fq_clear(&c->rbatch);
     zl_fq_clear(&c->rpart);
     c->rrecords = 0;

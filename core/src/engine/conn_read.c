@@ -105,6 +105,7 @@ void zl_conn_flush_batch(zl_conn_t *c)
     if (c->rrecords == 0 || c->in == NULL)
         return;
     zl_conn_t *owner = c->pipe_owner ? c : c->partner;
+    zl_conn_commit_slices(c);
     bool full = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
     c->rrecords = 0;
     c->rcharge = 0;
@@ -118,6 +119,31 @@ void zl_conn_flush_batch(zl_conn_t *c)
 
 /* A data frame of an attached connection: into the batch, as a slice of the
  * chunk. Loop thread. Returns false when out of memory. */
+void zl_conn_commit_slices(zl_conn_t *c)
+{
+    if (c->slice_refs_owed == 0)
+        return;
+    atomic_fetch_add_explicit(&c->chunk->c.refs, c->slice_refs_owed, memory_order_relaxed);
+    c->slice_refs_owed = 0;
+}
+
+/* Like zl_msg_init_slice (msg.h) for a payload too big to inline, but the
+ * chunk reference is only counted in c->slice_refs_owed; the caller
+ * commits them (zl_conn_commit_slices) before the slice can be released or
+ * handed to another thread. The engine's own chunk reference keeps the
+ * chunk alive meanwhile. */
+static void conn_slice_owed(zl_conn_t *c, zlink_msg_t *m, const uint8_t *data, size_t size)
+{
+    zl_msg_t *x = zl_msg(m);
+    x->type = ZL_MSG_SLICE;
+    x->isize = 0;
+    x->u.ref.data = (void *)data;
+    x->u.ref.size = size;
+    x->u.ref.content = &c->chunk->c;
+    x->tag = ZL_MSG_TAG;
+    c->slice_refs_owed++;
+}
+
 static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
 {
     bool more = (h->flags & ZMP_F_MORE) != 0;
@@ -125,7 +151,10 @@ static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body
     zl_frame_t *f = zl_fq_push(in_record ? &c->rpart : &c->rbatch);
     if (f == NULL)
         return false;
-    zl_msg_init_slice(&f->msg, c->chunk, body, h->size);
+    if (h->size > ZLINK_MSG_INLINE_MAX)
+        conn_slice_owed(c, &f->msg, body, h->size);
+    else
+        zl_msg_init_slice(&f->msg, c->chunk, body, h->size); /* copied inline */
     f->seq = h->seq;
     f->kind = h->kind;
     f->flags = h->flags & (ZL_F_MORE | ZL_F_IDENTITY);
@@ -186,7 +215,21 @@ static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *b
     zl_msg_release(&f.msg);
 }
 
+static void conn_parse_frames(zl_conn_t *c);
+
+/* Decodes what is buffered (see engine_int.h), then counts the chunk
+ * references of the slices it made. */
 void zl_conn_parse(zl_conn_t *c)
+{
+    conn_parse_frames(c);
+    if (c->chunk != NULL)
+        zl_conn_commit_slices(c);
+}
+
+/* The decoder loop: one frame per turn, dispatched by state and class.
+ * Stops when the state no longer allows parsing, the chunk holds no whole
+ * frame, or the connection failed. */
+static void conn_parse_frames(zl_conn_t *c)
 {
     for (;;) {
         bool go = c->state == ZL_CS_ACTIVE || (c->state == ZL_CS_HANDSHAKE && !c->ready_recv);

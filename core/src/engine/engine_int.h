@@ -155,6 +155,7 @@ struct zl_conn {
     uint64_t rcharge;
     zl_fq_t rpart;                 /* frames of the record in progress */
     uint64_t rpart_charge;
+    uint32_t slice_refs_owed;      /* chunk references taken but not yet counted */
 };
 
 /* A fresh connection on io for ep (state CONNECTING, no handles yet), with
@@ -208,6 +209,10 @@ void zl_hs_start(zl_conn_t *c);
  * chunk). Loop thread; may attach or end the connection. */
 void zl_hs_frame(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body);
 
+/* conn_read.c: adds the chunk references owed by slices made since the
+ * last call (one atomic add per read instead of one per message). Must run
+ * before any of those slices can be released or seen by another thread. */
+void zl_conn_commit_slices(zl_conn_t *c);
 /* conn_read.c: read plumbing shared with stream.c. */
 void zl_conn_read_start(zl_conn_t *c);
 void zl_conn_read_stop(zl_conn_t *c);
