@@ -31,6 +31,13 @@ static inline void zl_cond_signal(zl_cond_t *c) { pthread_cond_signal(c); }
  * deadline_ns < 0 waits without limit. Spurious returns are possible. */
 void zl_cond_wait_until(zl_cond_t *c, zl_mutex_t *m, int64_t deadline_ns);
 
+/* Wait-on-address: sleeps while *addr == seen, until zl_plat_wake_all on
+ * addr, the absolute monotonic deadline (ns, < 0 = none) or a spurious
+ * return. A wake that changed *addr first can never be missed (the kernel
+ * compares *addr under its own lock). Linux futex; elsewhere a fallback. */
+void zl_plat_wait_change(_Atomic uint32_t *addr, uint32_t seen, int64_t deadline_ns);
+void zl_plat_wake_all(_Atomic uint32_t *addr);
+
 /* Monotonic clock in nanoseconds. */
 int64_t zl_clock_ns(void);
 
@@ -61,10 +68,6 @@ static inline void zl_cpu_relax(void)
     __asm__ __volatile__("yield");
 #endif
 }
-
-/* Spin rounds before a blocked call sleeps (each is one pause, ~10-140
- * cycles depending on the CPU). */
-#define ZL_SPIN_ROUNDS 2000
 
 #define ZL_UNUSED(x) ((void)(x))
 #define ZL_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -84,27 +84,17 @@ void zl_socket_leave(zl_socket_t *s)
 void zl_socket_wake(zl_socket_t *s)
 {
     atomic_fetch_add(&s->wseq, 1);
-    if (atomic_load(&s->waiters) == 0)
-        return;
-    zl_mutex_lock(&s->wlk);
-    zl_cond_broadcast(&s->cv);
-    zl_mutex_unlock(&s->wlk);
+    if (atomic_load(&s->waiters) > 0)
+        zl_plat_wake_all(&s->wseq);
 }
 
 /* Sleeps until a wake-up newer than seq or the deadline. No locks held.
- * A short spin first: a peer that just made progress usually makes more
- * within a microsecond, and a futex sleep and wake cost several. */
-static void socket_sleep(zl_socket_t *s, uint64_t seq, int64_t deadline)
+ * The kernel compares wseq with seq before sleeping, so a wake that
+ * happened after the caller read seq is never missed. */
+static void socket_sleep(zl_socket_t *s, uint32_t seq, int64_t deadline)
 {
-    for (int i = 0; i < ZL_SPIN_ROUNDS; i++) {
-        if (atomic_load_explicit(&s->wseq, memory_order_acquire) != seq)
-            return;
-        zl_cpu_relax();
-    }
-    zl_mutex_lock(&s->wlk);
     while (atomic_load(&s->wseq) == seq && !zl_deadline_passed(deadline))
-        zl_cond_wait_until(&s->cv, &s->wlk, deadline);
-    zl_mutex_unlock(&s->wlk);
+        zl_plat_wait_change(&s->wseq, seq, deadline);
 }
 
 void zl_socket_notify(void *arg)
@@ -163,8 +153,6 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
     s->ctx = ctx;
     s->ops = ops;
     zl_mutex_init(&s->lk);
-    zl_mutex_init(&s->wlk);
-    zl_cond_init(&s->cv);
     opts_defaults(&s->opts, ctx, type);
     if (ops->init != NULL)
         ops->init(s);
@@ -613,8 +601,6 @@ void zl_socket_free(zl_socket_t *s)
     for (size_t i = 0; i < s->naliases; i++)
         free(s->aliases[i].endpoint);
     free(s->aliases);
-    zl_cond_fini(&s->cv);
-    zl_mutex_fini(&s->wlk);
     zl_mutex_fini(&s->lk);
     free(s);
 }
@@ -1123,7 +1109,7 @@ static int wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_fn 
     bool first = true, counted = false;
     int rc;
     for (;;) {
-        uint64_t seq = atomic_load(&s->wseq);
+        uint32_t seq = atomic_load(&s->wseq);
         zl_mutex_lock(&s->lk);
         if (first)
             timeo = *timeo_opt;

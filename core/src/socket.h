@@ -12,13 +12,13 @@
  *    queue has its own lock, taken after s->lk when both are needed.
  *  - Blocking calls attempt under s->lk, then sleep without it. A waiter
  *    counts itself in s->waiters and reads the wake sequence s->wseq before
- *    its final attempt; it sleeps on s->cv (leaf lock s->wlk) only while
- *    wseq is unchanged. Anything that may satisfy a waiter (a queue notify,
- *    an attach, shutdown) calls zl_socket_wake: wseq++, then a broadcast
- *    under wlk when somebody waits. Queue notifies fire only after the
- *    waiter set reader_idle/writer_blocked under the queue lock, so no
- *    wake-up is lost; wlk is a leaf, so a notify may run while its caller
- *    holds any socket or queue lock.
+ *    its final attempt; it sleeps on wseq (a futex: the kernel sleeps only
+ *    while wseq still holds the value read) until wseq changes. Anything
+ *    that may satisfy a waiter (a queue notify, an attach, shutdown) calls
+ *    zl_socket_wake: wseq++, then a futex wake when somebody waits. Queue
+ *    notifies fire only after the waiter set reader_idle/writer_blocked
+ *    under the queue lock, so no wake-up is lost; the wake takes no lock,
+ *    so a notify may run while its caller holds any socket or queue lock.
  *  - The close gate (s->gate): bit 63 = closed, low bits count calls in
  *    flight. A call enters with zl_socket_enter (fails once closed) and
  *    leaves with zl_socket_leave. zlink_close fails with EBUSY while any
@@ -139,15 +139,18 @@ struct zl_socket {
     zl_ctx_t *ctx;
     const zl_proto_ops_t *ops;
     zl_mutex_t lk;
-    zl_mutex_t wlk;                   /* leaf lock of cv only */
-    zl_cond_t cv;
-    /* Written by I/O threads and peers on every wake-up: own cache line. */
-    _Alignas(64) _Atomic uint64_t wseq; /* bumped by every zl_socket_wake */
+    /* The wake word is written by I/O threads and peers on every wake-up,
+     * the gate by every API call: padding keeps them on separate cache
+     * lines (padding, not _Alignas, so a misaligned garbage handle can
+     * still be checked for its tag without undefined behaviour). */
+    char pad_wake[64];
+    _Atomic uint32_t wseq;            /* bumped by every zl_socket_wake;
+                                         blocked callers wait on it */
     _Atomic int waiters;
     _Atomic int ctl_pending;          /* inproc control frames to apply */
-    /* Written by every API call on this socket: own cache line. */
-    _Alignas(64) _Atomic uint64_t gate;
-    char gate_pad[56];
+    char pad_gate[64];
+    _Atomic uint64_t gate;
+    char pad_end[56];
     zl_sockopts_t opts;               /* written under lk */
     zl_pipe_t *pipes;                 /* all pipes, attached or draining */
     size_t npipes;

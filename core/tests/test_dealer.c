@@ -524,7 +524,8 @@ static void dealer_06_preconnect_weights_exact(void)
     for (int t = 0; t < NTRANSPORTS; t++) {
         const char *tr = TRANSPORTS[t];
         printf("# transport %s\n", tr);
-        static const char *const rids[] = {"p1", "p2", "p3"};
+        /* The weight-0 peer has the smallest id: it would win every tie. */
+        static const char *const rids[] = {"p2", "p3", "p1"};
         static const int ws[] = {100, 200, 0};
         char out[301];
         run_weighted(tr, rids, ws, 3, 300, out);
@@ -565,6 +566,38 @@ static void dealer_06_preconnect_weights_exact(void)
         sock_close(d);
         ctx_term(ctx);
     }
+}
+
+/* DEALER 6 (0 excludes, inproc): a weight-0 peer gets nothing even when
+ * every positive-weight peer is full: the send is BACKPRESSURED instead. */
+static void dealer_06_weight0_excluded_when_others_full(void)
+{
+    printf("# covers DEALER/6 (weight 0 excludes, peers full), DEALER/16\n");
+    void *ctx = ctx_new();
+    char ep0[256], ep1[256];
+    void *r0 = weighted_router(ctx, "inproc", "r0", 0, ep0, sizeof ep0);
+    void *r1 = sock_new(ctx, ZLINK_ROUTER);
+    set_rid(r1, "r1");
+    set_u64(r1, ZLINK_RCVHWM, 100); /* one 1-byte record (65 charged) fits */
+    bind_ep(r1, "inproc", ep1, sizeof ep1);
+    void *d = sock_new(ctx, ZLINK_DEALER);
+    set_rid(d, "D");
+    connect_ep(d, ep0);
+    connect_ep(d, ep1);
+    ZT_EQ_INT(send_str(d, "a", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(send_str(d, "b", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    set_int(d, ZLINK_SNDTIMEO, 30);
+    ZT_EQ_INT(send_str(d, "c", 0), ZLINK_SUBMIT_BACKPRESSURED);
+    char buf[16];
+    ZT_EQ_INT(r_recv(r0, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+    r_expect(r1, "a");
+    ZT_EQ_INT(send_str(d, "d", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK); /* room again */
+    r_expect(r1, "d");
+    sock_close(r0);
+    sock_close(r1);
+    sock_close(d);
+    ctx_term(ctx);
 }
 
 /* DEALER 8: weight changes (either side) produce no records: only the
@@ -1427,6 +1460,7 @@ int main(int argc, char **argv)
     ZT_RUN(dealer_03_probe_option);
     ZT_RUN(dealer_05_conflate);
     ZT_RUN(dealer_06_preconnect_weights_exact);
+    ZT_RUN(dealer_06_weight0_excluded_when_others_full);
     ZT_RUN(dealer_08_weight_change_no_records);
     ZT_RUN(dealer_09_latest_weight_wins);
     ZT_RUN(dealer_10_weight0_after_placement_delivers);

@@ -298,13 +298,17 @@ static int s_recv_index(void *sub, const char *topic, size_t size)
     return i;
 }
 
-/* A SUB for fill tests: RCVHWM holds about one record, subscribed to "f". */
-static void *slow_sub(void *ctx, const char *ep, uint64_t rcvhwm)
+/* A SUB for fill tests with the given RCVHWM, subscribed to "f" and to
+ * its own sync topic (so syncing one subscriber sends nothing to others),
+ * and synced. */
+static void *slow_sub(void *ctx, void *pub, const char *ep, uint64_t rcvhwm, const char *sync)
 {
     void *s = sock_new(ctx, ZLINK_SUB);
     set_u64(s, ZLINK_RCVHWM, rcvhwm);
     connect_ep(s, ep);
     subscribe(s, "f");
+    subscribe(s, sync);
+    sub_sync(pub, s, sync);
     return s;
 }
 
@@ -534,14 +538,9 @@ static void pub_07_one_unit_ordered(void)
             subs[k] = sock_new(ctx, ZLINK_SUB);
             connect_ep(subs[k], ep);
             subscribe(subs[k], "seq");
-            sub_sync(pub, subs[k], "seq");
+            subscribe(subs[k], k == 0 ? "sync0" : "sync1"); /* private sync topic */
+            sub_sync(pub, subs[k], k == 0 ? "sync0" : "sync1");
         }
-        /* subs[0] may have got sync records meant for subs[1]. */
-        set_int(subs[0], ZLINK_RCVTIMEO, 0);
-        char tb[64], bb[64];
-        while (s_recv(subs[0], tb, sizeof tb, bb, sizeof bb, 0) == ZLINK_RECV_OK)
-            ZT_CHECK(strncmp(bb, "sync:", 5) == 0);
-        set_int(subs[0], ZLINK_RCVTIMEO, T_MS(2000));
         enum { N = 300 };
         for (int i = 0; i < N; i++) {
             zlink_msg_t m[3];
@@ -631,8 +630,7 @@ static void pub_09_nodrop0_drops_ok(void)
         set_u64(pub, ZLINK_SNDHWM, is_tcp(tr) ? 262144 : 0);
         bind_ep(pub, tr, ep, sizeof ep);
         /* inproc: RCVHWM 1000 holds exactly 7 records of 1+64 + 8+64 bytes. */
-        void *sub = slow_sub(ctx, ep, is_tcp(tr) ? 65536 : 1000);
-        sub_sync(pub, sub, "f");
+        void *sub = slow_sub(ctx, pub, ep, is_tcp(tr) ? 65536 : 1000, "sync");
         size_t size = fill_record_size(tr);
         int n = is_tcp(tr) ? 400 : 50;
         unsigned char *buf = calloc(1, size);
@@ -715,19 +713,9 @@ static void fill_setup(fill_t *f, const char *tr, bool with_s2)
      * while s1's path (kernel buffers included) does. */
     set_u64(f->pub, ZLINK_SNDHWM, is_tcp(tr) ? 8u * 1024 * 1024 : 0);
     bind_ep(f->pub, tr, ep, sizeof ep);
-    f->s1 = slow_sub(f->ctx, ep, is_tcp(tr) ? 65536 : 1000);
-    sub_sync(f->pub, f->s1, "f");
-    if (with_s2) {
-        f->s2 = slow_sub(f->ctx, ep, 0);
-        sub_sync(f->pub, f->s2, "f");
-        /* s1 may hold sync records meant for s2: take them. */
-        set_int(f->s1, ZLINK_RCVTIMEO, 0);
-        char tb[64], hb[32];
-        size_t size;
-        while (s_recv_any(f->s1, tb, sizeof tb, &size, hb, 0) == ZLINK_RECV_OK)
-            ZT_CHECK(strncmp(hb, "sync:", 5) == 0);
-        set_int(f->s1, ZLINK_RCVTIMEO, T_MS(2000));
-    }
+    f->s1 = slow_sub(f->ctx, f->pub, ep, is_tcp(tr) ? 65536 : 1000, "s1sync");
+    if (with_s2)
+        f->s2 = slow_sub(f->ctx, f->pub, ep, 0, "s2sync");
     set_int(f->pub, ZLINK_PUB_NODROP, 1);
     f->admitted = publish_until_refused(f->pub, "f", f->size, is_tcp(tr) ? 4000 : 100);
     printf("# %d admitted before the first refusal\n", f->admitted);
@@ -919,9 +907,9 @@ static void pub_14_topics_count(void)
         ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 4);
         /* "b" is still wanted by s2 after s1 drops it. */
         ZT_EQ_INT(zlink_unset_subscription(s1, "b"), ZLINK_CONFIG_OK);
-        subscribe(s1, "fence2");
-        sub_sync(pub, s1, "fence2");
-        /* b (still s2's), c, s2sync, fence, fence2. */
+        subscribe(s1, "zfence"); /* no prefix overlap with "fence" */
+        sub_sync(pub, s1, "zfence");
+        /* b (still s2's), c, s2sync, fence, zfence. */
         ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 5);
         sock_close(s1);
         sock_close(s2);

@@ -168,7 +168,7 @@ static long self_tid(void)
 }
 
 /* Waits until thread tid sleeps in the kernel in a wait (a condition
- * variable's futex, or a poll), which is how a call blocked inside ZLink
+ * variable or wake word futex, or a poll), which is how a call blocked inside ZLink
  * looks from outside: the public API has no way to tell. Returns 1 once
  * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
  * on without the guarantee, so the check only ever makes a case stricter,
@@ -186,7 +186,7 @@ static int wait_blocked(long tid)
         unsigned long a0 = 0, op = 0;
         int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
         fclose(f);
-        if (got == 3 && nr == SYS_futex && (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */)
+        if (got == 3 && nr == SYS_futex && ((op & 0x7F) == 0 /* FUTEX_WAIT */ || (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */))
             return 1;
 #ifdef SYS_poll
         if (got >= 1 && nr == SYS_poll)

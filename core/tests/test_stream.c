@@ -1,0 +1,1062 @@
+/*
+ * test_stream.c — core-contract §8 "STREAM" (RAW mode) through the public
+ * API (zlink.h) only, against plain POSIX TCP sockets in this process and
+ * against a STREAM socket in a second process. doc/contract-tests/
+ * dealer_router_pubsub_stream.md maps every item to a function here or
+ * says why it is elsewhere or later.
+ *
+ * STREAM is tcp only (inproc is NOT_SUPPORTED). Raw bytes have no record
+ * boundaries: a receive returns what one read produced, so a case
+ * accumulates bytes per routing id until it has what it expects. With
+ * ZLINK_STREAM_NOTIFY=1 a connection's arrival and departure are
+ * zero-length records from its id, in order with its data. No sleeps: POSIX
+ * sockets get SO_RCVTIMEO / poll() timeouts, ZLink calls their RCVTIMEO.
+ */
+#include "zlink.h"
+#include "zltest.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+#define T_MS(ms) ((int)((ms) * zt_timeout_mult()))
+
+static void *ctx_new(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    return ctx;
+}
+
+static void ctx_term(void *ctx)
+{
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+static void set_int(void *s, int opt, int v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+static int get_int(void *s, int opt)
+{
+    int v = -12345;
+    size_t n = sizeof v;
+    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &n), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(n, sizeof v);
+    return v;
+}
+
+static void set_u64(void *s, int opt, uint64_t v)
+{
+    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+}
+
+static void sock_close(void *s)
+{
+    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+}
+
+/* A RAW STREAM socket (NOTIFY as given), LINGER 0, scaled timeouts. */
+static void *stream_new(void *ctx, int notify)
+{
+    void *s = zlink_socket(ctx, ZLINK_STREAM);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    set_int(s, ZLINK_SNDTIMEO, T_MS(2000));
+    set_int(s, ZLINK_RCVTIMEO, T_MS(2000));
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    set_int(s, ZLINK_STREAM_NOTIFY, notify);
+    return s;
+}
+
+/* Binds s on 127.0.0.1, ephemeral port; returns the port. */
+static int stream_bind(void *s)
+{
+    ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
+    char ep[256];
+    size_t n = sizeof ep;
+    ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &n), ZLINK_CONFIG_OK);
+    ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
+    int port = atoi(ep + 16);
+    ZT_CHECK(port > 0 && port < 65536);
+    return port;
+}
+
+static void fd_timeouts(int fd)
+{
+    struct timeval tv = {T_MS(2000) / 1000, (T_MS(2000) % 1000) * 1000};
+    ZT_EQ_INT(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    ZT_EQ_INT(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv), 0);
+}
+
+/* A plain TCP client connected to 127.0.0.1:port. */
+static int raw_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ZT_CHECK(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ZT_EQ_INT(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    fd_timeouts(fd);
+    return fd;
+}
+
+/* A plain TCP listener on 127.0.0.1, ephemeral port (*port). */
+static int raw_listen(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ZT_CHECK(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ZT_EQ_INT(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ZT_EQ_INT(listen(fd, 8), 0);
+    socklen_t len = sizeof a;
+    ZT_EQ_INT(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* accept() with a timeout (poll). */
+static int raw_accept(int lfd)
+{
+    struct pollfd p = {lfd, POLLIN, 0};
+    ZT_EQ_INT(poll(&p, 1, T_MS(3000)), 1);
+    int fd = accept(lfd, NULL, NULL);
+    ZT_CHECK(fd >= 0);
+    fd_timeouts(fd);
+    return fd;
+}
+
+static void raw_send(int fd, const void *data, size_t n)
+{
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0)
+            ZT_FAIL("send: %s", strerror(errno));
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads exactly n bytes (fails on EOF or timeout). */
+static void raw_recv_exact(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r <= 0)
+            ZT_FAIL("recv: %s", r == 0 ? "EOF" : strerror(errno));
+        p += r;
+        n -= (size_t)r;
+    }
+}
+
+static void raw_expect(int fd, const char *text)
+{
+    char buf[256];
+    size_t n = strlen(text);
+    ZT_CHECK(n < sizeof buf);
+    raw_recv_exact(fd, buf, n);
+    ZT_EQ_MEM(buf, text, n);
+}
+
+/* The peer closed: recv reports EOF (within the timeout). */
+static void raw_expect_eof(int fd)
+{
+    char c;
+    ssize_t r = recv(fd, &c, 1, 0);
+    if (r != 0)
+        ZT_FAIL("expected EOF, got %zd (%s)", r, r < 0 ? strerror(errno) : "data");
+}
+
+static bool rid_eq(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
+{
+    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
+}
+
+/* One STREAM receive: a copy of the routing id and the bytes (<= cap). */
+static zlink_recv_result_t st_recv(void *s, zlink_routing_id_t *rid, void *buf, size_t cap,
+                                   size_t *len, int flags)
+{
+    zlink_msg_t part[1];
+    size_t count = 0;
+    const zlink_routing_id_t *view = NULL;
+    zlink_recv_result_t rc = zlink_recv(s, &view, part, 1, &count, (zlink_recv_flags_t)flags);
+    if (rc != ZLINK_RECV_OK)
+        return rc;
+    ZT_EQ_INT(count, 1);
+    ZT_CHECK(view != NULL);
+    ZT_EQ_INT(view->size, 4);
+    *rid = *view;
+    size_t n = zlink_msg_size(&part[0]);
+    ZT_CHECK(n <= cap);
+    if (n > 0)
+        memcpy(buf, zlink_msg_data(&part[0]), n);
+    *len = n;
+    zlink_multipart_close(part, count);
+    return rc;
+}
+
+/* Receives a connect or disconnect notice: a zero-length record. */
+static void st_expect_notice(void *s, zlink_routing_id_t *rid)
+{
+    char buf[64];
+    size_t len = 99;
+    ZT_EQ_INT(st_recv(s, rid, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(len, 0);
+}
+
+/* Receives records from `rid` until n bytes have arrived (a record from
+ * another id or a notice fails), into buf. */
+static void st_recv_bytes(void *s, const zlink_routing_id_t *rid, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        zlink_routing_id_t from;
+        size_t len = 0;
+        ZT_EQ_INT(st_recv(s, &from, (char *)buf + got, n - got, &len, 0), ZLINK_RECV_OK);
+        ZT_CHECK(rid_eq(&from, rid));
+        ZT_CHECK(len > 0);
+        got += len;
+    }
+}
+
+static void st_expect_bytes(void *s, const zlink_routing_id_t *rid, const char *text)
+{
+    char buf[256];
+    size_t n = strlen(text);
+    st_recv_bytes(s, rid, buf, n);
+    ZT_EQ_MEM(buf, text, n);
+}
+
+static zlink_submit_result_t st_send(void *s, const zlink_routing_id_t *rid, const void *data,
+                                     size_t len, int flags)
+{
+    zlink_msg_t m;
+    ZT_EQ_INT(zlink_msg_init_size(&m, len), ZLINK_CONFIG_OK);
+    if (len > 0)
+        memcpy(zlink_msg_data(&m), data, len);
+    zlink_submit_result_t rc = zlink_send_rid(s, rid, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
+    ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed on success and failure */
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    return rc;
+}
+
+static zlink_submit_result_t st_send_str(void *s, const zlink_routing_id_t *rid,
+                                         const char *text)
+{
+    return st_send(s, rid, text, strlen(text), 0);
+}
+
+/* A bound STREAM (NOTIFY 1) with one raw client whose connect notice has
+ * been received: *rid names the client. */
+static void *stream_with_client(void *ctx, int *fd, zlink_routing_id_t *rid)
+{
+    void *s = stream_new(ctx, 1);
+    int port = stream_bind(s);
+    *fd = raw_connect(port);
+    st_expect_notice(s, rid);
+    return s;
+}
+
+static unsigned char pattern(size_t i, unsigned seed)
+{
+    return (unsigned char)((i * 31u + seed * 17u + (i >> 8)) & 0xFF);
+}
+
+/* ------------------------------------------------------------------ cases */
+
+/* STREAM 1: with RECV_MODE UNSPECIFIED (the default) bind and connect are
+ * INVALID_ARGUMENT/EINVAL; RAW makes them work. */
+static void stream_01_unspecified_mode(void)
+{
+    printf("# covers STREAM/1\n");
+    void *ctx = ctx_new();
+    void *s = zlink_socket(ctx, ZLINK_STREAM);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
+    ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(zlink_connect(s, "tcp://127.0.0.1:9"), ZLINK_CONNECT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    /* Explicitly UNSPECIFIED is the same. */
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED);
+    ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_INVALID_ARGUMENT);
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
+    ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 2 (this version): RAW only: PACKET is NOT_SUPPORTED; out-of-range
+ * modes are EINVAL; the calls of other socket types are NOT_SUPPORTED on a
+ * STREAM; inproc is NOT_SUPPORTED; set_routing_id is EINVAL. */
+static void stream_02_raw_only(void)
+{
+    printf("# covers STREAM/2, STREAM/5 (PACKET not in this version), §1 (S set_routing_id)\n");
+    void *ctx = ctx_new();
+    void *s = zlink_socket(ctx, ZLINK_STREAM);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    int v = ZLINK_STREAM_RECV_PACKET;
+    ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
+              ZLINK_CONFIG_NOT_SUPPORTED);
+    ZT_EQ_INT(zlink_errno(), ENOTSUP);
+    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
+    const int bad[] = {3, -1, 100};
+    for (int i = 0; i < 3; i++) {
+        ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &bad[i], sizeof(int)),
+                  ZLINK_CONFIG_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+    }
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    /* inproc is not a STREAM transport. */
+    ZT_EQ_INT(zlink_bind(s, "inproc://stream-x"), ZLINK_BIND_NOT_SUPPORTED);
+    ZT_EQ_INT(zlink_connect(s, "inproc://stream-x"), ZLINK_CONNECT_NOT_SUPPORTED);
+    /* A STREAM names its peers itself. */
+    ZT_EQ_INT(zlink_set_routing_id(s, "abcd", 4), ZLINK_CONFIG_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    /* Other receive and send families. */
+    zlink_msg_t parts[2];
+    size_t count = 0, tlen = 0;
+    const zlink_routing_id_t *rid = NULL;
+    char topic[8];
+    ZT_EQ_INT(zlink_router_recv(s, &rid, NULL, parts, 2, &count, ZLINK_DONTWAIT),
+              ZLINK_RECV_NOT_SUPPORTED);
+    ZT_EQ_INT(zlink_subscribe(s, NULL, topic, sizeof topic, &tlen, parts, 2, &count,
+                              ZLINK_DONTWAIT),
+              ZLINK_RECV_NOT_SUPPORTED);
+    zlink_msg_t m;
+    ZT_EQ_INT(zlink_msg_init_size(&m, 1), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send(s, &m, 1, 0, NULL, NULL), ZLINK_SUBMIT_NOT_SUPPORTED);
+    ZT_EQ_INT(zlink_errno(), ENOTSUP);
+    ZT_EQ_INT(zlink_msg_size(&m), 0);
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    /* The mode option belongs to STREAM only. */
+    void *d = zlink_socket(ctx, ZLINK_DEALER);
+    ZT_CHECK(d != NULL);
+    v = ZLINK_STREAM_RECV_RAW;
+    ZT_CHECK(zlink_setsockopt(d, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v) != ZLINK_CONFIG_OK);
+    ZT_CHECK(zlink_setsockopt(d, ZLINK_STREAM_NOTIFY, &v, sizeof v) != ZLINK_CONFIG_OK);
+    sock_close(d);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 4: a failed bind does not freeze the mode; after a successful
+ * bind or connect, changing it is INVALID_STATE/EBUSY. */
+static void stream_04_mode_frozen_after_bind(void)
+{
+    printf("# covers STREAM/4\n");
+    void *ctx = ctx_new();
+    void *s = zlink_socket(ctx, ZLINK_STREAM);
+    ZT_CHECK(s != NULL);
+    set_int(s, ZLINK_LINGER, 0);
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    ZT_CHECK(zlink_bind(s, "tcp://127.0.0.1:notaport") != ZLINK_BIND_OK);
+    ZT_CHECK(zlink_bind(s, "inproc://nope") != ZLINK_BIND_OK);
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED); /* not frozen */
+    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    stream_bind(s);
+    int v = ZLINK_STREAM_RECV_UNSPECIFIED;
+    ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
+              ZLINK_CONFIG_INVALID_STATE);
+    ZT_EQ_INT(zlink_errno(), EBUSY);
+    v = ZLINK_STREAM_RECV_RAW;
+    ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
+              ZLINK_CONFIG_INVALID_STATE);
+    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
+    /* The same after a connect. */
+    void *c = zlink_socket(ctx, ZLINK_STREAM);
+    set_int(c, ZLINK_LINGER, 0);
+    set_int(c, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    int lport;
+    int lfd = raw_listen(&lport);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", lport);
+    ZT_EQ_INT(zlink_connect(c, ep), ZLINK_CONNECT_OK);
+    ZT_EQ_INT(zlink_setsockopt(c, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
+              ZLINK_CONFIG_INVALID_STATE);
+    sock_close(c);
+    close(lfd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 6: NOTIFY 1: connect and disconnect arrive as zero-length records
+ * from the peer's id, in order with its data. NOTIFY 0 (default): none. */
+static void stream_06_notify(void)
+{
+    printf("# covers STREAM/6\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid, from;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    raw_send(fd, "hello", 5);
+    st_expect_bytes(s, &rid, "hello");
+    raw_send(fd, "bye", 3);
+    close(fd);
+    st_expect_bytes(s, &rid, "bye"); /* data first ... */
+    st_expect_notice(s, &from);      /* ... then the disconnect notice */
+    ZT_CHECK(rid_eq(&from, &rid));
+    char buf[8];
+    size_t len;
+    ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+    sock_close(s);
+
+    /* NOTIFY 0 (the default): the first record is data; no notices. */
+    void *q = zlink_socket(ctx, ZLINK_STREAM);
+    ZT_CHECK(q != NULL);
+    ZT_EQ_INT(get_int(q, ZLINK_STREAM_NOTIFY), 0);
+    set_int(q, ZLINK_LINGER, 0);
+    set_int(q, ZLINK_RCVTIMEO, T_MS(2000));
+    set_int(q, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    int port = stream_bind(q);
+    fd = raw_connect(port);
+    raw_send(fd, "x", 1);
+    ZT_EQ_INT(st_recv(q, &rid, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(len, 1);
+    ZT_EQ_INT(buf[0], 'x');
+    close(fd);
+    /* Once the id is unknown (the close was processed), nothing is queued. */
+    int64_t end = zt_now_ms() + T_MS(3000);
+    while (st_send(q, &rid, "?", 1, ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK) {
+        ZT_CHECK(zt_now_ms() < end);
+        sched_yield();
+    }
+    ZT_EQ_INT(st_recv(q, &from, buf, sizeof buf, &len, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+    sock_close(q);
+    ctx_term(ctx);
+}
+
+/* STREAM 8: a zero-length send closes that peer after the data queued
+ * before it: the client reads it all, then EOF; the id is gone (NOT_
+ * CONNECTED) and the disconnect notice arrives. */
+static void stream_08_zero_length_send_closes(void)
+{
+    printf("# covers STREAM/8\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid, from;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    raw_send(fd, "hi", 2);
+    st_expect_bytes(s, &rid, "hi");
+    static unsigned char big[200000];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = pattern(i, 8);
+    ZT_EQ_INT(st_send_str(s, &rid, "bye-1,"), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(st_send(s, &rid, big, sizeof big, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(st_send_str(s, &rid, "bye-2"), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    /* Gone as a route at once. */
+    ZT_EQ_INT(st_send_str(s, &rid, "late"), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
+    raw_expect(fd, "bye-1,");
+    static unsigned char got[sizeof big];
+    raw_recv_exact(fd, got, sizeof got);
+    ZT_EQ_MEM(got, big, sizeof big);
+    raw_expect(fd, "bye-2");
+    raw_expect_eof(fd);
+    st_expect_notice(s, &from);
+    ZT_CHECK(rid_eq(&from, &rid));
+    close(fd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 9: the part is consumed (empty, reusable) on success and on every
+ * failure: bad part count, bad id size, unknown id. */
+static void stream_09_parts_consumed(void)
+{
+    printf("# covers STREAM/9\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    zlink_msg_t m[2];
+    /* Success. */
+    ZT_EQ_INT(zlink_msg_init_size(&m[0], 3), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&m[0]), "abc", 3);
+    ZT_EQ_INT(zlink_send_rid(s, &rid, m, 1, 0, NULL, NULL), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
+    raw_expect(fd, "abc");
+    /* Two parts: INVALID_ARGUMENT, both consumed. */
+    ZT_EQ_INT(zlink_msg_close(&m[0]), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_init_size(&m[0], 1), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_msg_init_size(&m[1], 1), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send_rid(s, &rid, m, 2, 0, NULL, NULL), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
+    ZT_EQ_INT(zlink_msg_size(&m[1]), 0);
+    zlink_multipart_close(m, 2);
+    /* Wrong id size. */
+    zlink_routing_id_t five = rid;
+    five.size = 5;
+    ZT_EQ_INT(st_send(s, &five, "x", 1, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    /* Unknown id. */
+    zlink_routing_id_t other = rid;
+    other.data[3] ^= 0x5A;
+    ZT_EQ_INT(st_send(s, &other, "x", 1, 0), ZLINK_SUBMIT_NOT_CONNECTED);
+    /* The client got only the successful send. */
+    raw_send(fd, "ping", 4);
+    st_expect_bytes(s, &rid, "ping");
+    ZT_EQ_INT(st_send_str(s, &rid, "pong"), ZLINK_SUBMIT_OK);
+    raw_expect(fd, "pong");
+    close(fd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 10 (and 11's immediate half): an admitted send, NONE or
+ * DONTWAIT, writes 0 to completion_id_out. */
+static void stream_10_none_id_zero(void)
+{
+    printf("# covers STREAM/10, STREAM/11 (immediate success)\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    for (int flags = 0; flags <= ZLINK_DONTWAIT; flags++) {
+        zlink_completion_id_t id = 0xABCDEF;
+        zlink_msg_t m;
+        ZT_EQ_INT(zlink_msg_init_size(&m, 2), ZLINK_CONFIG_OK);
+        memcpy(zlink_msg_data(&m), flags ? "dw" : "nw", 2);
+        ZT_EQ_INT(zlink_send_rid(s, &rid, &m, 1, (zlink_send_flags_t)flags, NULL, &id),
+                  ZLINK_SUBMIT_OK);
+        ZT_EQ_U64(id, 0);
+        ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+        raw_expect(fd, flags ? "dw" : "nw");
+    }
+    close(fd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 13: an id with no connection is NOT_CONNECTED/EHOSTUNREACH, also
+ * once its peer has gone. */
+static void stream_13_no_connection(void)
+{
+    printf("# covers STREAM/13\n");
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    stream_bind(s);
+    zlink_routing_id_t rid;
+    memset(&rid, 0, sizeof rid);
+    rid.size = 4;
+    memcpy(rid.data, "\x00\x00\x00\x01", 4);
+    zlink_completion_id_t id = 5;
+    zlink_msg_t m;
+    ZT_EQ_INT(zlink_msg_init_size(&m, 1), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send_rid(s, &rid, &m, 1, 0, NULL, &id), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
+    ZT_EQ_U64(id, 0);
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_NOT_CONNECTED); /* close: same */
+    sock_close(s);
+    /* A peer that left. */
+    int fd;
+    zlink_routing_id_t from;
+    s = stream_with_client(ctx, &fd, &rid);
+    close(fd);
+    st_expect_notice(s, &from);
+    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_EQ_INT(st_send_str(s, &rid, "gone"), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 14: a received part is the caller's: it outlives later receives
+ * and the socket. */
+static void stream_14_receive_ownership(void)
+{
+    printf("# covers STREAM/14\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    raw_send(fd, "first", 5);
+    zlink_msg_t a[1], b[1];
+    size_t na = 0, nb = 0;
+    const zlink_routing_id_t *view = NULL;
+    /* Wait until exactly "first" is in one record (it was one write). */
+    ZT_EQ_INT(zlink_recv(s, &view, a, 1, &na, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(na, 1);
+    ZT_EQ_INT(zlink_msg_size(&a[0]), 5);
+    raw_send(fd, "second", 6);
+    ZT_EQ_INT(zlink_recv(s, &view, b, 1, &nb, 0), ZLINK_RECV_OK);
+    ZT_EQ_MEM(zlink_msg_data(&a[0]), "first", 5);
+    close(fd);
+    sock_close(s);
+    ZT_EQ_MEM(zlink_msg_data(&a[0]), "first", 5);
+    ZT_CHECK(zlink_msg_size(&b[0]) >= 1);
+    ZT_EQ_MEM(zlink_msg_data(&b[0]), "second", zlink_msg_size(&b[0]));
+    zlink_multipart_close(a, na);
+    zlink_multipart_close(b, nb);
+    ctx_term(ctx);
+}
+
+/* STREAM 16: nothing queued: DONTWAIT NO_DATA/EAGAIN at once, NONE after
+ * RCVTIMEO; outputs untouched. */
+static void stream_16_no_data(void)
+{
+    printf("# covers STREAM/16\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    zlink_msg_t part[1];
+    size_t count = 3;
+    const zlink_routing_id_t *view = (const zlink_routing_id_t *)(uintptr_t)0x8;
+    ZT_EQ_INT(zlink_recv(s, &view, part, 1, &count, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    ZT_EQ_INT(count, 3);
+    ZT_CHECK(view == (const zlink_routing_id_t *)(uintptr_t)0x8);
+    set_int(s, ZLINK_RCVTIMEO, 40);
+    int64_t t0 = zt_now_ms();
+    ZT_EQ_INT(zlink_recv(s, &view, part, 1, &count, 0), ZLINK_RECV_NO_DATA);
+    int64_t waited = zt_now_ms() - t0;
+    ZT_CHECK(waited >= 40);
+    ZT_CHECK(waited < T_MS(1000));
+    ZT_EQ_INT(count, 3);
+    close(fd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 17: the routing id view names the record just received, stays
+ * the same across other calls (sends) and follows the next receive. */
+static void stream_17_rid_lifetime(void)
+{
+    printf("# covers STREAM/17\n");
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    int port = stream_bind(s);
+    int fd1 = raw_connect(port);
+    zlink_routing_id_t r1, r2;
+    st_expect_notice(s, &r1);
+    int fd2 = raw_connect(port);
+    st_expect_notice(s, &r2);
+    ZT_CHECK(!rid_eq(&r1, &r2)); /* one id per connection */
+    raw_send(fd1, "a", 1);
+    zlink_msg_t part[1];
+    size_t count = 0;
+    const zlink_routing_id_t *view = NULL;
+    ZT_EQ_INT(zlink_recv(s, &view, part, 1, &count, 0), ZLINK_RECV_OK);
+    zlink_multipart_close(part, count);
+    ZT_CHECK(view != NULL && rid_eq(view, &r1));
+    ZT_EQ_INT(st_send_str(s, &r2, "to-2"), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(st_send_str(s, &r1, "to-1"), ZLINK_SUBMIT_OK);
+    ZT_CHECK(rid_eq(view, &r1)); /* sends leave it alone */
+    raw_expect(fd2, "to-2");
+    raw_expect(fd1, "to-1");
+    raw_send(fd2, "b", 1);
+    const zlink_routing_id_t *view2 = NULL;
+    ZT_EQ_INT(zlink_recv(s, &view2, part, 1, &count, 0), ZLINK_RECV_OK);
+    zlink_multipart_close(part, count);
+    ZT_CHECK(view2 != NULL && rid_eq(view2, &r2));
+    close(fd1);
+    close(fd2);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 21: per routing id, bytes arrive in order and never mix with
+ * another peer's, in both directions, with two peers writing at once. */
+static void stream_21_per_rid_order(void)
+{
+    printf("# covers STREAM/21\n");
+    enum { N = 256 * 1024, CHUNK = 997 };
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    int port = stream_bind(s);
+    int fd[2];
+    zlink_routing_id_t rid[2];
+    for (int k = 0; k < 2; k++) {
+        fd[k] = raw_connect(port);
+        st_expect_notice(s, &rid[k]);
+    }
+    static unsigned char want[2][N], got[2][N];
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < N; i++)
+            want[k][i] = pattern(i, (unsigned)k + 1);
+    /* Interleaved writes from both clients (both fit in kernel buffers
+     * plus the socket's queues, so no reader is needed meanwhile). */
+    size_t off[2] = {0, 0};
+    while (off[0] < N || off[1] < N) {
+        for (int k = 0; k < 2; k++) {
+            size_t n = N - off[k] < CHUNK ? N - off[k] : CHUNK;
+            if (n > 0) {
+                raw_send(fd[k], want[k] + off[k], n);
+                off[k] += n;
+            }
+        }
+    }
+    size_t have[2] = {0, 0};
+    while (have[0] < N || have[1] < N) {
+        zlink_routing_id_t from;
+        size_t len = 0;
+        static unsigned char buf[N];
+        ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
+        int k = rid_eq(&from, &rid[0]) ? 0 : 1;
+        ZT_CHECK(rid_eq(&from, &rid[k]));
+        ZT_CHECK(len > 0 && have[k] + len <= N);
+        memcpy(got[k] + have[k], buf, len);
+        have[k] += len;
+    }
+    ZT_EQ_MEM(got[0], want[0], N);
+    ZT_EQ_MEM(got[1], want[1], N);
+    /* The other direction: interleaved sends, each client reads its own. */
+    for (size_t o = 0; o < N; o += 4096) {
+        for (int k = 0; k < 2; k++)
+            ZT_EQ_INT(st_send(s, &rid[k], want[1 - k] + o, 4096, 0), ZLINK_SUBMIT_OK);
+    }
+    for (int k = 0; k < 2; k++) {
+        raw_recv_exact(fd[k], got[k], N);
+        ZT_EQ_MEM(got[k], want[1 - k], N);
+    }
+    close(fd[0]);
+    close(fd[1]);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 22: at RCVHWM the STREAM stops reading the connection and drops
+ * nothing. A raw client writes 2 MB (non-blocking, a small send buffer)
+ * while the STREAM has a 16 KB RCVHWM and is not read: the writer stalls
+ * well before 2 MB (poll for POLLOUT times out), showing that reads
+ * stopped and the pressure reached the client. Then the STREAM is read
+ * and every byte arrives, in order, followed by the disconnect notice. */
+enum { S22_TOTAL = 2 * 1024 * 1024 };
+
+struct writer22 {
+    int fd;
+    pthread_mutex_t lk;
+    pthread_cond_t cv;
+    size_t written;
+    size_t stalled_at; /* 0 = not (yet) stalled */
+    bool done;
+    bool failed;
+};
+
+static void *writer22_main(void *arg)
+{
+    struct writer22 *w = arg;
+    static unsigned char chunk[16384];
+    size_t off = 0;
+    while (off < S22_TOTAL) {
+        size_t n = S22_TOTAL - off < sizeof chunk ? S22_TOTAL - off : sizeof chunk;
+        for (size_t i = 0; i < n; i++)
+            chunk[i] = pattern(off + i, 22);
+        size_t sent = 0;
+        while (sent < n) {
+            ssize_t r = send(w->fd, chunk + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (r > 0) {
+                sent += (size_t)r;
+                continue;
+            }
+            if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                w->failed = true;
+                goto out;
+            }
+            struct pollfd p = {w->fd, POLLOUT, 0};
+            int pr = poll(&p, 1, T_MS(300));
+            if (pr == 0) {
+                pthread_mutex_lock(&w->lk);
+                if (w->stalled_at == 0)
+                    w->stalled_at = off + sent;
+                pthread_cond_broadcast(&w->cv);
+                pthread_mutex_unlock(&w->lk);
+                /* Keep waiting for room (the reader will come). */
+                pr = poll(&p, 1, T_MS(10000));
+                if (pr <= 0) {
+                    w->failed = true;
+                    goto out;
+                }
+            }
+        }
+        off += n;
+        pthread_mutex_lock(&w->lk);
+        w->written = off;
+        pthread_mutex_unlock(&w->lk);
+    }
+out:
+    pthread_mutex_lock(&w->lk);
+    w->done = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->lk);
+    return NULL;
+}
+
+static void stream_22_rcvhwm_stops_reads_no_drop(void)
+{
+    printf("# covers STREAM/22\n");
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    set_u64(s, ZLINK_RCVHWM, 16384);
+    int port = stream_bind(s);
+    struct writer22 w;
+    memset(&w, 0, sizeof w);
+    pthread_mutex_init(&w.lk, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    w.fd = raw_connect(port);
+    int sndbuf = 32768;
+    ZT_EQ_INT(setsockopt(w.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
+    zlink_routing_id_t rid, from;
+    st_expect_notice(s, &rid);
+    pthread_t th;
+    ZT_EQ_INT(pthread_create(&th, NULL, writer22_main, &w), 0);
+    /* Wait (bounded) for the writer to stall or finish. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += T_MS(5000) / 1000 + 1;
+    pthread_mutex_lock(&w.lk);
+    while (w.stalled_at == 0 && !w.done) {
+        if (pthread_cond_timedwait(&w.cv, &w.lk, &until) != 0)
+            break;
+    }
+    size_t stalled_at = w.stalled_at;
+    bool done_early = w.done;
+    pthread_mutex_unlock(&w.lk);
+    printf("# writer stalled at %zu bytes\n", stalled_at);
+    ZT_CHECK(!done_early);
+    ZT_CHECK(stalled_at > 0 && stalled_at < S22_TOTAL);
+    /* Read everything slowly enough: one record at a time, verifying. */
+    static unsigned char buf[65536 * 4];
+    size_t have = 0;
+    while (have < S22_TOTAL) {
+        size_t len = 0;
+        ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
+        ZT_CHECK(rid_eq(&from, &rid));
+        ZT_CHECK(len > 0 && have + len <= S22_TOTAL);
+        for (size_t i = 0; i < len; i++) {
+            if (buf[i] != pattern(have + i, 22))
+                ZT_FAIL("byte %zu: %02x, want %02x", have + i, buf[i], pattern(have + i, 22));
+        }
+        have += len;
+    }
+    ZT_EQ_INT(pthread_join(th, NULL), 0);
+    ZT_CHECK(!w.failed);
+    ZT_EQ_INT(w.written, S22_TOTAL);
+    close(w.fd);
+    st_expect_notice(s, &from); /* after all the data */
+    ZT_CHECK(rid_eq(&from, &rid));
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.lk);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 23 (RAW): a client that writes and closes mid-stream, while the
+ * STREAM has stopped reading at its RCVHWM: every byte written before the
+ * close arrives, exactly, then the disconnect notice; nothing after it. */
+static void stream_23_midstream_close(void)
+{
+    printf("# covers STREAM/23 (RAW: close mid-stream)\n");
+    enum { N = 300000 };
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    set_u64(s, ZLINK_RCVHWM, 8192);
+    int port = stream_bind(s);
+    int fd = raw_connect(port);
+    zlink_routing_id_t rid, from;
+    st_expect_notice(s, &rid);
+    static unsigned char data[N], got[N];
+    for (size_t i = 0; i < N; i++)
+        data[i] = pattern(i, 23);
+    raw_send(fd, data, N); /* fits in the kernel buffers */
+    close(fd);             /* orderly close right after the last byte */
+    st_recv_bytes(s, &rid, got, N);
+    ZT_EQ_MEM(got, data, N);
+    st_expect_notice(s, &from);
+    ZT_CHECK(rid_eq(&from, &rid));
+    char b[8];
+    size_t len;
+    set_int(s, ZLINK_RCVTIMEO, 50);
+    ZT_EQ_INT(st_recv(s, &from, b, sizeof b, &len, 0), ZLINK_RECV_NO_DATA);
+    ZT_EQ_INT(st_send_str(s, &rid, "x"), ZLINK_SUBMIT_NOT_CONNECTED);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM 28: peers are addressed by exactly 4-byte ids: any other size is
+ * INVALID_ARGUMENT/EINVAL for data and for the zero-length close, and the
+ * peer stays connected; n != 1 is INVALID_ARGUMENT too. */
+static void stream_28_rid_must_be_4_bytes(void)
+{
+    printf("# covers STREAM/28 (send_rid / close by rid; zlink_disconnect_rid not in 1.0)\n");
+    void *ctx = ctx_new();
+    int fd;
+    zlink_routing_id_t rid;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    const uint8_t sizes[] = {1, 3, 5, 16, 255};
+    for (size_t i = 0; i < sizeof sizes; i++) {
+        zlink_routing_id_t r = rid;
+        r.size = sizes[i];
+        ZT_EQ_INT(st_send(s, &r, "data", 4, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_INT(st_send(s, &r, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+    }
+    zlink_routing_id_t empty;
+    memset(&empty, 0, sizeof empty);
+    ZT_EQ_INT(st_send(s, &empty, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    zlink_msg_t m[2];
+    ZT_EQ_INT(zlink_msg_init(&m[0]), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send_rid(s, &rid, m, 0, 0, NULL, NULL), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_msg_init(&m[1]), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_send_rid(s, &rid, m, 2, 0, NULL, NULL), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    zlink_multipart_close(m, 2);
+    /* Still connected: data flows both ways, then a 4-byte close works. */
+    ZT_EQ_INT(st_send_str(s, &rid, "still"), ZLINK_SUBMIT_OK);
+    raw_expect(fd, "still");
+    raw_send(fd, "here", 4);
+    st_expect_bytes(s, &rid, "here");
+    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    raw_expect_eof(fd);
+    close(fd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM connects too: to a plain TCP listener; the connect notice names
+ * the connection; bytes flow both ways; the server's close gives the
+ * disconnect notice; the STREAM reconnects and the new connection gets a
+ * new id. */
+static void stream_connect_outbound(void)
+{
+    printf("# covers core-contract §1 (S connects once its mode is set), STREAM/6\n");
+    void *ctx = ctx_new();
+    int lport;
+    int lfd = raw_listen(&lport);
+    void *s = stream_new(ctx, 1);
+    set_int(s, ZLINK_RECONNECT_IVL, 20);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", lport);
+    ZT_EQ_INT(zlink_connect(s, ep), ZLINK_CONNECT_OK);
+    int fd = raw_accept(lfd);
+    zlink_routing_id_t rid, from;
+    st_expect_notice(s, &rid);
+    ZT_EQ_INT(rid.size, 4);
+    ZT_EQ_INT(st_send_str(s, &rid, "hi server"), ZLINK_SUBMIT_OK);
+    raw_expect(fd, "hi server");
+    raw_send(fd, "hi stream", 9);
+    st_expect_bytes(s, &rid, "hi stream");
+    close(fd);
+    st_expect_notice(s, &from);
+    ZT_CHECK(rid_eq(&from, &rid));
+    /* Reconnect: a new connection, a new id. */
+    fd = raw_accept(lfd);
+    zlink_routing_id_t rid2;
+    st_expect_notice(s, &rid2);
+    ZT_CHECK(!rid_eq(&rid2, &rid));
+    ZT_EQ_INT(st_send_str(s, &rid2, "again"), ZLINK_SUBMIT_OK);
+    raw_expect(fd, "again");
+    ZT_EQ_INT(st_send_str(s, &rid, "old"), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_disconnect(s, ep), ZLINK_CONNECT_OK);
+    raw_expect_eof(fd);
+    close(fd);
+    close(lfd);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+/* STREAM against a second process: the child runs its own context and a
+ * STREAM that connects to ours; both sides exchange bytes, the child closes
+ * with a zero-length send and exits 0 when all it saw was right. */
+static int stream_child(const char *port)
+{
+    void *ctx = ctx_new();
+    void *c = stream_new(ctx, 1);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%s", port != NULL ? port : "0");
+    ZT_EQ_INT(zlink_connect(c, ep), ZLINK_CONNECT_OK);
+    zlink_routing_id_t rid;
+    st_expect_notice(c, &rid);
+    char hello[64];
+    int n = snprintf(hello, sizeof hello, "hello from %ld", (long)getpid());
+    ZT_EQ_INT(st_send(c, &rid, hello, (size_t)n, 0), ZLINK_SUBMIT_OK);
+    char reply[64];
+    n = snprintf(reply, sizeof reply, "world to %ld", (long)getpid());
+    st_expect_bytes(c, &rid, reply);
+    ZT_EQ_INT(st_send(c, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    zlink_routing_id_t from;
+    st_expect_notice(c, &from);
+    ZT_CHECK(rid_eq(&from, &rid));
+    sock_close(c);
+    ctx_term(ctx);
+    return 0;
+}
+
+static void stream_second_process(void)
+{
+    printf("# covers STREAM against a second process\n");
+    void *ctx = ctx_new();
+    void *s = stream_new(ctx, 1);
+    int port = stream_bind(s);
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", port);
+    pid_t pid = zt_spawn_self("stream-child", arg);
+    zlink_routing_id_t rid, from;
+    st_expect_notice(s, &rid);
+    char hello[64];
+    int n = snprintf(hello, sizeof hello, "hello from %ld", (long)pid);
+    st_expect_bytes(s, &rid, hello);
+    char reply[64];
+    n = snprintf(reply, sizeof reply, "world to %ld", (long)pid);
+    ZT_EQ_INT(st_send(s, &rid, reply, (size_t)n, 0), ZLINK_SUBMIT_OK);
+    st_expect_notice(s, &from); /* the child's zero-length send closed it */
+    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_EQ_INT(zt_wait(pid), 0);
+    sock_close(s);
+    ctx_term(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    const char *role = zt_role(argc, argv);
+    if (role != NULL) {
+        if (strcmp(role, "stream-child") == 0)
+            return stream_child(argc > 3 ? argv[3] : NULL);
+        return 100;
+    }
+    ZT_RUN(stream_01_unspecified_mode);
+    ZT_RUN(stream_02_raw_only);
+    ZT_RUN(stream_04_mode_frozen_after_bind);
+    ZT_RUN(stream_06_notify);
+    ZT_RUN(stream_08_zero_length_send_closes);
+    ZT_RUN(stream_09_parts_consumed);
+    ZT_RUN(stream_10_none_id_zero);
+    ZT_RUN(stream_13_no_connection);
+    ZT_RUN(stream_14_receive_ownership);
+    ZT_RUN(stream_16_no_data);
+    ZT_RUN(stream_17_rid_lifetime);
+    ZT_RUN(stream_21_per_rid_order);
+    ZT_RUN(stream_22_rcvhwm_stops_reads_no_drop);
+    ZT_RUN(stream_23_midstream_close);
+    ZT_RUN(stream_28_rid_must_be_4_bytes);
+    ZT_RUN(stream_connect_outbound);
+    ZT_RUN(stream_second_process);
+    return zt_done();
+}
