@@ -2,6 +2,7 @@
 # The ZLink demo: one ROUTER service process and three DEALER client
 # processes talking over tcp on this machine. Prints what they exchanged
 # and the rates. Usage: run_demo.sh SERVICE_BIN CLIENT_BIN [COUNT]
+# (bazel run //examples:demo passes the two binaries; COUNT may follow.)
 set -euo pipefail
 service=$1
 client=$2

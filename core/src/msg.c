@@ -22,10 +22,19 @@
  *    and INLINE have no header at all.
  *  - Threads: a message is used by one thread at a time; content may be
  *    released from any thread.
+ *  - Small HEAP blocks (header + payload <= ZL_POOL_BLOCK) come from a block
+ *    pool. The usual pattern is "an application thread allocates, an I/O
+ *    thread frees after writing", which makes malloc take the allocating
+ *    thread's arena lock on both sides for every message. The pool gives
+ *    each thread a private cache; a thread that frees more than it
+ *    allocates hands whole batches of ZL_POOL_BATCH blocks to a global list
+ *    (one lock per batch), where allocating threads pick them up. A
+ *    thread's cache goes back to the global list when the thread exits.
  */
 #include "msg.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +49,113 @@
  * exist in C; refusing them early also keeps sanitizer allocators from
  * aborting on absurd sizes. */
 #define ZL_PAYLOAD_MAX ((size_t)PTRDIFF_MAX - ZL_HEAP_HDR - sizeof(zl_chunk_t))
+
+/* --------------------------------------------------------- block pool */
+
+/* Under AddressSanitizer every block goes through malloc/free so that a
+ * use after free of a message payload is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ZL_POOL_BLOCK 0
+#else
+#define ZL_POOL_BLOCK 256 /* bytes per pooled HEAP block, header included */
+#endif
+#define ZL_POOL_BATCH 64  /* blocks moved to or from the global list at once */
+
+/* A free block; the first block of a batch also links the next batch. */
+typedef struct pool_block {
+    struct pool_block *next;
+    struct pool_block *next_batch;
+} pool_block_t;
+
+typedef struct pool_cache {
+    pool_block_t *head;
+    int count;
+    bool registered; /* the exit hook knows this thread's cache */
+} pool_cache_t;
+
+static pthread_mutex_t pool_lk = PTHREAD_MUTEX_INITIALIZER;
+static pool_block_t *pool_batches; /* full batches, under pool_lk */
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static _Thread_local pool_cache_t pool_cache;
+
+/* Thread exit: the cache's blocks go to the global list (one batch). */
+static void pool_thread_exit(void *arg)
+{
+    pool_cache_t *pc = arg;
+    if (pc->head == NULL)
+        return;
+    pool_block_t *first = pc->head;
+    pc->head = NULL;
+    pc->count = 0;
+    pthread_mutex_lock(&pool_lk);
+    first->next_batch = pool_batches;
+    pool_batches = first;
+    pthread_mutex_unlock(&pool_lk);
+}
+
+static void pool_init_key(void)
+{
+    (void)pthread_key_create(&pool_key, pool_thread_exit);
+}
+
+static void pool_register(pool_cache_t *pc)
+{
+    pthread_once(&pool_once, pool_init_key);
+    (void)pthread_setspecific(pool_key, pc);
+    pc->registered = true;
+}
+
+/* A block of ZL_POOL_BLOCK bytes, or NULL. Any thread; locks pool_lk once
+ * per ZL_POOL_BATCH blocks at most. */
+static void *pool_alloc(void)
+{
+    pool_cache_t *pc = &pool_cache;
+    if (pc->head == NULL) {
+        pthread_mutex_lock(&pool_lk);
+        pool_block_t *batch = pool_batches;
+        if (batch != NULL)
+            pool_batches = batch->next_batch;
+        pthread_mutex_unlock(&pool_lk);
+        if (batch == NULL)
+            return malloc(ZL_POOL_BLOCK);
+        if (!pc->registered)
+            pool_register(pc);
+        pc->head = batch;
+        pc->count = 0;
+        for (pool_block_t *b = batch; b != NULL; b = b->next)
+            pc->count++;
+    }
+    pool_block_t *b = pc->head;
+    pc->head = b->next;
+    pc->count--;
+    return b;
+}
+
+/* Returns a block to the calling thread's cache; past two batches, one
+ * batch moves to the global list. Any thread. */
+static void pool_free(void *p)
+{
+    pool_cache_t *pc = &pool_cache;
+    if (!pc->registered)
+        pool_register(pc);
+    pool_block_t *b = p;
+    b->next = pc->head;
+    pc->head = b;
+    if (++pc->count < 2 * ZL_POOL_BATCH)
+        return;
+    /* Detach the first ZL_POOL_BATCH blocks as one batch. */
+    pool_block_t *last = b;
+    for (int i = 1; i < ZL_POOL_BATCH; i++)
+        last = last->next;
+    pc->head = last->next;
+    last->next = NULL;
+    pc->count -= ZL_POOL_BATCH;
+    pthread_mutex_lock(&pool_lk);
+    b->next_batch = pool_batches;
+    pool_batches = b;
+    pthread_mutex_unlock(&pool_lk);
+}
 
 /* Runs the last-release action of c. Called by content_release only, on the
  * thread that dropped the final reference; no lock. */
@@ -60,6 +176,11 @@ static void content_destroy(zl_content_t *c)
         break;
     }
     case ZL_MSG_HEAP:
+        if (c->data == (unsigned char *)c + ZL_HEAP_HDR && c->hint == (void *)&pool_key)
+            pool_free(c);
+        else
+            free(c);
+        break;
     default:
         free(c);
         break;
@@ -106,14 +227,16 @@ int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size)
     }
     if (size > ZL_PAYLOAD_MAX)
         return ENOMEM;
-    zl_content_t *c = malloc(ZL_HEAP_HDR + size);
+    bool pooled = ZL_HEAP_HDR + size <= ZL_POOL_BLOCK;
+    zl_content_t *c = pooled ? pool_alloc() : malloc(ZL_HEAP_HDR + size);
     if (c == NULL)
         return ENOMEM;
     unsigned char *payload = (unsigned char *)c + ZL_HEAP_HDR;
     atomic_init(&c->refs, 1);
     c->kind = ZL_MSG_HEAP;
     c->ffn = NULL;
-    c->hint = NULL;
+    /* hint marks a pooled HEAP block (HEAP never uses hint otherwise). */
+    c->hint = pooled ? (void *)&pool_key : NULL;
     c->data = payload;
     if (data != NULL)
         memcpy(payload, data, size);

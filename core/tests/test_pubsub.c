@@ -305,6 +305,7 @@ static void *slow_sub(void *ctx, void *pub, const char *ep, uint64_t rcvhwm, con
 {
     void *s = sock_new(ctx, ZLINK_SUB);
     set_u64(s, ZLINK_RCVHWM, rcvhwm);
+    set_int(s, ZLINK_RCVBUF, 131072); /* tcp: fixed, no autotuning */
     connect_ep(s, ep);
     subscribe(s, "f");
     subscribe(s, sync);
@@ -710,8 +711,11 @@ static void fill_setup(fill_t *f, const char *tr, bool with_s2)
     f->size = fill_record_size(tr);
     f->pub = sock_new(f->ctx, ZLINK_PUB);
     /* tcp: a large PUB queue per subscriber, so the roomy one never fills
-     * while s1's path (kernel buffers included) does. */
+     * while s1's path does; fixed kernel buffers on s1's path (set sizes
+     * turn autotuning off), so once full it stays full. */
     set_u64(f->pub, ZLINK_SNDHWM, is_tcp(tr) ? 8u * 1024 * 1024 : 0);
+    if (is_tcp(tr))
+        set_int(f->pub, ZLINK_SNDBUF, 131072);
     bind_ep(f->pub, tr, ep, sizeof ep);
     f->s1 = slow_sub(f->ctx, f->pub, ep, is_tcp(tr) ? 65536 : 1000, "s1sync");
     if (with_s2)
