@@ -97,10 +97,11 @@ void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
 {
     if (src->count == 0)
         return;
-    /* Chunk-wise move is only exact when dst's tail is full or dst is
-     * empty and src starts at slot 0; otherwise copy frame by frame (the
-     * frames are plain bytes, so memcpy moves the messages). */
-    if (dst->count == 0 && dst->tail == NULL) {
+    if (dst->count == 0) {
+        /* O(1): dst adopts src's chunks. An empty FIFO holds at most one
+         * (rewound) chunk; it becomes src's spare, so chunks circulate
+         * between the two sides instead of being freed and allocated. */
+        zl_fq_chunk_t *empty = dst->head;
         dst->head = src->head;
         dst->tail = src->tail;
         dst->head_pos = src->head_pos;
@@ -109,8 +110,16 @@ void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
         src->head = src->tail = NULL;
         src->head_pos = src->tail_pos = 0;
         src->count = 0;
+        if (empty != NULL) {
+            if (src->spare == NULL)
+                src->spare = empty;
+            else
+                free(empty);
+        }
         return;
     }
+    /* dst is not empty: move frame by frame (frames are plain bytes, so a
+     * memcpy moves a message). */
     while (src->count > 0) {
         zl_frame_t *d = zl_fq_push(dst);
         if (d == NULL)

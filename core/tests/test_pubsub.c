@@ -242,23 +242,36 @@ static uint64_t fill_record_size(const char *tr)
     return is_tcp(tr) ? 65536 : 8;
 }
 
-/* Publishes numbered records ("<i>" padded to size) on topic with
- * DONTWAIT until the PUB (NODROP 1) refuses one; returns how many were
- * admitted. Fails if it never refuses within `limit`. */
-static int publish_until_refused(void *pub, const char *topic, size_t size, int limit)
+/* Publishes numbered records ("<i>" padded to size) on topic until the
+ * PUB (NODROP 1) refuses one for good; returns how many were admitted.
+ * First with DONTWAIT until refused; then, since the I/O thread may still
+ * be moving earlier records into the kernel, with NONE and a short
+ * SNDTIMEO until one times out (settle: tcp only; inproc has nothing in
+ * between): after that nothing downstream moves any more (the subscriber
+ * does not read). Fails past `limit` records. */
+static int publish_until_refused(void *pub, const char *topic, size_t size, int limit,
+                                 bool settle)
 {
     unsigned char *buf = calloc(1, size < 32 ? 32 : size);
     ZT_CHECK(buf != NULL);
+    int flags = ZLINK_DONTWAIT;
     for (int i = 0; i < limit; i++) {
         zlink_msg_t m;
         memset(buf, 0, size < 32 ? 32 : size);
         snprintf((char *)buf, 32, "%d", i);
         msg_set(&m, buf, size);
-        zlink_submit_result_t rc = zlink_publish(pub, topic, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT);
+        zlink_submit_result_t rc = zlink_publish(pub, topic, &m, 1, (zlink_send_flags_t)flags);
         ZT_EQ_INT(zlink_msg_size(&m), 0);
         ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
         if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
             ZT_EQ_INT(zlink_errno(), EAGAIN);
+            if (flags == ZLINK_DONTWAIT && settle) {
+                flags = 0;
+                set_int(pub, ZLINK_SNDTIMEO, T_MS(50));
+                i--; /* the same number again, waiting */
+                continue;
+            }
+            set_int(pub, ZLINK_SNDTIMEO, T_MS(2000));
             free(buf);
             return i;
         }
@@ -721,7 +734,8 @@ static void fill_setup(fill_t *f, const char *tr, bool with_s2)
     if (with_s2)
         f->s2 = slow_sub(f->ctx, f->pub, ep, 0, "s2sync");
     set_int(f->pub, ZLINK_PUB_NODROP, 1);
-    f->admitted = publish_until_refused(f->pub, "f", f->size, is_tcp(tr) ? 4000 : 100);
+    f->admitted =
+        publish_until_refused(f->pub, "f", f->size, is_tcp(tr) ? 4000 : 100, is_tcp(tr));
     printf("# %d admitted before the first refusal\n", f->admitted);
     ZT_CHECK(f->admitted >= 1);
 }
