@@ -417,6 +417,12 @@ ZLINK_EXPORT zlink_connect_result_t zlink_connect(void *socket, const char *endp
 ZLINK_EXPORT zlink_connect_result_t zlink_unbind(void *socket, const char *endpoint);
 /* Drops the reconnect intent and the connection made for endpoint. */
 ZLINK_EXPORT zlink_connect_result_t zlink_disconnect(void *socket, const char *endpoint);
+/* ROUTER and STREAM: closes the connection of the peer named rid (STREAM
+ * ids are 4 bytes). Asynchronous: returns once the close is started.
+ * NOT_FOUND when no live peer has that id; INVALID_ARGUMENT for a bad rid;
+ * NOT_SUPPORTED on other socket types. */
+ZLINK_EXPORT zlink_connect_result_t zlink_disconnect_rid(void *socket,
+                                                         const zlink_routing_id_t *rid);
 
 /* --------------------------------------------------------------- messages */
 
@@ -522,6 +528,13 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
 /* SUB prefix subscriptions: "" matches everything; '*' is literal. */
 ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic);
 ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic);
+/* The index-th subscription of a SUB in byte order (a snapshot), copied
+ * into buf without a NUL; *len is in/out (capacity in, length out). A
+ * buffer too small gives BUFFER_TOO_SMALL with *len = the length needed and
+ * nothing written; an index past the end NOT_FOUND/ENOENT. *pattern (may be
+ * NULL) is always 0: subscriptions are plain prefixes. */
+ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t index, char *buf,
+                                                         size_t *len, int *pattern);
 
 #ifdef __cplusplus
 }

@@ -836,6 +836,31 @@ int zl_socket_disconnect(zl_socket_t *s, const char *ep)
     return endpoint_remove(s, ep, false);
 }
 
+int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid)
+{
+    zl_pipe_t *victim = NULL;
+    zl_mutex_lock(&s->lk);
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended && zl_rid_equal(&p->rid, rid)) {
+            victim = p;
+            break;
+        }
+    }
+    if (victim != NULL && !victim->inproc) {
+        /* The engine ends the pipe when the connection is gone. */
+        victim->attached = false;
+        zl_conn_close(victim->conn, 0);
+        zl_mutex_unlock(&s->lk);
+        return 0;
+    }
+    zl_mutex_unlock(&s->lk);
+    if (victim == NULL)
+        return ENOENT;
+    inproc_break_link(victim);
+    zl_socket_pipe_ended(s, victim);
+    return 0;
+}
+
 /* ------------------------------------------------------------- options */
 
 static int get_int(const void *v, size_t n, int *out)

@@ -231,6 +231,8 @@ int zl_socket_bind(zl_socket_t *s, const char *ep);
 int zl_socket_connect(zl_socket_t *s, const char *ep);
 int zl_socket_unbind(zl_socket_t *s, const char *ep);
 int zl_socket_disconnect(zl_socket_t *s, const char *ep);
+/* ROUTER/STREAM: starts closing the live pipe named rid. 0 or ENOENT. */
+int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid);
 int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n);
 int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
 

@@ -1333,7 +1333,8 @@ static void dealer_26_rid_null(void)
 static void *late_sender(void *arg)
 {
     void **sr = arg;
-    /* Blocks until the main thread is waiting: it signals by sending. */
+    /* Released by the main thread just before its long receive; the record
+     * then lands before or during that wait, which must end at once. */
     char buf[16];
     ZT_EQ_INT(d_recv(sr[2], buf, sizeof buf, 0), ZLINK_RECV_OK);
     ZT_EQ_INT(send_rid_str(sr[1], "D", "late", 0), ZLINK_SUBMIT_OK);

@@ -319,6 +319,7 @@ SIG(zlink_bind, zlink_bind_result_t, (void *, const char *));
 SIG(zlink_connect, zlink_connect_result_t, (void *, const char *));
 SIG(zlink_unbind, zlink_connect_result_t, (void *, const char *));
 SIG(zlink_disconnect, zlink_connect_result_t, (void *, const char *));
+SIG(zlink_disconnect_rid, zlink_connect_result_t, (void *, const zlink_routing_id_t *));
 SIG(zlink_msg_init, zlink_config_result_t, (zlink_msg_t *));
 SIG(zlink_msg_init_size, zlink_config_result_t, (zlink_msg_t *, size_t));
 SIG(zlink_msg_init_data, zlink_config_result_t, (zlink_msg_t *, void *, size_t, zlink_free_fn *, void *));
@@ -338,6 +339,7 @@ SIG(zlink_router_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **
 SIG(zlink_subscribe, zlink_recv_result_t, (void *, const zlink_routing_id_t **, char *, size_t, size_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
 SIG(zlink_set_subscription, zlink_config_result_t, (void *, const char *));
 SIG(zlink_unset_subscription, zlink_config_result_t, (void *, const char *));
+SIG(zlink_subscription_at, zlink_config_result_t, (void *, size_t, char *, size_t *, int *));
 
 // ---------------------------------------------------------------------- run
 

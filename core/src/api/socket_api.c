@@ -145,6 +145,25 @@ ZLINK_EXPORT zlink_connect_result_t zlink_disconnect(void *socket, const char *e
     return endpoint_call(socket, endpoint, zl_socket_disconnect);
 }
 
+ZLINK_EXPORT zlink_connect_result_t zlink_disconnect_rid(void *socket,
+                                                         const zlink_routing_id_t *rid)
+{
+    if (rid == NULL || rid->size == 0)
+        return zl_connect_fail(EINVAL);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_connect_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    if (s->type != ZLINK_ROUTER && s->type != ZLINK_STREAM)
+        rc = ENOTSUP;
+    else if (s->type == ZLINK_STREAM && rid->size != 4)
+        rc = EINVAL;
+    else
+        rc = zl_socket_disconnect_rid(s, rid);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONNECT_OK : zl_connect_fail(rc);
+}
+
 /* ---------------------------------------------------------------- send */
 
 /* Consumes parts on an early failure (ownership rule of every send). */
@@ -337,6 +356,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
 /* ------------------------------------------------------- subscriptions */
 
 int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add);
+int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len);
 
 static zlink_config_result_t subscription_call(void *socket, const char *topic, bool add)
 {
@@ -361,4 +381,23 @@ ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const ch
 ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic)
 {
     return subscription_call(socket, topic, false);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t index, char *buf,
+                                                         size_t *len, int *pattern)
+{
+    if (len == NULL || (buf == NULL && *len > 0))
+        return zl_config_fail(EFAULT);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_config_fail(rc);
+    if (s->type != ZLINK_SUB && s->type != ZLINK_XSUB)
+        rc = ENOTSUP;
+    else
+        rc = zl_sub_subscription_at(s, index, buf, len);
+    zl_socket_leave(s);
+    if (rc == 0 && pattern != NULL)
+        *pattern = 0;
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }

@@ -6,8 +6,10 @@
  * weight to its accumulator; the largest accumulator wins, ties going to
  * the smallest routing id bytes (empty first), then attach order; the
  * winner subtracts the total. A winner without room is skipped for this
- * record only: the next best is tried. When nobody has room the additions
- * are undone and the caller waits (NONE) or gets EAGAIN (DONTWAIT).
+ * record only: it leaves the round (its addition is undone and its weight
+ * leaves the total, so the accumulators keep summing to zero and it gets no
+ * burst later) and the next best is tried. When nobody has room every
+ * addition is undone and the caller waits (NONE) or gets EAGAIN (DONTWAIT).
  * Weights 100/300 give 2,1,2,2. A new connection starts at 0.
  * Runs under s->lk.
  */
@@ -65,10 +67,8 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
             return 0;
         }
         best->swrr_tried = true;
-    }
-    ZL_FOREACH_PIPE(s, p) {
-        if (candidate(p))
-            p->swrr_acc -= p->peer.weight;
+        best->swrr_acc -= best->peer.weight;
+        total -= best->peer.weight;
     }
     return EAGAIN;
 }

@@ -236,6 +236,47 @@ int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
     return rc;
 }
 
+static int topic_cmp(const void *a, const void *b)
+{
+    const topic_t *x = *(const topic_t *const *)a, *y = *(const topic_t *const *)b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+    if (c != 0)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* The index-th subscription in byte order: 0, ENOENT, ENOBUFS (*len =
+ * needed, nothing written) or ENOMEM. */
+int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len);
+int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len)
+{
+    zl_mutex_lock(&s->lk);
+    topic_set_t *ts = s->proto;
+    int rc = 0;
+    if (index >= ts->n) {
+        rc = ENOENT;
+    } else {
+        const topic_t **order = malloc(ts->n * sizeof *order);
+        if (order == NULL) {
+            rc = ENOMEM;
+        } else {
+            for (size_t i = 0; i < ts->n; i++)
+                order[i] = &ts->v[i];
+            qsort(order, ts->n, sizeof *order, topic_cmp);
+            const topic_t *t = order[index];
+            if (t->len > *len)
+                rc = ENOBUFS;
+            else if (t->len > 0)
+                memcpy(buf, t->data, t->len);
+            *len = t->len;
+            free(order);
+        }
+    }
+    zl_mutex_unlock(&s->lk);
+    return rc;
+}
+
 /* TOPICS_COUNT for SUB (its own set) and PUB (distinct topics over all
  * subscribers). */
 int zl_pubsub_topics_count(zl_socket_t *s, int opt);
