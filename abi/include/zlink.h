@@ -525,6 +525,74 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
                                                  zlink_msg_t *parts, size_t cap, size_t *count,
                                                  zlink_recv_flags_t flags);
 
+/* ------------------------------------------------------ completion queue
+ *
+ * Each PAIR, DEALER, ROUTER and STREAM socket has a completion queue. A
+ * DONTWAIT send refused for lack of room returns BACKPRESSURED with a
+ * nonzero wait token in *completion_id_out; exactly one WRITABLE record
+ * with that id (and the same user_context, and the routing id for ROUTER
+ * and STREAM) follows when that target can take a record again
+ * (send_result ADMITTED), or when the target was removed explicitly
+ * (send_result TERMINAL, send_terminal_errno ENOENT). Nothing of the
+ * refused record is kept: resubmit it. Records come out in append order.
+ */
+typedef enum zlink_completion_kind {
+    ZLINK_COMPLETION_SEND = 1,     /* reserved by the ABI; never published */
+    ZLINK_COMPLETION_REQUEST = 2,
+    ZLINK_COMPLETION_WRITABLE = 3
+} zlink_completion_kind_t;
+
+typedef enum zlink_send_complete_result {
+    ZLINK_SEND_ADMITTED = 0,
+    ZLINK_SEND_TERMINAL = 202
+} zlink_send_complete_result_t;
+
+typedef struct zlink_completion {
+    uint32_t struct_size;            /* set to sizeof(zlink_completion_t) */
+    zlink_completion_kind_t kind;
+    zlink_completion_id_t completion_id;
+    void *user_context;
+    zlink_routing_id_t peer_rid;     /* ROUTER/STREAM WRITABLE, ROUTER REQUEST */
+    zlink_send_complete_result_t send_result;
+    int send_terminal_errno;
+    zlink_request_result_t request_result;
+    zlink_msg_t *reply_parts;        /* REQUEST: caller-owned, close the record */
+    size_t reply_part_count;
+} zlink_completion_t;
+
+/* Pops one record into *out, which must be zeroed with struct_size set
+ * (else INVALID_STATE/EINVAL and nothing is dequeued). NONE waits up to
+ * RCVTIMEO; DONTWAIT returns NO_DATA at once. PAIR, DEALER, ROUTER,
+ * STREAM; other types NOT_SUPPORTED. */
+ZLINK_EXPORT zlink_recv_result_t zlink_completion_recv(void *socket, zlink_completion_t *out,
+                                                       zlink_recv_flags_t flags);
+/* Releases what a record owns and zeroes it, keeping struct_size.
+ * Idempotent, NULL-safe; does nothing when struct_size is wrong. */
+ZLINK_EXPORT void zlink_completion_close(zlink_completion_t *record);
+
+/* ------------------------------------------------------------ ROUTER routes
+ *
+ * A ROUTER's selected routes: one row per routing id with a live pipe. The
+ * generation is opaque and nonzero; compare it for equality only (it
+ * changes when the routing id is served by another connection).
+ * ZLINK_POLLROUTE is ready after any change and clears only after a
+ * successful snapshot.
+ */
+typedef struct zlink_router_route {
+    zlink_routing_id_t rid;
+    uint64_t route_generation;
+} zlink_router_route_t;
+
+/* Writes every route into rows[0..cap) and *count. A cap too small gives
+ * BUFFER_TOO_SMALL with *count = the rows needed (POLLROUTE stays ready).
+ * Non-ROUTER sockets: NOT_SUPPORTED. */
+ZLINK_EXPORT zlink_config_result_t zlink_router_routes_snapshot(void *router,
+                                                                zlink_router_route_t *rows,
+                                                                size_t cap, size_t *count);
+/* The route generation of the record returned by the last successful
+ * zlink_router_recv, or 0. */
+ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router);
+
 /* SUB prefix subscriptions: "" matches everything; '*' is literal. */
 ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic);
 ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic);

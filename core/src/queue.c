@@ -263,6 +263,25 @@ bool zl_q_has_room(zl_q_t *q, uint64_t charge)
     return ok;
 }
 
+bool zl_q_at_lwm(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    bool ok = false;
+    if (!q->reader_closed) {
+        fold_consumed(q);
+        ok = q->hwm == 0 || q->bytes <= q->lwm;
+        if (!ok) {
+            atomic_store(&q->writer_blocked, true);
+            fold_consumed(q);
+            ok = q->bytes <= q->lwm;
+            if (ok)
+                atomic_store(&q->writer_blocked, false);
+        }
+    }
+    zl_mutex_unlock(&q->lk);
+    return ok;
+}
+
 void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n)
 {
     uint64_t charge = 0;
@@ -468,6 +487,16 @@ void zl_q_consume(zl_q_t *q, uint64_t charge)
     zl_mutex_unlock(&q->lk);
     if (wake)
         notify(&q->wr);
+}
+
+bool zl_q_poll_in(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    bool ready = q->records > 0;
+    if (!ready)
+        q->reader_idle = true;
+    zl_mutex_unlock(&q->lk);
+    return ready;
 }
 
 uint64_t zl_q_bytes(zl_q_t *q)

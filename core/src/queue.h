@@ -139,6 +139,11 @@ void zl_q_set_hwm(zl_q_t *q, uint64_t hwm);
  * writer is notified when room appears. */
 bool zl_q_has_room(zl_q_t *q, uint64_t charge);
 
+/* Whether the queue has drained to its LWM (or has no HWM): the moment a
+ * refused writer is told about credit. A "no" registers the writer like a
+ * refused push, so that moment notifies it. */
+bool zl_q_at_lwm(zl_q_t *q);
+
 /* Reader only: appends a record the reader itself generates (STREAM
  * connect/disconnect notices), ignoring the HWM and notifying nobody; the
  * caller wakes its own waiters. */
@@ -195,6 +200,10 @@ void zl_q_close_reader(zl_q_t *q);
  * when none). Neither notifies. */
 void zl_q_push_ctl(zl_q_t *q, zl_frame_t *f);
 bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out);
+
+/* Reader: whether a whole record is queued; when not, marks the reader
+ * idle so the next record notifies it (for pollers). */
+bool zl_q_poll_in(zl_q_t *q);
 
 /* Snapshot of queued bytes (for options and diagnostics). */
 uint64_t zl_q_bytes(zl_q_t *q);

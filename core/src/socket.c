@@ -13,6 +13,7 @@
  */
 #include "socket.h"
 
+#include "completion.h"
 #include "ctx.h"
 #include "engine/engine.h"
 #include "errors.h"
@@ -83,9 +84,116 @@ void zl_socket_leave(zl_socket_t *s)
 
 void zl_socket_wake(zl_socket_t *s)
 {
+    atomic_store(&s->cq_edge, 1);
     atomic_fetch_add(&s->wseq, 1);
     if (atomic_load(&s->waiters) > 0)
         zl_plat_wake_all(&s->wseq);
+    if (atomic_load(&s->nwakers) > 0) {
+        zl_mutex_lock(&s->wake_lk);
+        for (zl_waker_t *w = s->wakers; w != NULL; w = w->next)
+            w->wake(w);
+        zl_mutex_unlock(&s->wake_lk);
+    }
+}
+
+void zl_socket_add_waker(zl_socket_t *s, zl_waker_t *w)
+{
+    zl_mutex_lock(&s->wake_lk);
+    w->next = s->wakers;
+    s->wakers = w;
+    atomic_fetch_add(&s->nwakers, 1);
+    zl_mutex_unlock(&s->wake_lk);
+}
+
+void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w)
+{
+    zl_mutex_lock(&s->wake_lk);
+    for (zl_waker_t **pp = &s->wakers; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            atomic_fetch_sub(&s->nwakers, 1);
+            break;
+        }
+    }
+    zl_mutex_unlock(&s->wake_lk);
+}
+
+int zl_socket_state(const zl_socket_t *s)
+{
+    if (s->tag != ZL_SOCK_TAG || (atomic_load(&s->gate) & (1ull << 63)))
+        return ESHUTDOWN;
+    return atomic_load(&s->terminated) ? ETERM : 0;
+}
+
+void zl_socket_pin(zl_socket_t *s)
+{
+    atomic_fetch_add(&s->pins, 1);
+}
+
+void zl_socket_unpin(zl_socket_t *s)
+{
+    if (atomic_fetch_sub(&s->pins, 1) == 1 && atomic_load(&s->orphan))
+        zl_socket_free(s);
+}
+
+/* Under s->lk: whether a minimal record would fit in p's out queue now;
+ * registers the writer when not. */
+static bool pipe_writable(zl_pipe_t *p)
+{
+    return p->attached && !p->ended && zl_q_has_room(p->out, ZL_FRAME_OVERHEAD);
+}
+
+int zl_socket_readiness(zl_socket_t *s, int events)
+{
+    int ready = 0;
+    zl_mutex_lock(&s->lk);
+    if (s->closing || atomic_load(&s->terminated)) {
+        zl_mutex_unlock(&s->lk);
+        return 0;
+    }
+    zl_socket_apply_controls(s);
+    if (events & ZL_POLLIN) {
+        bool in = s->stash_n > 0;
+        ZL_FOREACH_PIPE(s, p) {
+            if (in)
+                break;
+            in = p->rxq.count > 0 || zl_q_poll_in(p->in);
+        }
+        if (in && s->type != ZLINK_PUB)
+            ready |= ZL_POLLIN;
+    }
+    if (events & ZL_POLLOUT) {
+        bool out = false;
+        switch (s->type) {
+        case ZLINK_SUB:
+            break;
+        case ZLINK_PUB:
+            /* NODROP 0 never blocks; NODROP 1 needs room everywhere. */
+            out = true;
+            if (s->opts.pub_nodrop) {
+                ZL_FOREACH_PIPE(s, p) {
+                    if (p->attached && !p->ended && !pipe_writable(p))
+                        out = false;
+                }
+            }
+            break;
+        default:
+            ZL_FOREACH_PIPE(s, p) {
+                if (s->type == ZLINK_DEALER && p->peer.weight == 0)
+                    continue;
+                if (pipe_writable(p)) {
+                    out = true;
+                    break;
+                }
+            }
+            break;
+        }
+        zl_cq_process(s);
+        if (out || s->cq.nwritable > 0)
+            ready |= ZL_POLLOUT;
+    }
+    zl_mutex_unlock(&s->lk);
+    return ready;
 }
 
 /* Sleeps until a wake-up newer than seq or the deadline. No locks held.
@@ -153,6 +261,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
     s->ctx = ctx;
     s->ops = ops;
     zl_mutex_init(&s->lk);
+    zl_mutex_init(&s->wake_lk);
     opts_defaults(&s->opts, ctx, type);
     if (ops->init != NULL)
         ops->init(s);
@@ -265,6 +374,7 @@ static int pipe_attach_locked(zl_socket_t *s, zl_pipe_t *p)
     }
     p->attached = true;
     pipe_link(s, p);
+    s->route_gen++;
     zl_socket_wake(s);
     return 0;
 }
@@ -293,6 +403,8 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
     p->ended = true;
     if (p->linked && s->ops->detach != NULL)
         s->ops->detach(s, p);
+    if (p->attached)
+        s->route_gen++;
     p->attached = false;
     /* Senders blocked on this pipe must re-select. */
     zl_socket_wake(s);
@@ -562,6 +674,7 @@ void zl_socket_teardown(zl_socket_t *s)
         zl_socket_reap_pipe(s, p);
         p = next;
     }
+    zl_cq_clear(s);
     s->tag = ZL_SOCK_DEAD;
     zl_mutex_unlock(&s->lk);
 }
@@ -601,6 +714,7 @@ void zl_socket_free(zl_socket_t *s)
     for (size_t i = 0; i < s->naliases; i++)
         free(s->aliases[i].endpoint);
     free(s->aliases);
+    zl_mutex_fini(&s->wake_lk);
     zl_mutex_fini(&s->lk);
     free(s);
 }
@@ -846,6 +960,8 @@ int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid)
             break;
         }
     }
+    if (victim != NULL)
+        zl_cq_terminate(s, rid, ENOENT); /* an explicit removal ends tokens */
     if (victim != NULL && !victim->inproc) {
         /* The engine ends the pipe when the connection is gone. */
         victim->attached = false;
@@ -1126,8 +1242,8 @@ typedef int (*attempt_fn)(zl_socket_t *s, void *arg);
 /* timeo_opt points into s->opts (sndtimeo or rcvtimeo); it is read under
  * s->lk at the first attempt (the snapshot) and the deadline is computed
  * only once a wait is needed, so the hot path reads no clock. */
-static int wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_fn attempt,
-                    void *arg)
+int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_fn attempt,
+                       void *arg)
 {
     int64_t deadline = 0;
     int timeo = 0;
@@ -1186,7 +1302,7 @@ static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame
                          size_t n, uint64_t payload, int flags)
 {
     struct send_args a = {rid, frames, n, payload};
-    return wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
+    return zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
 }
 
 static void frames_release(zl_frame_t *frames, size_t n)
@@ -1261,10 +1377,27 @@ static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const ch
     return rc;
 }
 
-int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                     size_t n, int flags)
+static bool has_tokens(int type)
 {
-    return submit_common(s, rid, NULL, parts, n, flags);
+    return type == ZLINK_PAIR || type == ZLINK_DEALER || type == ZLINK_ROUTER ||
+           type == ZLINK_STREAM;
+}
+
+int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                     size_t n, int flags, void *user_context, uint64_t *token)
+{
+    int rc = submit_common(s, rid, NULL, parts, n, flags);
+    if (rc == EAGAIN && (flags & ZLINK_DONTWAIT) && has_tokens(s->type)) {
+        uint64_t id = 0;
+        zl_mutex_lock(&s->lk);
+        int trc = s->closing ? ESHUTDOWN : zl_cq_register(s, rid, user_context, &id);
+        zl_mutex_unlock(&s->lk);
+        if (trc != 0)
+            return trc;
+        if (token != NULL)
+            *token = id;
+    }
+    return rc;
 }
 
 int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
@@ -1401,8 +1534,10 @@ static int recv_attempt(zl_socket_t *s, void *arg)
         for (size_t i = skip; i < a->n; i++)
             memcpy(&a->parts[i - skip], &s->rx[i].msg, sizeof a->parts[0]);
         *a->count = a->n - skip;
-        if (a->src != NULL)
+        if (a->src != NULL) {
             s->recv_rid = a->src->rid; /* else: a stashed record keeps its rid */
+            s->recv_route = a->src->id;
+        }
         if (a->pipe_rid != NULL)
             *a->pipe_rid = &s->recv_rid;
     }
@@ -1413,5 +1548,48 @@ int zl_socket_receive(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, si
                       size_t *count, int flags, const zlink_routing_id_t **pipe_rid)
 {
     struct recv_args a = {cap, 0, NULL, first, parts, count, pipe_rid};
-    return wait_for(s, flags, &s->opts.rcvtimeo, recv_attempt, &a);
+    return zl_socket_wait_for(s, flags, &s->opts.rcvtimeo, recv_attempt, &a);
+}
+
+/* ------------------------------------------------------------- routes */
+
+bool zl_socket_route_changed(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    bool changed = s->route_gen != s->route_acked;
+    zl_mutex_unlock(&s->lk);
+    return changed;
+}
+
+/* ROUTER routes snapshot: one row per routing id with a live selected pipe
+ * (generation = that pipe's connection id). 0, or ENOBUFS with *count set
+ * to the rows needed (and POLLROUTE left set). */
+int zl_socket_routes_snapshot(zl_socket_t *s, zlink_routing_id_t *rids, uint64_t *gens,
+                              size_t cap, size_t *count);
+int zl_socket_routes_snapshot(zl_socket_t *s, zlink_routing_id_t *rids, uint64_t *gens,
+                              size_t cap, size_t *count)
+{
+    zl_mutex_lock(&s->lk);
+    size_t n = 0;
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended)
+            n++;
+    }
+    int rc = 0;
+    if (n > cap) {
+        rc = ENOBUFS;
+    } else {
+        size_t i = 0;
+        ZL_FOREACH_PIPE(s, p) {
+            if (!p->attached || p->ended)
+                continue;
+            rids[i] = p->rid;
+            gens[i] = p->id;
+            i++;
+        }
+        s->route_acked = s->route_gen;
+    }
+    *count = n;
+    zl_mutex_unlock(&s->lk);
+    return rc;
 }

@@ -44,6 +44,52 @@ typedef struct zl_endpoint zl_endpoint_t;  /* engine listener/connecter */
 #define ZL_SOCK_TAG 0x5A534F43u  /* "ZSOC" */
 #define ZL_SOCK_DEAD 0x5A444544u /* "ZDED" */
 
+/* ---- readiness for pollers (socket.c) ----
+ *
+ * A poller registers a waker on every socket it watches; zl_socket_wake
+ * calls each registered waker after bumping wseq, so a poller blocked on
+ * many sockets is woken by any of them. A waker's wake function runs on
+ * any thread with the socket's waker lock held (a leaf): it must only
+ * signal (bump a futex word, write an eventfd), never take other locks.
+ */
+typedef struct zl_waker {
+    struct zl_waker *next;
+    void (*wake)(struct zl_waker *w);
+} zl_waker_t;
+
+/* Completion queue and wait tokens (completion.h has the functions). */
+typedef struct zl_cq_rec {
+    struct zl_cq_rec *next;
+    int kind;                        /* ZLINK_COMPLETION_* */
+    uint64_t id;
+    void *user_context;
+    zlink_routing_id_t peer_rid;
+    int send_result;                 /* ZLINK_SEND_ADMITTED / _TERMINAL */
+    int send_errno;
+} zl_cq_rec_t;
+
+typedef struct zl_token {
+    struct zl_token *next;
+    uint64_t id;
+    void *user_context;
+    bool has_rid;                    /* ROUTER/STREAM: the target is rid */
+    zlink_routing_id_t rid;
+} zl_token_t;
+
+typedef struct zl_cq {
+    zl_cq_rec_t *head, *tail;
+    size_t nrecs;
+    size_t nwritable;                /* WRITABLE records queued (POLLOUT) */
+    zl_token_t *tokens;
+    size_t ntokens;
+    uint64_t next_id;
+    void *owner;                     /* the poller owning POLLCOMPLETION */
+} zl_cq_t;
+
+/* Readiness bits (the values of ZLINK_POLLIN / ZLINK_POLLOUT). */
+#define ZL_POLLIN 1
+#define ZL_POLLOUT 2
+
 /* Options every pattern shares; the engine reads a copy at connect/accept. */
 typedef struct zl_sockopts {
     uint64_t sndhwm;          /* bytes, 0 = unlimited */
@@ -148,6 +194,16 @@ struct zl_socket {
                                          blocked callers wait on it */
     _Atomic int waiters;
     _Atomic int ctl_pending;          /* inproc control frames to apply */
+    _Atomic int nwakers;              /* pollers watching (fast check) */
+    zl_mutex_t wake_lk;               /* leaf: guards wakers */
+    zl_waker_t *wakers;
+    _Atomic int pins;                 /* pollers holding the memory */
+    _Atomic bool orphan;              /* ctx gone: last unpin frees */
+    _Atomic int cq_edge;              /* a wake happened while tokens live */
+    zl_cq_t cq;                       /* under lk */
+    uint64_t route_gen;               /* ROUTER: bumped per route change */
+    uint64_t route_acked;             /* route_gen at the last snapshot */
+    uint64_t recv_route;              /* route of the last router receive */
     char pad_gate[64];
     _Atomic uint64_t gate;
     char pad_end[56];
@@ -215,6 +271,37 @@ void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out);
 /* Connection id source (unique within the process, nonzero). */
 uint64_t zl_next_connection_id(void);
 
+void zl_socket_add_waker(zl_socket_t *s, zl_waker_t *w);
+void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w);
+
+/* Level readiness of s for the ZL_POLLIN / ZL_POLLOUT bits in
+ * events (other bits are ignored here): IN when a whole record can be
+ * received, OUT when a send to some peer would find room (aggregate, not a
+ * guarantee). Registers interest on every queue it finds not ready, so the
+ * next change calls zl_socket_wake. Any thread; takes s->lk. A closed or
+ * terminated socket reports nothing here (see zl_socket_state). */
+int zl_socket_readiness(zl_socket_t *s, int events);
+
+/* POLLCOMPLETION: whether the completion queue holds a record (publishes
+ * recovered wait tokens first). Any thread; takes s->lk. */
+bool zl_socket_completion_ready(zl_socket_t *s);
+/* The one poller registration that owns POLLCOMPLETION: claim gives 0 or
+ * EBUSY (another owner); release by the owner. Any thread. */
+int zl_socket_completion_claim(zl_socket_t *s, void *owner);
+void zl_socket_completion_release(zl_socket_t *s, void *owner);
+/* POLLROUTE (ROUTER): whether the selected routes changed since the last
+ * successful zlink_router_routes_snapshot. Any thread; takes s->lk. */
+bool zl_socket_route_changed(zl_socket_t *s);
+
+/* Lifecycle as a poller sees it (no lock): 0 open, ESHUTDOWN closed,
+ * ETERM context shut down. */
+int zl_socket_state(const zl_socket_t *s);
+
+/* Pins keep a socket's memory after close and after zlink_ctx_term until
+ * the last pin goes (a poller's registration). Any thread. */
+void zl_socket_pin(zl_socket_t *s);
+void zl_socket_unpin(zl_socket_t *s);
+
 /* ---- used by patterns and the facade (socket.c) ---- */
 
 /* Creates a socket of type in ctx (ctx->lk not held). NULL with errno. */
@@ -237,9 +324,19 @@ int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n);
 int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
 
 /* Sends one record made of the caller's parts (consumed on success and
- * failure). Waits per flags and SNDTIMEO. Returns 0 or an errno. */
+ * failure). Waits per flags and SNDTIMEO. Returns 0 or an errno; a
+ * DONTWAIT refusal for lack of room (EAGAIN) registers a wait token whose
+ * id goes to *token (0 when none could be registered). */
 int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                     size_t n, int flags);
+                     size_t n, int flags, void *user_context, uint64_t *token);
+
+/* The blocking discipline of every socket call: runs attempt(s, arg)
+ * under s->lk until it returns something other than EAGAIN, DONTWAIT is
+ * set, or the timeout read from *timeo_opt (under s->lk, at the first
+ * attempt) expires. ETERM / ESHUTDOWN once the socket is shut down or
+ * closing. No locks held by the caller. */
+int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt,
+                       int (*attempt)(zl_socket_t *s, void *arg), void *arg);
 /* Like zl_socket_submit but the first frame is prepended from (topic,len). */
 int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
                            int flags);

@@ -331,6 +331,31 @@ _Static_assert(alignof(zlink_msg_t) >= alignof(void *), "zlink_msg_t is pointer-
 _Static_assert(alignof(zlink_msg_t) >= alignof(uint64_t), "zlink_msg_t is u64-aligned");
 _Static_assert(ZLINK_MSG_INLINE_MAX < sizeof(zlink_msg_t), "inline payload fits");
 PIN(sizeof(zlink_routing_id_t), 256);
+
+/* completion queue */
+PIN(ZLINK_COMPLETION_SEND, 1);
+PIN(ZLINK_COMPLETION_REQUEST, 2);
+PIN(ZLINK_COMPLETION_WRITABLE, 3);
+PIN(ZLINK_SEND_ADMITTED, 0);
+PIN(ZLINK_SEND_TERMINAL, 202);
+PIN(sizeof(zlink_completion_kind_t), 4);
+PIN(sizeof(zlink_send_complete_result_t), 4);
+PIN(offsetof(zlink_completion_t, struct_size), 0);
+PIN(offsetof(zlink_completion_t, kind), 4);
+PIN(offsetof(zlink_completion_t, completion_id), 8);
+PIN(offsetof(zlink_completion_t, user_context), 16);
+PIN(offsetof(zlink_completion_t, peer_rid), 24);
+PIN(offsetof(zlink_completion_t, send_result), 280);
+PIN(offsetof(zlink_completion_t, send_terminal_errno), 284);
+PIN(offsetof(zlink_completion_t, request_result), 288);
+PIN(offsetof(zlink_completion_t, reply_parts), 296);
+PIN(offsetof(zlink_completion_t, reply_part_count), 304);
+PIN(sizeof(zlink_completion_t), 312);
+/* router routes */
+PIN(offsetof(zlink_router_route_t, rid), 0);
+PIN(offsetof(zlink_router_route_t, route_generation), 256);
+PIN(sizeof(zlink_router_route_t), 264);
+
 PIN(offsetof(zlink_routing_id_t, size), 0);
 PIN(offsetof(zlink_routing_id_t, data), 1);
 PIN(sizeof(((zlink_routing_id_t *)0)->data), 255);
@@ -393,6 +418,11 @@ SIG(zlink_subscribe, zlink_recv_result_t, (void *, const zlink_routing_id_t **, 
 SIG(zlink_set_subscription, zlink_config_result_t, (void *, const char *));
 SIG(zlink_unset_subscription, zlink_config_result_t, (void *, const char *));
 SIG(zlink_subscription_at, zlink_config_result_t, (void *, size_t, char *, size_t *, int *));
+SIG(zlink_completion_recv, zlink_recv_result_t, (void *, zlink_completion_t *, zlink_recv_flags_t));
+SIG(zlink_completion_close, void, (zlink_completion_t *));
+SIG(zlink_router_routes_snapshot, zlink_config_result_t, (void *, zlink_router_route_t *, size_t, size_t *));
+SIG(zlink_router_recv_route_generation, uint64_t, (void *));
+
 
 /* ------------------------------------------------------------------- run */
 

@@ -11,6 +11,7 @@
 #include "../errors.h"
 #include "../socket.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
@@ -196,7 +197,8 @@ static bool send_type_ok(int api, int type)
 
 static zlink_submit_result_t send_common(int api, void *socket, const zlink_routing_id_t *rid,
                                          const char *topic, zlink_msg_t *parts, size_t n,
-                                         int flags, zlink_completion_id_t *id_out)
+                                         int flags, void *user_context,
+                                         zlink_completion_id_t *id_out)
 {
     if (id_out != NULL)
         *id_out = 0;
@@ -221,7 +223,7 @@ static zlink_submit_result_t send_common(int api, void *socket, const zlink_rout
     if (api == 2)
         rc = zl_socket_submit_topic(s, topic, parts, n, flags);
     else
-        rc = zl_socket_submit(s, rid, parts, n, flags);
+        rc = zl_socket_submit(s, rid, parts, n, flags, user_context, id_out);
     zl_socket_leave(s);
     return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
 }
@@ -230,8 +232,8 @@ ZLINK_EXPORT zlink_submit_result_t zlink_send(void *socket, zlink_msg_t *parts, 
                                               zlink_send_flags_t flags, void *user_context,
                                               zlink_completion_id_t *completion_id_out)
 {
-    ZL_UNUSED(user_context);
-    return send_common(0, socket, NULL, NULL, parts, n, (int)flags, completion_id_out);
+    return send_common(0, socket, NULL, NULL, parts, n, (int)flags, user_context,
+                       completion_id_out);
 }
 
 ZLINK_EXPORT zlink_submit_result_t zlink_send_rid(void *socket, const zlink_routing_id_t *rid,
@@ -239,15 +241,15 @@ ZLINK_EXPORT zlink_submit_result_t zlink_send_rid(void *socket, const zlink_rout
                                                   zlink_send_flags_t flags, void *user_context,
                                                   zlink_completion_id_t *completion_id_out)
 {
-    ZL_UNUSED(user_context);
-    return send_common(1, socket, rid, NULL, parts, n, (int)flags, completion_id_out);
+    return send_common(1, socket, rid, NULL, parts, n, (int)flags, user_context,
+                       completion_id_out);
 }
 
 ZLINK_EXPORT zlink_submit_result_t zlink_publish(void *socket, const char *topic,
                                                  zlink_msg_t *parts, size_t n,
                                                  zlink_send_flags_t flags)
 {
-    return send_common(2, socket, NULL, topic, parts, n, (int)flags, NULL);
+    return send_common(2, socket, NULL, topic, parts, n, (int)flags, NULL, NULL);
 }
 
 /* ------------------------------------------------------------- receive */
@@ -400,4 +402,61 @@ ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t in
     if (rc == 0 && pattern != NULL)
         *pattern = 0;
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+/* ------------------------------------------------------------- routes */
+
+int zl_socket_routes_snapshot(zl_socket_t *s, zlink_routing_id_t *rids, uint64_t *gens,
+                              size_t cap, size_t *count);
+
+ZLINK_EXPORT zlink_config_result_t zlink_router_routes_snapshot(void *router,
+                                                                zlink_router_route_t *rows,
+                                                                size_t cap, size_t *count)
+{
+    if (count == NULL || (rows == NULL && cap > 0))
+        return zl_config_fail(EFAULT);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(router, &s);
+    if (rc != 0)
+        return zl_config_fail(rc);
+    if (s->type != ZLINK_ROUTER) {
+        zl_socket_leave(s);
+        return zl_config_fail(ENOTSUP);
+    }
+    zlink_routing_id_t *rids = cap ? malloc(cap * sizeof *rids) : NULL;
+    uint64_t *gens = cap ? malloc(cap * sizeof *gens) : NULL;
+    if (cap > 0 && (rids == NULL || gens == NULL)) {
+        free(rids);
+        free(gens);
+        zl_socket_leave(s);
+        return zl_config_fail(ENOMEM);
+    }
+    rc = zl_socket_routes_snapshot(s, rids, gens, cap, count);
+    if (rc == 0) {
+        for (size_t i = 0; i < *count; i++) {
+            rows[i].rid = rids[i];
+            rows[i].route_generation = gens[i];
+        }
+    }
+    free(rids);
+    free(gens);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}
+
+ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router)
+{
+    zl_socket_t *s;
+    if (zl_socket_enter(router, &s) != 0) {
+        zl_set_errno(EFAULT);
+        return 0;
+    }
+    uint64_t gen = 0;
+    if (s->type == ZLINK_ROUTER) {
+        zl_mutex_lock(&s->lk);
+        gen = s->recv_route;
+        zl_mutex_unlock(&s->lk);
+    }
+    zl_socket_leave(s);
+    return gen;
 }

@@ -1,0 +1,281 @@
+/*
+ * completion.c — the completion queue and wait tokens (see completion.h
+ * for the design notes). Everything here runs under s->lk; nothing blocks.
+ */
+#include "completion.h"
+
+#include "errors.h"
+
+#include <stdlib.h>
+
+/* Under s->lk: whether the target of t has recovered: a pipe of the
+ * target whose queue drained to its LWM (credit edge), which includes a
+ * newly attached or reconnected pipe. A "no" registers the caller on every
+ * queue it looked at, so the next credit edge wakes the socket (and sets
+ * cq_edge). */
+static bool token_target_ready(zl_socket_t *s, const zl_token_t *t)
+{
+    ZL_FOREACH_PIPE(s, p) {
+        if (!p->attached || p->ended)
+            continue;
+        if (t->has_rid && !zl_rid_equal(&p->rid, &t->rid))
+            continue;
+        if (s->type == ZLINK_DEALER && p->peer.weight == 0)
+            continue;
+        if (zl_q_at_lwm(p->out))
+            return true;
+    }
+    return false;
+}
+
+static void cq_append(zl_cq_t *cq, zl_cq_rec_t *r)
+{
+    r->next = NULL;
+    if (cq->tail != NULL)
+        cq->tail->next = r;
+    else
+        cq->head = r;
+    cq->tail = r;
+    cq->nrecs++;
+    if (r->kind == ZLINK_COMPLETION_WRITABLE)
+        cq->nwritable++;
+}
+
+/* Under s->lk: turns token t (already unlinked) into a WRITABLE record.
+ * The token's memory becomes the record's: both are one slot. */
+static void token_publish(zl_socket_t *s, zl_token_t *t, int result, int err)
+{
+    zl_cq_rec_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        abort(); /* a 300-byte record for a slot already reserved: out of memory */
+    r->kind = ZLINK_COMPLETION_WRITABLE;
+    r->id = t->id;
+    r->user_context = t->user_context;
+    if (t->has_rid)
+        r->peer_rid = t->rid;
+    r->send_result = result;
+    r->send_errno = err;
+    free(t);
+    s->cq.ntokens--;
+    cq_append(&s->cq, r);
+}
+
+int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_context,
+                   uint64_t *id_out)
+{
+    zl_cq_t *cq = &s->cq;
+    if (cq->nrecs + cq->ntokens >= ZL_CQ_SLOTS)
+        return ENOMEM;
+    if (cq->next_id == UINT64_MAX)
+        return EOVERFLOW;
+    zl_token_t *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return ENOMEM;
+    t->id = ++cq->next_id;
+    t->user_context = user_context;
+    if (rid != NULL && (s->type == ZLINK_ROUTER || s->type == ZLINK_STREAM)) {
+        t->has_rid = true;
+        t->rid = *rid;
+    }
+    *id_out = t->id;
+    /* Register, then recheck: an edge that came between the refusal and
+     * now is published at once. */
+    if (token_target_ready(s, t)) {
+        cq->ntokens++;
+        token_publish(s, t, ZLINK_SEND_ADMITTED, 0);
+        return 0;
+    }
+    t->next = cq->tokens;
+    cq->tokens = t;
+    cq->ntokens++;
+    return 0;
+}
+
+void zl_cq_process(zl_socket_t *s)
+{
+    zl_cq_t *cq = &s->cq;
+    if (cq->ntokens == 0 || atomic_exchange(&s->cq_edge, 0) == 0)
+        return;
+    /* Oldest tokens first, so records come out in registration order when
+     * several targets recover at once. The list is newest-first. */
+    size_t n = cq->ntokens;
+    zl_token_t **order = malloc(n * sizeof *order);
+    if (order == NULL) {
+        atomic_store(&s->cq_edge, 1); /* try again at the next look */
+        return;
+    }
+    size_t k = 0;
+    for (zl_token_t *t = cq->tokens; t != NULL; t = t->next)
+        order[k++] = t;
+    cq->tokens = NULL;
+    zl_token_t *keep = NULL, **keep_tail = &keep;
+    for (size_t i = k; i-- > 0;) {
+        zl_token_t *t = order[i];
+        if (token_target_ready(s, t)) {
+            token_publish(s, t, ZLINK_SEND_ADMITTED, 0);
+        } else {
+            t->next = NULL;
+            *keep_tail = t;
+            keep_tail = &t->next;
+        }
+    }
+    free(order);
+    /* Back to newest-first. */
+    zl_token_t *rev = NULL;
+    while (keep != NULL) {
+        zl_token_t *next = keep->next;
+        keep->next = rev;
+        rev = keep;
+        keep = next;
+    }
+    cq->tokens = rev;
+}
+
+void zl_cq_terminate(zl_socket_t *s, const zlink_routing_id_t *rid, int e)
+{
+    zl_token_t **pp = &s->cq.tokens;
+    while (*pp != NULL) {
+        zl_token_t *t = *pp;
+        if (rid == NULL || (t->has_rid && zl_rid_equal(&t->rid, rid))) {
+            *pp = t->next;
+            token_publish(s, t, ZLINK_SEND_TERMINAL, e);
+        } else {
+            pp = &t->next;
+        }
+    }
+}
+
+void zl_cq_clear(zl_socket_t *s)
+{
+    zl_cq_t *cq = &s->cq;
+    while (cq->tokens != NULL) {
+        zl_token_t *t = cq->tokens;
+        cq->tokens = t->next;
+        free(t);
+    }
+    while (cq->head != NULL) {
+        zl_cq_rec_t *r = cq->head;
+        cq->head = r->next;
+        free(r);
+    }
+    cq->tail = NULL;
+    cq->nrecs = cq->nwritable = cq->ntokens = 0;
+}
+
+/* Under s->lk: pops the head record into out (already validated). */
+static bool cq_pop(zl_socket_t *s, zlink_completion_t *out)
+{
+    zl_cq_t *cq = &s->cq;
+    zl_cq_rec_t *r = cq->head;
+    if (r == NULL)
+        return false;
+    cq->head = r->next;
+    if (cq->head == NULL)
+        cq->tail = NULL;
+    cq->nrecs--;
+    if (r->kind == ZLINK_COMPLETION_WRITABLE)
+        cq->nwritable--;
+    out->kind = (zlink_completion_kind_t)r->kind;
+    out->completion_id = r->id;
+    out->user_context = r->user_context;
+    out->peer_rid = r->peer_rid;
+    out->send_result = (zlink_send_complete_result_t)r->send_result;
+    out->send_terminal_errno = r->send_errno;
+    free(r);
+    return true;
+}
+
+/* ------------------------------------------------------------ for pollers */
+
+bool zl_socket_completion_ready(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    zl_cq_process(s);
+    bool ready = s->cq.nrecs > 0;
+    zl_mutex_unlock(&s->lk);
+    return ready;
+}
+
+int zl_socket_completion_claim(zl_socket_t *s, void *owner)
+{
+    zl_mutex_lock(&s->lk);
+    int rc = 0;
+    if (s->cq.owner == NULL)
+        s->cq.owner = owner;
+    else if (s->cq.owner != owner)
+        rc = EBUSY;
+    zl_mutex_unlock(&s->lk);
+    return rc;
+}
+
+void zl_socket_completion_release(zl_socket_t *s, void *owner)
+{
+    zl_mutex_lock(&s->lk);
+    if (s->cq.owner == owner)
+        s->cq.owner = NULL;
+    zl_mutex_unlock(&s->lk);
+}
+
+/* ------------------------------------------------------------ public API */
+
+static bool supports_cq(int type)
+{
+    return type == ZLINK_PAIR || type == ZLINK_DEALER || type == ZLINK_ROUTER ||
+           type == ZLINK_STREAM;
+}
+
+static bool record_is_empty(const zlink_completion_t *out)
+{
+    zlink_completion_t zero;
+    memset(&zero, 0, sizeof zero);
+    zero.struct_size = out->struct_size;
+    return memcmp(&zero, out, sizeof zero) == 0;
+}
+
+struct cq_args {
+    zlink_completion_t *out;
+};
+
+static int cq_attempt(zl_socket_t *s, void *arg)
+{
+    struct cq_args *a = arg;
+    zl_cq_process(s);
+    return cq_pop(s, a->out) ? 0 : EAGAIN;
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_completion_recv(void *socket, zlink_completion_t *out,
+                                                       zlink_recv_flags_t flags)
+{
+    if (out == NULL)
+        return zl_recv_fail(EFAULT);
+    if ((flags & ~ZLINK_DONTWAIT) != 0 || out->struct_size != sizeof *out ||
+        !record_is_empty(out))
+        return zl_recv_fail(EINVAL);
+    zl_socket_t *s;
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        return zl_recv_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    if (!supports_cq(s->type)) {
+        zl_socket_leave(s);
+        return zl_recv_fail(ENOTSUP);
+    }
+    struct cq_args a = {out};
+    rc = zl_socket_wait_for(s, (int)flags, &s->opts.rcvtimeo, cq_attempt, &a);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
+}
+
+ZLINK_EXPORT void zlink_completion_close(zlink_completion_t *record)
+{
+    if (record == NULL || record->struct_size != sizeof *record)
+        return;
+    if (record->reply_parts != NULL) {
+        for (size_t i = 0; i < record->reply_part_count; i++)
+            if (zl_msg_valid(&record->reply_parts[i]))
+                zl_msg_release(&record->reply_parts[i]);
+        free(record->reply_parts);
+    }
+    uint32_t size = record->struct_size;
+    memset(record, 0, sizeof *record);
+    record->struct_size = size;
+}

@@ -1,0 +1,45 @@
+/*
+ * completion.h — the socket-local completion queue (CQ) and wait tokens.
+ *
+ * Design notes
+ *  - One CQ per socket, FIFO in append order, holding REQUEST and WRITABLE
+ *    records. A DONTWAIT submit refused for lack of room registers a wait
+ *    token: an id, the caller's user_context and the target (PAIR: the
+ *    peer slot; DEALER: the candidate set; ROUTER/STREAM: the routing id).
+ *    No payload is kept. When the target can take a record again, the
+ *    token becomes exactly one WRITABLE record (ADMITTED). An explicit
+ *    removal of the target (zlink_disconnect_rid, zlink_disconnect) ends it
+ *    as WRITABLE TERMINAL/ENOENT. Close and term discard tokens and records.
+ *  - Edges are detected lazily but never lost: checking a target registers
+ *    the checker on the target's queue (zl_q_has_room), so the next credit,
+ *    attach, detach or weight change calls zl_socket_wake, which raises
+ *    s->cq_edge; every observation point (completion receive, a poller's
+ *    readiness check, readiness for POLLOUT) first publishes what became
+ *    ready. A token is registered, then its target is checked once more
+ *    (register-then-recheck), so an edge between the refusal and the
+ *    registration is published at once.
+ *  - Slots: queued records plus live tokens never exceed ZL_CQ_SLOTS.
+ *  - Locks: everything here runs under s->lk.
+ */
+#ifndef ZL_COMPLETION_H
+#define ZL_COMPLETION_H
+
+#include "socket.h"
+
+#define ZL_CQ_SLOTS 65536u
+
+/* Under s->lk: a DONTWAIT submit to rid (NULL unless ROUTER/STREAM) was
+ * refused for lack of room. Registers a token, rechecks the target, and
+ * writes the token's id. Returns 0, ENOMEM (no slot) or EOVERFLOW. */
+int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_context,
+                   uint64_t *id_out);
+/* Under s->lk: publishes a WRITABLE record for every token whose target
+ * can take a record now (cheap when no edge happened). */
+void zl_cq_process(zl_socket_t *s);
+/* Under s->lk: ends every token aimed at rid (NULL: every token) as
+ * WRITABLE TERMINAL with errno e. */
+void zl_cq_terminate(zl_socket_t *s, const zlink_routing_id_t *rid, int e);
+/* Under s->lk: frees every record and token (close, term). */
+void zl_cq_clear(zl_socket_t *s);
+
+#endif /* ZL_COMPLETION_H */
