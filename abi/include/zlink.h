@@ -593,6 +593,24 @@ ZLINK_EXPORT zlink_config_result_t zlink_router_routes_snapshot(void *router,
  * zlink_router_recv, or 0. */
 ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router);
 
+/* ------------------------------------------------------- receive flow
+ *
+ * DEALER and ROUTER: ask every peer to stop (PAUSED) or resume (RUNNING)
+ * sending to this socket. One absolute state; setting the current state
+ * again sends nothing. Returns once stored; peers connected later and
+ * reconnecting peers learn the current state. A peer that is paused holds
+ * records back at a record boundary (nothing is dropped): its blocking
+ * sends wait, its DONTWAIT sends get BACKPRESSURED with a wait token, and
+ * RESUME is a WRITABLE edge.
+ */
+typedef enum zlink_receive_flow_state {
+    ZLINK_RECEIVE_FLOW_RUNNING = 0,
+    ZLINK_RECEIVE_FLOW_PAUSED = 1
+} zlink_receive_flow_state_t;
+
+ZLINK_EXPORT zlink_config_result_t
+zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t state);
+
 /* SUB prefix subscriptions: "" matches everything; '*' is literal. */
 ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic);
 ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic);

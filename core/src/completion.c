@@ -22,6 +22,8 @@ static bool token_target_ready(zl_socket_t *s, const zl_token_t *t)
             continue;
         if (s->type == ZLINK_DEALER && p->peer.weight == 0)
             continue;
+        if (zl_pipe_paused(p))
+            continue; /* RESUME is the edge */
         if (zl_q_at_lwm(p->out))
             return true;
     }

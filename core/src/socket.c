@@ -140,7 +140,8 @@ void zl_socket_unpin(zl_socket_t *s)
  * registers the writer when not. */
 static bool pipe_writable(zl_pipe_t *p)
 {
-    return p->attached && !p->ended && zl_q_has_room(p->out, ZL_FRAME_OVERHEAD);
+    return p->attached && !p->ended && !zl_pipe_paused(p) &&
+           zl_q_has_room(p->out, ZL_FRAME_OVERHEAD);
 }
 
 int zl_socket_readiness(zl_socket_t *s, int events)
@@ -263,6 +264,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
     zl_mutex_init(&s->lk);
     zl_mutex_init(&s->wake_lk);
     opts_defaults(&s->opts, ctx, type);
+    s->flow_state = -1;
     if (ops->init != NULL)
         ops->init(s);
     s->tag = ZL_SOCK_TAG;
@@ -405,6 +407,10 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
         s->ops->detach(s, p);
     if (p->attached)
         s->route_gen++;
+    if (p->remote_paused) {
+        p->remote_paused = false;
+        s->flow_paused_conns--;
+    }
     p->attached = false;
     /* Senders blocked on this pipe must re-select. */
     zl_socket_wake(s);

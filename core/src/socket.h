@@ -140,6 +140,9 @@ struct zl_pipe {
     uint64_t id;              /* connection id, unique in the context */
     int64_t swrr_acc;         /* DEALER smooth weighted round-robin */
     bool swrr_tried;          /* DEALER: refused during this selection */
+    bool remote_paused;       /* the peer's receive flow is PAUSED */
+    uint64_t flow_epoch_out;  /* last FLOWSTATE epoch we sent on this pipe */
+    uint64_t flow_epoch_in;   /* last FLOWSTATE epoch we applied from it */
     uint64_t attach_seq;      /* attach order, DEALER tiebreak */
     bool attached;            /* a route: the pattern may send to it */
     bool linked;              /* in s->pipes */
@@ -201,6 +204,11 @@ struct zl_socket {
     _Atomic bool orphan;              /* ctx gone: last unpin frees */
     _Atomic int cq_edge;              /* a wake happened while tokens live */
     zl_cq_t cq;                       /* under lk */
+    struct zl_monitor *monitor;       /* socket monitor, or NULL (monitor.c) */
+    int flow_state;                   /* -1 never set, 0 RUNNING, 1 PAUSED */
+    uint64_t flow_paused_conns;       /* peers that currently pause us */
+    uint64_t flow_pause_total, flow_resume_total, flow_stale_total;
+    int64_t flow_last_pause_ns;       /* monotonic time of the last PAUSE */
     uint64_t route_gen;               /* ROUTER: bumped per route change */
     uint64_t route_acked;             /* route_gen at the last snapshot */
     uint64_t recv_route;              /* route of the last router receive */
@@ -302,6 +310,18 @@ int zl_socket_state(const zl_socket_t *s);
 void zl_socket_pin(zl_socket_t *s);
 void zl_socket_unpin(zl_socket_t *s);
 
+/* ---- socket monitor (monitor.c) ----
+ *
+ * Reports one event to s's monitor, if one is open and subscribed to the
+ * event's bit; otherwise does nothing (cheap). p (may be NULL) supplies the
+ * routing id and connection id; local/remote (may be NULL) the addresses.
+ * Any thread, no locks held by the caller except possibly s->lk when
+ * have_lock is true. Never blocks: a full monitor queue drops the event.
+ */
+void zl_socket_event(zl_socket_t *s, bool have_lock, uint32_t event, uint64_t value,
+                     const zl_pipe_t *p, const char *local, const char *remote, uint32_t lane,
+                     uint32_t flags);
+
 /* ---- used by patterns and the facade (socket.c) ---- */
 
 /* Creates a socket of type in ctx (ctx->lk not held). NULL with errno. */
@@ -362,6 +382,24 @@ int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control);
 /* Under s->lk: applies inproc control frames the peers queued (cheap when
  * none: one atomic load). */
 void zl_socket_apply_controls(zl_socket_t *s);
+/* ---- receive-flow state (flow.c), DEALER and ROUTER ---- */
+
+/* Stores the socket's receive-flow state and, when it changed, tells every
+ * attached peer (FLOWSTATE with the next per-connection epoch). Any
+ * thread; takes s->lk. 0 or an errno. */
+int zl_flow_set(zl_socket_t *s, int state);
+/* Under s->lk: a new pipe learns the current state (if ever set). */
+void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: applies a FLOWSTATE control from p's peer (ignores a
+ * malformed one; a duplicate or older epoch counts as stale). Returns true
+ * when f was a FLOWSTATE frame. */
+bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* Under s->lk: the peer behind p is paused (not a send target now). */
+static inline bool zl_pipe_paused(const zl_pipe_t *p)
+{
+    return p->remote_paused;
+}
+
 /* Under s->lk: PROBE — queues one empty record to a new pipe. */
 void zl_pipe_send_probe(zl_pipe_t *p);
 /* Queues a control frame (flags, body) to one pipe's peer. */

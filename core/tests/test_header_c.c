@@ -351,6 +351,10 @@ PIN(offsetof(zlink_completion_t, request_result), 288);
 PIN(offsetof(zlink_completion_t, reply_parts), 296);
 PIN(offsetof(zlink_completion_t, reply_part_count), 304);
 PIN(sizeof(zlink_completion_t), 312);
+/* receive flow */
+PIN(ZLINK_RECEIVE_FLOW_RUNNING, 0);
+PIN(ZLINK_RECEIVE_FLOW_PAUSED, 1);
+PIN(sizeof(zlink_receive_flow_state_t), 4);
 /* router routes */
 PIN(offsetof(zlink_router_route_t, rid), 0);
 PIN(offsetof(zlink_router_route_t, route_generation), 256);
@@ -422,6 +426,7 @@ SIG(zlink_completion_recv, zlink_recv_result_t, (void *, zlink_completion_t *, z
 SIG(zlink_completion_close, void, (zlink_completion_t *));
 SIG(zlink_router_routes_snapshot, zlink_config_result_t, (void *, zlink_router_route_t *, size_t, size_t *));
 SIG(zlink_router_recv_route_generation, uint64_t, (void *));
+SIG(zlink_socket_set_receive_flow_state, zlink_config_result_t, (void *, zlink_receive_flow_state_t));
 
 
 /* ------------------------------------------------------------------- run */

@@ -460,3 +460,27 @@ ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router)
     zl_socket_leave(s);
     return gen;
 }
+
+/* -------------------------------------------------------- receive flow */
+
+ZLINK_EXPORT zlink_config_result_t
+zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t state)
+{
+    zl_socket_t *s = socket;
+    if (s == NULL)
+        return zl_config_fail(EFAULT);
+    if ((int)state != ZLINK_RECEIVE_FLOW_RUNNING && (int)state != ZLINK_RECEIVE_FLOW_PAUSED)
+        return zl_config_fail(EINVAL);
+    int rc = zl_socket_enter(socket, &s);
+    if (rc != 0)
+        /* closing -> ESHUTDOWN (INVALID_STATE); closed or foreign -> EFAULT */
+        return zl_config_fail(rc == ESHUTDOWN && s->tag == ZL_SOCK_TAG ? ESHUTDOWN : EFAULT);
+    if (s->type != ZLINK_DEALER && s->type != ZLINK_ROUTER)
+        rc = ENOTSUP;
+    else if (atomic_load(&s->terminated))
+        rc = ETERM;
+    else
+        rc = zl_flow_set(s, (int)state);
+    zl_socket_leave(s);
+    return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
+}

@@ -175,7 +175,7 @@ static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body
     return true;
 }
 
-/* A control frame after the handshake: WEIGHT, SUBSCRIBE, CANCEL go to the
+/* A control frame after the handshake: WEIGHT, FLOWSTATE, SUBSCRIBE, CANCEL go to the
  * socket (after the records before them); ERROR ends the connection; a
  * second HELLO / READY is a protocol error; anything else is ignored. */
 static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
@@ -200,8 +200,10 @@ static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *b
                 return; /* malformed WEIGHT: ignored */
             break;
         }
+        case ZMP_CTL_FLOWSTATE:
+            break; /* the socket checks its layout and epoch */
         default:
-            return; /* FLOWSTATE (a later version) or unknown: ignored */
+            return; /* unknown: ignored */
         }
     }
     if (c->pipe == NULL)

@@ -457,5 +457,7 @@ zmp_control_kind_t zmp_control_kind(const uint8_t *body, size_t n)
     }
     if (n >= 6 && memcmp(body, ZMP_WEIGHT_NAME, 6) == 0)
         return ZMP_CTL_WEIGHT;
+    if (n >= 9 && memcmp(body, "FLOWSTATE", 9) == 0)
+        return ZMP_CTL_FLOWSTATE;
     return ZMP_CTL_OTHER;
 }

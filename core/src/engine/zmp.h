@@ -216,7 +216,8 @@ typedef enum zmp_control_kind {
     ZMP_CTL_READY,
     ZMP_CTL_ERROR,
     ZMP_CTL_WEIGHT,     /* starts with "WEIGHT" (maybe malformed) */
-    ZMP_CTL_OTHER       /* FLOWSTATE (later versions) or unknown: ignored */
+    ZMP_CTL_FLOWSTATE,  /* starts with "FLOWSTATE" (the socket parses it) */
+    ZMP_CTL_OTHER       /* unknown: ignored */
 } zmp_control_kind_t;
 zmp_control_kind_t zmp_control_kind(const uint8_t *body, size_t n);
 

@@ -37,7 +37,7 @@ static bool swrr_better(const zl_pipe_t *a, const zl_pipe_t *b)
 
 static bool candidate(const zl_pipe_t *p)
 {
-    return p->attached && !p->ended && p->peer.weight > 0;
+    return p->attached && !p->ended && p->peer.weight > 0 && !zl_pipe_paused(p);
 }
 
 static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
@@ -76,17 +76,19 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
 static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
 {
     p->swrr_acc = 0;
+    zl_flow_attach(s, p);
     if (s->opts.probe)
         zl_pipe_send_probe(p);
     return 0;
 }
 
-/* WEIGHT control: "WEIGHT" + u32 BE; anything else is ignored. */
+/* DEALER and ROUTER controls: FLOWSTATE (flow.c) and WEIGHT ("WEIGHT" +
+ * u32 BE; a weight 0 -> positive change is a wake edge for tokens);
+ * anything else is ignored. */
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
-    ZL_UNUSED(s);
-    if (!(f->flags & ZL_F_CONTROL))
+    if (!(f->flags & ZL_F_CONTROL) || zl_flow_control(s, p, f))
         return;
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
     if (zl_msg_size(m) != 10)
@@ -97,7 +99,10 @@ void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     uint32_t w = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
     if (w > ZLINK_WEIGHT_MAX)
         return;
+    bool revived = p->peer.weight == 0 && w > 0;
     p->peer.weight = w;
+    if (revived)
+        zl_socket_wake(s);
 }
 
 const zl_proto_ops_t zl_dealer_ops = {

@@ -33,6 +33,7 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
     }
     zl_pipe_t *old = router_find(s, &p->rid);
     if (old == NULL) {
+        zl_flow_attach(s, p);
         if (s->opts.probe)
             zl_pipe_send_probe(p);
         return 0;
@@ -42,6 +43,7 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
          * ends it through the engine. */
         old->attached = false;
         zl_conn_close(old->conn, 0);
+        zl_flow_attach(s, p);
         if (s->opts.probe)
             zl_pipe_send_probe(p);
         return 0;
@@ -63,6 +65,8 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
             zl_msg_init_empty(&frames[i].msg);
         return 0;
     }
+    if (zl_pipe_paused(p))
+        return EAGAIN; /* the peer paused its receive flow */
     int rc = zl_pipe_push(p, frames, n, false);
     return rc == EPIPE ? EHOSTUNREACH : rc;
 }
