@@ -570,6 +570,33 @@ ZLINK_EXPORT zlink_recv_result_t zlink_completion_recv(void *socket, zlink_compl
  * Idempotent, NULL-safe; does nothing when struct_size is wrong. */
 ZLINK_EXPORT void zlink_completion_close(zlink_completion_t *record);
 
+/* -------------------------------------------------------- request/reply
+ *
+ * zlink_request sends a record as a REQUEST (DEALER: rid NULL, the target
+ * is chosen like a send among ROUTER peers; ROUTER: the target's rid).
+ * Admission follows the send rules (and DONTWAIT wait tokens). An admitted
+ * request returns OK with a nonzero *completion_id_out and ends with
+ * exactly one REQUEST record in the completion queue: the reply (OK,
+ * reply_parts), an error reply (its errno mapped to request_result), a
+ * timeout (TIMED_OUT; timeout_ms 0 = the socket's REQUEST_TIMEOUT option,
+ * counted from admission) or the end of the connection it left on
+ * (NOT_CONNECTED). A reply behind unread DATA on the same connection waits
+ * for that DATA to be received.
+ */
+ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routing_id_t *rid,
+                                                 zlink_msg_t *parts, size_t n,
+                                                 zlink_send_flags_t flags, uint32_t timeout_ms,
+                                                 void *user_context,
+                                                 zlink_completion_id_t *completion_id_out);
+/* ROUTER: answers the REQUEST that zlink_router_recv returned with token
+ * (nonzero) from src_rid. Synchronous: waits for room up to SNDTIMEO. One
+ * successful reply per token; a failure keeps the token (retry the whole
+ * reply). An unknown, used or mismatched token, or a source that is gone,
+ * gives NOT_FOUND. Parts are consumed in every case. */
+ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
+                                               zlink_reply_token_t token, zlink_msg_t *parts,
+                                               size_t n);
+
 /* ------------------------------------------------------------ ROUTER routes
  *
  * A ROUTER's selected routes: one row per routing id with a live pipe. The
@@ -621,6 +648,145 @@ ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const 
  * NULL) is always 0: subscriptions are plain prefixes. */
 ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t index, char *buf,
                                                          size_t *len, int *pattern);
+
+/* ================================================================ polling
+ * Readiness of sockets, OS file descriptors and timers (seed 004 "Polling",
+ * doc/decisions.md "Poller and timers"). Readiness is level-triggered, and
+ * so is the wake-up: a source that becomes ready while a thread waits on it
+ * ends that wait, whichever thread made the change. No call here ever
+ * fails with EINTR: a wait interrupted by a signal resumes with the time
+ * that remains. Results and errno follow doc/errors.md.
+ */
+
+#if defined _WIN32
+typedef uintptr_t zlink_fd_t;
+#else
+typedef int zlink_fd_t;
+#endif
+
+typedef short zlink_poller_event_mask_t;
+
+typedef enum zlink_poller_event_flag_e {
+    ZLINK_POLLIN = 1,          /* a whole record (timer: a fire count) can be received */
+    ZLINK_POLLOUT = 2,         /* a send or submit retry is worthwhile */
+    ZLINK_POLLERR = 4,         /* a registered socket was closed (once); FD error bits */
+    ZLINK_POLLPRI = 8,         /* FD only: platform POLLPRI */
+    ZLINK_POLLITEMS_DFLT = 16, /* recommended initial item count; NOT an event bit */
+    ZLINK_POLLCOMPLETION = 32, /* PAIR/DEALER/ROUTER/STREAM completion queue not empty */
+    ZLINK_POLLROUTE = 64       /* ROUTER: the selected route of a routing id changed */
+} zlink_poller_event_flag_e;
+
+/* The public poller API is part of this build. */
+#define ZLINK_HAVE_POLLER 1
+
+typedef enum zlink_poller_source_kind_t {
+    ZLINK_POLLER_SOURCE_SOCKET = 1,
+    ZLINK_POLLER_SOURCE_FD = 2,
+    ZLINK_POLLER_SOURCE_TIMER = 3
+} zlink_poller_source_kind_t;
+
+typedef struct zlink_pollitem_t {
+    void *socket;      /* a socket, or NULL for an FD item */
+    zlink_fd_t fd;     /* the FD when socket is NULL */
+    short events;      /* bits to wait for; 0 = ignore this item */
+    short revents;     /* set by zlink_poll (cleared on entry) */
+} zlink_pollitem_t;
+
+typedef struct zlink_poller_event_t {
+    zlink_poller_source_kind_t source_kind;
+    void *socket;      /* SOCKET events only, else NULL */
+    zlink_fd_t fd;     /* FD events only, else -1 */
+    void *timer;       /* TIMER events only, else NULL */
+    void *user_data;   /* as given at registration */
+    short events;      /* the ready bits */
+} zlink_poller_event_t;
+
+/* Waits once on items[0..item_count). Returns how many items have a
+ * nonzero revents, 0 on timeout, -1 on failure with *error_out (may be
+ * NULL) and errno set. timeout_ms < 0 waits without limit, 0 does not wait.
+ * No item with events (item_count 0 included) returns 0 at once.
+ * POLLCOMPLETION in an item is INVALID_ARGUMENT/EINVAL; a socket closed
+ * before the call reports POLLERR. */
+ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int item_count, long timeout_ms,
+                            zlink_config_result_t *error_out);
+
+/* A new poller, or NULL with errno ENOMEM. A poller belongs to no context. */
+ZLINK_EXPORT void *zlink_poller_new(void);
+/* Removes every registration and frees the poller; *poller_p becomes NULL.
+ * CLOSE_BUSY/EBUSY while a wait is active on it. */
+ZLINK_EXPORT zlink_close_result_t zlink_poller_destroy(void **poller_p);
+/* The number of registrations, or -1 with *error_out (may be NULL) set. */
+ZLINK_EXPORT int zlink_poller_size(void *poller, zlink_config_result_t *error_out);
+/*
+ * Registration. source is a socket or a timer handle; a socket is pinned
+ * until it is removed, so it may be closed first: it then reports POLLERR
+ * once and stays registered. Errors (argument > handle > state > target):
+ *   INVALID_ARGUMENT/EINVAL  unknown bit or ITEMS_DFLT in events; a negative
+ *                            fd; COMPLETION on anything but a PAIR, DEALER,
+ *                            ROUTER or STREAM socket
+ *   INVALID_HANDLE/EFAULT    not a poller, or not a socket or timer
+ *   BUSY/EBUSY               a wait is active on this poller
+ *   NOT_SUPPORTED/ENOTSUP    a bit the source lacks (PRI on a socket, ROUTE
+ *                            on a non-ROUTER, OUT on a timer ...)
+ *   CONFLICT/EEXIST          already registered here
+ *   NOT_FOUND/ENOENT         not registered here (modify, remove)
+ *   INVALID_STATE/EBUSY      a timer held by another poller; a completion
+ *                            bit owned by another poller
+ *   INVALID_STATE/ESHUTDOWN  adding a socket that is already closed
+ */
+ZLINK_EXPORT zlink_config_result_t zlink_poller_add(void *poller, void *source, void *user_data,
+                                                    short events);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *source, short events);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_remove(void *poller, void *source);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_add_fd(void *poller, zlink_fd_t fd,
+                                                       void *user_data, short events);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_modify_fd(void *poller, zlink_fd_t fd,
+                                                          short events);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd_t fd);
+/* A timer is registered for POLLIN; one poller at a time may hold it. */
+ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *timer,
+                                                          void *user_data);
+ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_timer(void *poller, void *timer);
+/* Waits until a registered source is ready, then writes up to
+ * event_capacity events (ready sources beyond it are reported by later
+ * waits, in turn). Returns the number written, 0 on timeout, -1 with
+ * *error_out (may be NULL) and errno set: INVALID_ARGUMENT/EINVAL for
+ * events NULL or event_capacity <= 0; BUSY/EBUSY while another wait is
+ * active; INTERNAL/ETERM when an unclosed registered socket's context was
+ * shut down (until it is removed or closed). When no registration can
+ * become ready (no nonzero mask, or only closed sockets) it returns at
+ * once: a POLLERR not yet returned, otherwise 0. Consumes nothing. */
+ZLINK_EXPORT int zlink_poller_wait(void *poller, zlink_poller_event_t *events, int event_capacity,
+                                   long timeout_ms, zlink_config_result_t *error_out);
+
+/* ----------------------------------------------------------------- timers
+ * A timer fires every interval_ns nanoseconds after zlink_timer_start,
+ * repeat times (0: until stopped). It runs no code and owns no thread:
+ * fires are counted from the monotonic clock when somebody looks, and a
+ * poller holding the timer wakes for them (POLLIN). One timer is not for
+ * concurrent use by several application threads.
+ */
+
+/* A new, stopped timer, or NULL with errno ENOMEM. */
+ZLINK_EXPORT void *zlink_timer_new(void);
+/* Frees the timer; *timer_p becomes NULL. CLOSE_BUSY/EBUSY while a poller
+ * holds it; INVALID_HANDLE/EFAULT for a bad handle. */
+ZLINK_EXPORT zlink_close_result_t zlink_timer_destroy(void **timer_p);
+/* (Re)starts the timer now: a new run whose first receive counts from 1
+ * (unreceived fires of an earlier run are dropped). interval_ns 0 is
+ * INVALID_ARGUMENT/EINVAL. */
+ZLINK_EXPORT zlink_config_result_t zlink_timer_start(void *timer, uint64_t interval_ns,
+                                                     uint64_t repeat);
+/* No fire happens after the stop; fires already due can still be received. */
+ZLINK_EXPORT zlink_config_result_t zlink_timer_stop(void *timer);
+/* Writes the number of fires since the last receive (>= 1) to *count.
+ * DONTWAIT: NO_DATA/EAGAIN when there is none. NONE: waits for the next
+ * fire; NO_DATA/EAGAIN at once when the timer is stopped (or finished its
+ * repeat count) and drained. count NULL or bad flags: INVALID_STATE/EINVAL
+ * (the receive family's row for EINVAL); bad handle INVALID_HANDLE/EFAULT. */
+ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
+                                                  zlink_recv_flags_t flags);
+/* ============================================================ end polling */
 
 #ifdef __cplusplus
 }

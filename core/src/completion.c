@@ -30,8 +30,9 @@ static bool token_target_ready(zl_socket_t *s, const zl_token_t *t)
     return false;
 }
 
-static void cq_append(zl_cq_t *cq, zl_cq_rec_t *r)
+void zl_cq_append(zl_socket_t *s, zl_cq_rec_t *r)
 {
+    zl_cq_t *cq = &s->cq;
     r->next = NULL;
     if (cq->tail != NULL)
         cq->tail->next = r;
@@ -59,14 +60,14 @@ static void token_publish(zl_socket_t *s, zl_token_t *t, int result, int err)
     r->send_errno = err;
     free(t);
     s->cq.ntokens--;
-    cq_append(&s->cq, r);
+    zl_cq_append(s, r);
 }
 
 int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_context,
                    uint64_t *id_out)
 {
     zl_cq_t *cq = &s->cq;
-    if (cq->nrecs + cq->ntokens >= ZL_CQ_SLOTS)
+    if (zl_cq_slots_used(s) >= ZL_CQ_SLOTS)
         return ENOMEM;
     if (cq->next_id == UINT64_MAX)
         return EOVERFLOW;
@@ -96,6 +97,15 @@ int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_con
 void zl_cq_process(zl_socket_t *s)
 {
     zl_cq_t *cq = &s->cq;
+    if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) {
+        /* Replies at the head of an input move into the queue; expired
+         * requests end. */
+        if (cq->nreqs > 0)
+            ZL_FOREACH_PIPE(s, p) {
+                zl_req_drain_replies(s, p);
+            }
+        zl_req_expire(s);
+    }
     if (cq->ntokens == 0 || atomic_exchange(&s->cq_edge, 0) == 0)
         return;
     /* Oldest tokens first, so records come out in registration order when
@@ -158,8 +168,13 @@ void zl_cq_clear(zl_socket_t *s)
     while (cq->head != NULL) {
         zl_cq_rec_t *r = cq->head;
         cq->head = r->next;
+        if (r->reply_parts != NULL) {
+            zl_multipart_release(r->reply_parts, r->reply_count);
+            free(r->reply_parts);
+        }
         free(r);
     }
+    zl_req_clear(s);
     cq->tail = NULL;
     cq->nrecs = cq->nwritable = cq->ntokens = 0;
 }
@@ -183,6 +198,9 @@ static bool cq_pop(zl_socket_t *s, zlink_completion_t *out)
     out->peer_rid = r->peer_rid;
     out->send_result = (zlink_send_complete_result_t)r->send_result;
     out->send_terminal_errno = r->send_errno;
+    out->request_result = (zlink_request_result_t)r->request_result;
+    out->reply_parts = r->reply_parts;
+    out->reply_part_count = r->reply_count;
     free(r);
     return true;
 }

@@ -39,6 +39,13 @@ void zl_cq_process(zl_socket_t *s);
 /* Under s->lk: ends every token aimed at rid (NULL: every token) as
  * WRITABLE TERMINAL with errno e. */
 void zl_cq_terminate(zl_socket_t *s, const zlink_routing_id_t *rid, int e);
+/* Under s->lk: appends a record (its slot was reserved by its producer). */
+void zl_cq_append(zl_socket_t *s, zl_cq_rec_t *r);
+/* Under s->lk: slots in use (records, wait tokens, admitted requests). */
+static inline size_t zl_cq_slots_used(const zl_socket_t *s)
+{
+    return s->cq.nrecs + s->cq.ntokens + s->cq.nreqs;
+}
 /* Under s->lk: frees every record and token (close, term). */
 void zl_cq_clear(zl_socket_t *s);
 

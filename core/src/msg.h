@@ -125,6 +125,30 @@ static inline void zl_msg_share(zlink_msg_t *dst, const zlink_msg_t *src)
  * (tag cleared). Callable from any thread that owns the message. */
 void zl_msg_release(zlink_msg_t *m);
 
+void zl_msg_release(zlink_msg_t *m);
+
+/* Releases every valid message of parts[0..n) (they become uninitialized). */
+static inline void zl_multipart_release(zlink_msg_t *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (zl_msg_valid(&parts[i]))
+            zl_msg_release(&parts[i]);
+}
+
+/* The send calls' failure rule: every slot is consumed and left empty but
+ * initialized. NULL-safe. */
+static inline void zl_multipart_release_init(zlink_msg_t *parts, size_t n)
+{
+    if (parts == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (zl_msg_valid(&parts[i])) {
+            zl_msg_release(&parts[i]);
+            zl_msg_init_empty(&parts[i]);
+        }
+    }
+}
+
 /* Initializes m with size bytes copied from data (inline when small,
  * otherwise HEAP). Returns 0 or ENOMEM. */
 int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size);

@@ -153,6 +153,11 @@ int zl_socket_readiness(zl_socket_t *s, int events)
         return 0;
     }
     zl_socket_apply_controls(s);
+    if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) {
+        ZL_FOREACH_PIPE(s, p) {
+            zl_req_drain_replies(s, p); /* POLLIN is DATA only */
+        }
+    }
     if (events & ZL_POLLIN) {
         bool in = s->stash_n > 0;
         ZL_FOREACH_PIPE(s, p) {
@@ -265,6 +270,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
     zl_mutex_init(&s->wake_lk);
     opts_defaults(&s->opts, ctx, type);
     s->flow_state = -1;
+    atomic_init(&s->req_deadline, INT64_MAX);
     if (ops->init != NULL)
         ops->init(s);
     s->tag = ZL_SOCK_TAG;
@@ -411,6 +417,8 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
         p->remote_paused = false;
         s->flow_paused_conns--;
     }
+    if (s->cq.nreqs > 0)
+        zl_req_pipe_ended(s, p); /* the pair ended: NOT_CONNECTED at once */
     p->attached = false;
     /* Senders blocked on this pipe must re-select. */
     zl_socket_wake(s);
@@ -1282,32 +1290,79 @@ int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_
             counted = true;
             continue;
         }
-        socket_sleep(s, seq, deadline);
+        /* A pending request's timeout also ends the sleep (its outcome is
+         * a completion record). */
+        int64_t until = deadline;
+        int64_t rd = atomic_load(&s->req_deadline);
+        if (rd != INT64_MAX && (until < 0 || rd < until))
+            until = rd;
+        socket_sleep(s, seq, until);
     }
     if (counted)
         atomic_fetch_sub(&s->waiters, 1);
     return rc;
 }
 
+/* What a submit carries besides the record: a request to register, or
+ * the reply token a reply retires. */
+typedef struct submit_extra {
+    zl_req_t *req;      /* zlink_request: admitted -> waits for its outcome */
+    uint64_t reply_seq; /* zlink_reply: the request's sequence */
+    uint64_t reply_token;
+} submit_extra_t;
+
+int zl_req_admitted(zl_socket_t *s, zl_req_t *r);
+void zl_req_token_used(zl_socket_t *s, uint64_t token);
+
 struct send_args {
     const zlink_routing_id_t *rid;
     zl_frame_t *frames;
     size_t n;
     uint64_t payload;   /* sum of part sizes, for MAXMSGSIZE */
+    const submit_extra_t *x;
 };
 
+/* Under s->lk: one admission attempt (the wait loop retries on EAGAIN). */
 static int send_attempt(zl_socket_t *s, void *arg)
 {
     struct send_args *a = arg;
     if (s->opts.maxmsgsize > 0 && a->payload > (uint64_t)s->opts.maxmsgsize)
         return EMSGSIZE;
-    return s->ops->send(s, a->rid, a->frames, a->n);
+    const submit_extra_t *x = a->x;
+    if (x == NULL)
+        return s->ops->send(s, a->rid, a->frames, a->n);
+    if (x->req != NULL) {
+        /* A request holds a completion slot from admission on; none free
+         * means BACKPRESSURED at once, whatever the flags. */
+        if (zl_cq_slots_used(s) >= ZL_CQ_SLOTS)
+            return ENOBUFS;
+        if (++s->cq.next_seq == 0)
+            ++s->cq.next_seq;
+        a->frames[0].kind = ZL_KIND_REQUEST;
+        a->frames[0].seq = s->cq.next_seq;
+        x->req->seq = s->cq.next_seq;
+        s->req_send = true;
+        int rc = s->ops->send(s, a->rid, a->frames, a->n);
+        s->req_send = false;
+        if (rc == 0) {
+            int64_t ms = x->req->deadline_ns > 0 ? x->req->deadline_ns : s->opts.request_timeout_ms;
+            x->req->deadline_ns = zl_clock_ns() + ms * 1000000;
+            zl_req_admitted(s, x->req);
+        }
+        return rc;
+    }
+    a->frames[0].kind = ZL_KIND_REPLY;
+    a->frames[0].seq = x->reply_seq;
+    int rc = s->ops->send(s, a->rid, a->frames, a->n);
+    if (rc == 0)
+        zl_req_token_used(s, x->reply_token);
+    return rc;
 }
 
 static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
-                         size_t n, uint64_t payload, int flags)
+                         size_t n, uint64_t payload, int flags, const submit_extra_t *x)
 {
-    struct send_args a = {rid, frames, n, payload};
+    struct send_args a = {rid, frames, n, payload, x};
     return zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
 }
 
@@ -1349,7 +1404,7 @@ static int frames_from_parts(zl_frame_t *frames, size_t first, zlink_msg_t *part
 }
 
 static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const char *topic,
-                         zlink_msg_t *parts, size_t n, int flags)
+                         zlink_msg_t *parts, size_t n, int flags, const submit_extra_t *x)
 {
     size_t extra = topic != NULL ? 1 : 0;
     size_t all = n + extra;
@@ -1375,13 +1430,17 @@ static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const ch
     if (rc == 0)
         rc = rc2;
     if (rc == 0)
-        rc = submit_frames(s, rid, frames, all, payload, flags);
+        rc = submit_frames(s, rid, frames, all, payload, flags, x);
     if (rc != 0)
         frames_release(frames, all);
     if (frames != small)
         free(frames);
     return rc;
 }
+
+static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                       size_t n, int flags, void *user_context, uint64_t *token,
+                       const submit_extra_t *x);
 
 static bool has_tokens(int type)
 {
@@ -1392,7 +1451,28 @@ static bool has_tokens(int type)
 int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                      size_t n, int flags, void *user_context, uint64_t *token)
 {
-    int rc = submit_common(s, rid, NULL, parts, n, flags);
+    return submit_with(s, rid, parts, n, flags, user_context, token, NULL);
+}
+
+int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                             size_t n, int flags, zl_req_t *req, uint64_t *token)
+{
+    submit_extra_t x = {req, 0, 0};
+    return submit_with(s, rid, parts, n, flags, req->user_context, token, &x);
+}
+
+int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                           size_t n, uint64_t seq, uint64_t reply_token)
+{
+    submit_extra_t x = {NULL, seq, reply_token};
+    return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x);
+}
+
+static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                       size_t n, int flags, void *user_context, uint64_t *token,
+                       const submit_extra_t *x)
+{
+    int rc = submit_common(s, rid, NULL, parts, n, flags, x);
     if (rc == EAGAIN && (flags & ZLINK_DONTWAIT) && has_tokens(s->type)) {
         uint64_t id = 0;
         zl_mutex_lock(&s->lk);
@@ -1409,7 +1489,7 @@ int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t 
 int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
                            int flags)
 {
-    return submit_common(s, NULL, topic, parts, n, flags);
+    return submit_common(s, NULL, topic, parts, n, flags, NULL);
 }
 
 /* ------------------------------------------------------------- receive */
@@ -1437,6 +1517,8 @@ static int rx_reserve(zl_socket_t *s, size_t n)
  * is gone), ENOBUFS (*n = the record's frame count > cap), ENOMEM. */
 static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
 {
+    if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER)
+        zl_req_drain_replies(s, p); /* replies at the head go to the CQ */
     if (p->rxq.count == 0) {
         uint64_t charge = 0;
         bool eof = false;
@@ -1543,6 +1625,9 @@ static int recv_attempt(zl_socket_t *s, void *arg)
         if (a->src != NULL) {
             s->recv_rid = a->src->rid; /* else: a stashed record keeps its rid */
             s->recv_route = a->src->id;
+            s->recv_token = 0;
+            if (s->type == ZLINK_ROUTER && s->rx[0].kind == ZL_KIND_REQUEST)
+                s->recv_token = zl_req_token_new(s, a->src, &s->rx[0]);
         }
         if (a->pipe_rid != NULL)
             *a->pipe_rid = &s->recv_rid;

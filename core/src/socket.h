@@ -66,7 +66,29 @@ typedef struct zl_cq_rec {
     zlink_routing_id_t peer_rid;
     int send_result;                 /* ZLINK_SEND_ADMITTED / _TERMINAL */
     int send_errno;
+    int request_result;              /* REQUEST: ZLINK_REQUEST_* */
+    zlink_msg_t *reply_parts;        /* REQUEST: owned until popped */
+    size_t reply_count;
 } zl_cq_rec_t;
+
+/* An admitted request waiting for its one outcome (request.c). */
+typedef struct zl_req {
+    struct zl_req *next;
+    uint64_t id;                     /* completion id */
+    uint64_t seq;                    /* wire sequence */
+    uint64_t pipe_id;                /* the connection it left on */
+    int64_t deadline_ns;
+    void *user_context;
+    zlink_routing_id_t peer_rid;     /* ROUTER requests: the target */
+} zl_req_t;
+
+/* A REQUEST a ROUTER received and has not answered (request.c). */
+typedef struct zl_rtoken {
+    struct zl_rtoken *next;
+    uint64_t token;
+    uint64_t seq;
+    zlink_routing_id_t rid;          /* the source */
+} zl_rtoken_t;
 
 typedef struct zl_token {
     struct zl_token *next;
@@ -82,6 +104,12 @@ typedef struct zl_cq {
     size_t nwritable;                /* WRITABLE records queued (POLLOUT) */
     zl_token_t *tokens;
     size_t ntokens;
+    zl_req_t *reqs;                  /* admitted requests, oldest first */
+    size_t nreqs;
+    zl_rtoken_t *rtokens;            /* ROUTER: unanswered requests */
+    size_t nrtokens;
+    uint64_t next_rtoken;
+    uint64_t next_seq;               /* wire sequence of our requests */
     uint64_t next_id;
     void *owner;                     /* the poller owning POLLCOMPLETION */
 } zl_cq_t;
@@ -141,6 +169,7 @@ struct zl_pipe {
     int64_t swrr_acc;         /* DEALER smooth weighted round-robin */
     bool swrr_tried;          /* DEALER: refused during this selection */
     bool remote_paused;       /* the peer's receive flow is PAUSED */
+    bool reply_head_checked;  /* rxq head already looked at for replies */
     uint64_t flow_epoch_out;  /* last FLOWSTATE epoch we sent on this pipe */
     uint64_t flow_epoch_in;   /* last FLOWSTATE epoch we applied from it */
     uint64_t attach_seq;      /* attach order, DEALER tiebreak */
@@ -209,6 +238,12 @@ struct zl_socket {
     uint64_t flow_paused_conns;       /* peers that currently pause us */
     uint64_t flow_pause_total, flow_resume_total, flow_stale_total;
     int64_t flow_last_pause_ns;       /* monotonic time of the last PAUSE */
+    _Atomic int64_t req_deadline;     /* earliest pending request deadline
+                                         (INT64_MAX: none) for waiters */
+    zl_pipe_t *last_pipe;             /* the pipe the last send chose */
+    bool req_send;                    /* a request is being sent (DEALER
+                                         picks only ROUTER peers) */
+    uint64_t recv_token;              /* ROUTER: token of the last receive */
     uint64_t route_gen;               /* ROUTER: bumped per route change */
     uint64_t route_acked;             /* route_gen at the last snapshot */
     uint64_t recv_route;              /* route of the last router receive */
@@ -350,6 +385,16 @@ int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
 int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                      size_t n, int flags, void *user_context, uint64_t *token);
 
+/* zlink_request: like zl_socket_submit, and once admitted req (owned by
+ * the socket from then on) waits for its outcome; req->deadline_ns holds
+ * the caller's timeout in ms (0: the socket's REQUEST_TIMEOUT) on entry. */
+int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                             size_t n, int flags, zl_req_t *req, uint64_t *token);
+/* zlink_reply: sends a REPLY with seq to rid (waits per SNDTIMEO) and
+ * retires reply_token when admitted. */
+int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
+                           size_t n, uint64_t seq, uint64_t reply_token);
+
 /* The blocking discipline of every socket call: runs attempt(s, arg)
  * under s->lk until it returns something other than EAGAIN, DONTWAIT is
  * set, or the timeout read from *timeo_opt (under s->lk, at the first
@@ -382,6 +427,22 @@ int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control);
 /* Under s->lk: applies inproc control frames the peers queued (cheap when
  * none: one atomic load). */
 void zl_socket_apply_controls(zl_socket_t *s);
+/* ---- request / reply (request.c) ---- */
+
+/* Under s->lk: moves every REPLY / ERROR_REPLY at the head of p's input
+ * into the completion queue (a reply behind unread DATA waits). */
+void zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: completes expired requests as TIMED_OUT and refreshes
+ * s->req_deadline. */
+void zl_req_expire(zl_socket_t *s);
+/* Under s->lk: every request that left on p ends NOT_CONNECTED. */
+void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: a ROUTER received a REQUEST (first frame f) from p:
+ * returns its reply token (nonzero) or 0 when none can be kept. */
+uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* Under s->lk: frees requests and tokens (close). */
+void zl_req_clear(zl_socket_t *s);
+
 /* ---- receive-flow state (flow.c), DEALER and ROUTER ---- */
 
 /* Stores the socket's receive-flow state and, when it changed, tells every

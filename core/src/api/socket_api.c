@@ -167,22 +167,10 @@ ZLINK_EXPORT zlink_connect_result_t zlink_disconnect_rid(void *socket,
 
 /* ---------------------------------------------------------------- send */
 
-/* Consumes parts on an early failure (ownership rule of every send). */
-static void consume_parts(zlink_msg_t *parts, size_t n)
-{
-    if (parts == NULL)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        if (zl_msg_valid(&parts[i])) {
-            zl_msg_release(&parts[i]);
-            zl_msg_init_empty(&parts[i]);
-        }
-    }
-}
-
+/* An early failure still consumes every part (ownership rule of sends). */
 static zlink_submit_result_t submit_fail(zlink_msg_t *parts, size_t n, int e)
 {
-    consume_parts(parts, n);
+    zl_multipart_release_init(parts, n);
     return zl_submit_fail(e);
 }
 
@@ -311,7 +299,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_rou
     if (rc == 0) {
         *rid = view;
         if (token != NULL)
-            *token = 0; /* DATA; request tokens arrive with request/reply */
+            *token = s->recv_token; /* 0 for DATA */
     }
     zl_socket_leave(s);
     return recv_result(rc);

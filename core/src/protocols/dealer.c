@@ -35,9 +35,11 @@ static bool swrr_better(const zl_pipe_t *a, const zl_pipe_t *b)
     return a->attach_seq < b->attach_seq;
 }
 
-static bool candidate(const zl_pipe_t *p)
+static bool candidate(const zl_socket_t *s, const zl_pipe_t *p)
 {
-    return p->attached && !p->ended && p->peer.weight > 0 && !zl_pipe_paused(p);
+    /* Requests go only to peers that said ROUTER in their handshake. */
+    return p->attached && !p->ended && p->peer.weight > 0 && !zl_pipe_paused(p) &&
+           (!s->req_send || p->peer.type == ZLINK_ROUTER);
 }
 
 static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
@@ -47,7 +49,7 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     int64_t total = 0;
     ZL_FOREACH_PIPE(s, p) {
         p->swrr_tried = false;
-        if (candidate(p)) {
+        if (candidate(s, p)) {
             p->swrr_acc += p->peer.weight;
             total += p->peer.weight;
         }
@@ -57,13 +59,14 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     for (;;) {
         zl_pipe_t *best = NULL;
         ZL_FOREACH_PIPE(s, p) {
-            if (candidate(p) && !p->swrr_tried && (best == NULL || swrr_better(p, best)))
+            if (candidate(s, p) && !p->swrr_tried && (best == NULL || swrr_better(p, best)))
                 best = p;
         }
         if (best == NULL)
             break;
         if (zl_pipe_push(best, frames, n, false) == 0) {
             best->swrr_acc -= total;
+            s->last_pipe = best;
             return 0;
         }
         best->swrr_tried = true;

@@ -65,9 +65,13 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
             zl_msg_init_empty(&frames[i].msg);
         return 0;
     }
+    if (s->req_send && p->peer.type != ZLINK_ROUTER)
+        return EPROTOTYPE; /* requests go to ROUTER peers only */
     if (zl_pipe_paused(p))
         return EAGAIN; /* the peer paused its receive flow */
     int rc = zl_pipe_push(p, frames, n, false);
+    if (rc == 0)
+        s->last_pipe = p;
     return rc == EPIPE ? EHOSTUNREACH : rc;
 }
 
