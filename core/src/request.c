@@ -118,11 +118,14 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p)
         pp = &(*pp)->next;
     zl_req_t *r = *pp;
     if (r == NULL) {
-        /* Late (the timeout won) or unknown: dropped. */
+        /* Late (the timeout or the pair's end won): dropped. A sequence we
+         * never issued is a protocol violation: the connection closes. */
         if (parts != NULL) {
             zl_multipart_release(parts, k);
             free(parts);
         }
+        if (seq > s->cq.next_seq)
+            zl_pipe_violation(s, p);
         return;
     }
     *pp = r->next;
@@ -203,6 +206,14 @@ void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
 }
 
 /* ------------------------------------------------------------ responder */
+
+bool zl_req_seq_live(zl_socket_t *s, const zl_pipe_t *p, uint64_t seq)
+{
+    for (zl_rtoken_t *t = s->cq.rtokens; t != NULL; t = t->next)
+        if (t->seq == seq && zl_rid_equal(&t->rid, &p->rid))
+            return true;
+    return false;
+}
 
 uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {

@@ -509,6 +509,15 @@ void zl_pipe_send_probe(zl_pipe_t *p)
         zl_msg_release(&f.msg);
 }
 
+void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p)
+{
+    ZL_UNUSED(s);
+    if (p->conn != NULL && !p->ended) {
+        p->attached = false;
+        zl_conn_close(p->conn, 0);
+    }
+}
+
 void zl_socket_apply_controls(zl_socket_t *s)
 {
     if (atomic_load_explicit(&s->ctl_pending, memory_order_acquire) == 0)

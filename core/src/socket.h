@@ -440,6 +440,12 @@ void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: a ROUTER received a REQUEST (first frame f) from p:
  * returns its reply token (nonzero) or 0 when none can be kept. */
 uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* Under s->lk: whether p's peer already has an unanswered request with
+ * this sequence (reusing a live sequence is a protocol violation). */
+bool zl_req_seq_live(zl_socket_t *s, const zl_pipe_t *p, uint64_t seq);
+/* Under s->lk: p's peer broke the protocol: its connection closes (inproc
+ * pipes cannot misbehave this way). */
+void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: frees requests and tokens (close). */
 void zl_req_clear(zl_socket_t *s);
 

@@ -75,8 +75,20 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     return rc == EPIPE ? EHOSTUNREACH : rc;
 }
 
+/* A REQUEST whose sequence is still live from the same source breaks the
+ * protocol: it is not delivered and the connection closes. */
+static bool router_accept(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t n)
+{
+    ZL_UNUSED(n);
+    if (frames[0].kind != ZL_KIND_REQUEST || !zl_req_seq_live(s, p, frames[0].seq))
+        return true;
+    zl_pipe_violation(s, p);
+    return false;
+}
+
 const zl_proto_ops_t zl_router_ops = {
     .type = ZLINK_ROUTER,
+    .accept = router_accept,
     .attach = router_attach,
     .control = zl_weight_control,
     .send = router_send,
