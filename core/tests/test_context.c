@@ -10,105 +10,25 @@
  * and joined; the contract says blocking calls return ETERM whether they
  * started before or after the shutdown, so either order is a valid run.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <sched.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static void *sock(void *ctx, int type)
-{
-    void *s = zlink_socket(ctx, type);
-    if (s == NULL)
-        ZT_FAIL("zlink_socket(%#x): errno %d", type, zlink_errno());
-    return s;
-}
 
 /* a binds "inproc://name", b connects: a connected PAIR in ctx. */
 static void inproc_pair(void *ctx, const char *name, void **a, void **b)
 {
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://%s", name);
-    *a = sock(ctx, ZLINK_PAIR);
-    *b = sock(ctx, ZLINK_PAIR);
-    ZT_EQ_INT(zlink_bind(*a, ep), ZLINK_BIND_OK);
-    ZT_EQ_INT(zlink_connect(*b, ep), ZLINK_CONNECT_OK);
-}
-
-static zlink_submit_result_t send_str(void *s, const char *str, int flags)
-{
-    zlink_msg_t m;
-    size_t len = strlen(str);
-    ZT_EQ_INT(zlink_msg_init_size(&m, len), ZLINK_CONFIG_OK);
-    memcpy(zlink_msg_data(&m), str, len);
-    zlink_submit_result_t r = zlink_send(s, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
-    ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed whatever the result */
-    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    return r;
-}
-
-static void recv_str(void *s, const char *want)
-{
-    zlink_msg_t m[2];
-    size_t n = 0;
-    ZT_EQ_INT(zlink_recv(s, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
-    ZT_EQ_INT(n, 1);
-    ZT_EQ_INT(zlink_msg_size(&m[0]), strlen(want));
-    ZT_EQ_MEM(zlink_msg_data(&m[0]), want, strlen(want));
-    zlink_multipart_close(m, n);
-}
-
-/* ------------------------------------------------- "blocked" detection */
-
-/* The calling thread's kernel id, for wait_blocked(). */
-static long self_tid(void)
-{
-    return (long)syscall(SYS_gettid);
-}
-
-/* Waits until thread tid sleeps in the kernel in a wait (a condition
- * variable or wake word futex, or a poll), which is how a call blocked inside ZLink
- * looks from outside: the public API has no way to tell. Returns 1 once
- * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
- * on without the guarantee, so the check only ever makes a case stricter,
- * never flaky. */
-static int wait_blocked(long tid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
-    int64_t end = zt_now_ms() + 2000;
-    while (zt_now_ms() < end) {
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            return 0;
-        long nr = -1;
-        unsigned long a0 = 0, op = 0;
-        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
-        fclose(f);
-        if (got == 3 && nr == SYS_futex && ((op & 0x7F) == 0 /* FUTEX_WAIT */ || (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */))
-            return 1;
-#ifdef SYS_poll
-        if (got >= 1 && nr == SYS_poll)
-            return 1;
-#endif
-        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
-            return 1;
-        sched_yield();
-    }
-    return 0;
+    *a = zlt_socket(ctx, ZLINK_PAIR);
+    *b = zlt_socket(ctx, ZLINK_PAIR);
+    zlt_bind_at(*a, ep);
+    zlt_connect(*b, ep);
 }
 
 /* ------------------------------------------------------------ item 1 */
@@ -130,68 +50,37 @@ static void test_new_returns_context(void)
     for (int i = 0; i < 4; i++) {
         char msg[16];
         snprintf(msg, sizeof msg, "ctx %d", i);
-        ZT_EQ_INT(send_str(a[i], msg, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(a[i], msg, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
     }
     for (int i = 3; i >= 0; i--) {
         char msg[16];
         snprintf(msg, sizeof msg, "ctx %d", i);
-        recv_str(b[i], msg);
+        zlt_expect_str(b[i], msg);
     }
     for (int i = 0; i < 4; i++) {
-        ZT_EQ_INT(zlink_close(a[i]), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_close(b[i]), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_ctx_term(ctx[i]), ZLINK_CLOSE_OK);
+        zlt_finish(ctx[i], a[i], b[i]);
     }
 }
 
 /* ------------------------------------------------------------ item 2 */
 
-struct blocked_call {
-    void *sock;
-    int is_send;
-    int result;
-    int err;
-    _Atomic long tid;
-};
-
-static void *blocked_main(void *arg)
+/* Starts a NONE receive (or send) with an infinite timeout on s on another
+ * thread. With wait, returns once the thread sleeps inside the call (when
+ * /proc can tell); otherwise at once, so the call may start before or
+ * after whatever the caller does next. */
+static void start_blocked(zlt_blocked_t *bc, void *s, bool send, bool wait)
 {
-    struct blocked_call *bc = arg;
-    atomic_store(&bc->tid, self_tid());
-    if (bc->is_send) {
-        bc->result = send_str(bc->sock, "stuck", ZLINK_SEND_FLAGS_NONE);
-    } else {
-        zlink_msg_t m[2];
-        size_t n = 77;
-        bc->result = zlink_recv(bc->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
-        if (bc->result == ZLINK_RECV_OK)
-            zlink_multipart_close(m, n);
-        else
-            ZT_EQ_INT(n, 77); /* a failed receive writes no output */
-    }
-    bc->err = zlink_errno();
-    return NULL;
+    *bc = (zlt_blocked_t){.sock = s, .send = send, .size = 5, .tag = 's', .timeo = -1};
+    (void)zlt_blocked_start(bc, wait);
 }
 
-/* Starts a thread that calls recv (or send) on s with an infinite timeout.
- * With wait set, returns once the thread sleeps inside the call (when /proc
- * can tell); otherwise at once, so the call may start before or after
- * whatever the caller does next. */
-static void start_blocked(pthread_t *t, struct blocked_call *bc, void *s, int is_send,
-                          int wait)
+/* Joins bc: its call ended with TERMINATED/ETERM and wrote no output. */
+static void join_terminated(zlt_blocked_t *bc)
 {
-    bc->sock = s;
-    bc->is_send = is_send;
-    bc->result = -1;
-    bc->err = 0;
-    atomic_store(&bc->tid, 0);
-    set_int(s, is_send ? ZLINK_SNDTIMEO : ZLINK_RCVTIMEO, -1);
-    ZT_EQ_INT(pthread_create(t, NULL, blocked_main, bc), 0);
-    if (wait) {
-        while (atomic_load(&bc->tid) == 0)
-            sched_yield();
-        (void)wait_blocked(atomic_load(&bc->tid));
-    }
+    zlt_blocked_join(bc);
+    ZT_EQ_INT(bc->result, bc->send ? (int)ZLINK_SUBMIT_TERMINATED : (int)ZLINK_RECV_TERMINATED);
+    ZT_EQ_INT(bc->err, ETERM);
+    ZT_EQ_INT(bc->count, ZLT_COUNT_UNSET);
 }
 
 static void test_shutdown_wakes_blocked_recv(void)
@@ -199,74 +88,55 @@ static void test_shutdown_wakes_blocked_recv(void)
     /* Even rounds: the receive is asleep inside before the shutdown. Odd
      * rounds: it may start before or after. */
     for (int round = 0; round < 20; round++) {
-        void *ctx = zlink_ctx_new();
-        ZT_CHECK(ctx != NULL);
+        void *ctx = zlt_ctx_new();
         void *a, *b;
         inproc_pair(ctx, "wake", &a, &b);
-        pthread_t t;
-        struct blocked_call bc;
-        start_blocked(&t, &bc, b, 0, round % 2 == 0);
+        zlt_blocked_t bc;
+        start_blocked(&bc, b, false, round % 2 == 0);
         ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK); /* does not block */
-        ZT_EQ_INT(pthread_join(t, NULL), 0);
-        ZT_EQ_INT(bc.result, ZLINK_RECV_TERMINATED);
-        ZT_EQ_INT(bc.err, ETERM);
-        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+        join_terminated(&bc);
+        zlt_finish(ctx, a, b);
     }
 }
 
 static void test_shutdown_wakes_blocked_send(void)
 {
     for (int round = 0; round < 20; round++) {
-        void *ctx = zlink_ctx_new();
-        ZT_CHECK(ctx != NULL);
-        pthread_t t[2];
-        struct blocked_call bc[2];
+        void *ctx = zlt_ctx_new();
+        zlt_blocked_t bc[2];
         /* One sender waits for a peer that never comes ... */
-        void *lonely = sock(ctx, ZLINK_PAIR);
-        ZT_EQ_INT(zlink_bind(lonely, "inproc://nobody-comes"), ZLINK_BIND_OK);
-        start_blocked(&t[0], &bc[0], lonely, 1, round % 2 == 0);
+        void *lonely = zlt_socket(ctx, ZLINK_PAIR);
+        zlt_bind_at(lonely, "inproc://nobody-comes");
+        start_blocked(&bc[0], lonely, true, round % 2 == 0);
         /* ... the other for room at a full HWM. */
-        void *a, *b;
-        uint64_t hwm = 100;
-        a = sock(ctx, ZLINK_PAIR);
-        b = sock(ctx, ZLINK_PAIR);
-        ZT_EQ_INT(zlink_setsockopt(a, ZLINK_SNDHWM, &hwm, 8), ZLINK_CONFIG_OK);
-        ZT_EQ_INT(zlink_bind(b, "inproc://full"), ZLINK_BIND_OK);
-        ZT_EQ_INT(zlink_connect(a, "inproc://full"), ZLINK_CONNECT_OK);
-        ZT_EQ_INT(send_str(a, "fills the queue", ZLINK_SEND_FLAGS_DONTWAIT), ZLINK_SUBMIT_OK);
-        ZT_EQ_INT(send_str(a, "no room", ZLINK_SEND_FLAGS_DONTWAIT),
+        void *a = zlt_socket(ctx, ZLINK_PAIR), *b = zlt_socket(ctx, ZLINK_PAIR);
+        zlt_set_u64(a, ZLINK_SNDHWM, 100);
+        zlt_link(a, b, "inproc");
+        ZT_EQ_INT(zlt_send_str(a, "fills the queue", ZLINK_SEND_FLAGS_DONTWAIT), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(a, "no room", ZLINK_SEND_FLAGS_DONTWAIT),
                   ZLINK_SUBMIT_BACKPRESSURED);
-        start_blocked(&t[1], &bc[1], a, 1, round % 2 == 0);
+        start_blocked(&bc[1], a, true, round % 2 == 0);
 
         ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
-        for (int i = 0; i < 2; i++) {
-            ZT_EQ_INT(pthread_join(t[i], NULL), 0);
-            ZT_EQ_INT(bc[i].result, ZLINK_SUBMIT_TERMINATED);
-            ZT_EQ_INT(bc[i].err, ETERM);
-        }
-        ZT_EQ_INT(zlink_close(lonely), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
-        ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+        join_terminated(&bc[0]);
+        join_terminated(&bc[1]);
+        zlt_finish(ctx, lonely, a, b);
     }
 }
 
 static void test_calls_after_shutdown_get_eterm(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *a, *b;
     inproc_pair(ctx, "after", &a, &b);
-    ZT_EQ_INT(send_str(a, "queued before", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
-    set_int(a, ZLINK_SNDTIMEO, -1);
-    set_int(b, ZLINK_RCVTIMEO, -1);
+    ZT_EQ_INT(zlt_send_str(a, "queued before", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    zlt_set_int(a, ZLINK_SNDTIMEO, -1);
+    zlt_set_int(b, ZLINK_RCVTIMEO, -1);
     ZT_EQ_INT(zlink_ctx_shutdown(ctx), ZLINK_CLOSE_OK);
 
     /* Blocking calls started after the shutdown: ETERM at once, even with
      * an infinite timeout and even with a record waiting. */
-    ZT_EQ_INT(send_str(a, "after", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_TERMINATED);
+    ZT_EQ_INT(zlt_send_str(a, "after", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_TERMINATED);
     ZT_EQ_INT(zlink_errno(), ETERM);
     zlink_msg_t m[2];
     size_t n = 5;
@@ -277,27 +147,23 @@ static void test_calls_after_shutdown_get_eterm(void)
     ZT_CHECK(zlink_socket(ctx, ZLINK_PAIR) == NULL);
     ZT_EQ_INT(zlink_errno(), ETERM);
     /* Closing is still allowed, and term finishes. */
-    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, a, b);
 }
 
 /* ------------------------------------------------------------ item 3 */
 
 static void test_term_after_close(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *a, *b;
     inproc_pair(ctx, "t", &a, &b);
-    ZT_EQ_INT(send_str(a, "unread", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK); /* unread record discarded */
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlt_send_str(a, "unread", ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+    zlt_close(a);
+    zlt_close(b); /* unread record discarded */
+    zlt_ctx_term(ctx);
     /* A context with no socket at all. */
-    ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    ctx = zlt_ctx_new();
+    zlt_ctx_term(ctx);
 }
 
 /* The application's side of term: a thread blocked in recv gets ETERM and
@@ -313,7 +179,7 @@ struct term_worker {
 static void *term_worker_main(void *arg)
 {
     struct term_worker *w = arg;
-    atomic_store(&w->tid, self_tid());
+    atomic_store(&w->tid, zt_gettid());
     zlink_msg_t m[2];
     size_t n = 0;
     w->recv_result = zlink_recv(w->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
@@ -326,19 +192,18 @@ static void *term_worker_main(void *arg)
 static void test_term_blocks_until_sockets_closed(void)
 {
     for (int round = 0; round < 20; round++) {
-        void *ctx = zlink_ctx_new();
-        ZT_CHECK(ctx != NULL);
+        void *ctx = zlt_ctx_new();
         void *a, *b;
         inproc_pair(ctx, "term", &a, &b);
-        ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-        set_int(b, ZLINK_RCVTIMEO, -1);
+        zlt_close(a);
+        zlt_set_int(b, ZLINK_RCVTIMEO, -1);
         struct term_worker w = {b, -1, 0, -1, 0, 0};
         pthread_t t;
         ZT_EQ_INT(pthread_create(&t, NULL, term_worker_main, &w), 0);
         if (round % 2 == 0) { /* the receive is asleep before term starts */
             while (atomic_load(&w.tid) == 0)
                 sched_yield();
-            (void)wait_blocked(atomic_load(&w.tid));
+            (void)zt_wait_blocked(atomic_load(&w.tid));
         }
         ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK); /* once; it may block */
         ZT_EQ_INT(pthread_join(t, NULL), 0);
@@ -365,24 +230,21 @@ static void test_bad_handle_term_shutdown(void)
         ZT_EQ_INT(zlink_errno(), EFAULT);
     }
     /* A socket is not a context. */
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    void *s = sock(ctx, ZLINK_PAIR);
+    void *ctx = zlt_ctx_new();
+    void *s = zlt_socket(ctx, ZLINK_PAIR);
     ZT_EQ_INT(zlink_ctx_shutdown(s), ZLINK_CLOSE_INVALID_HANDLE);
     ZT_EQ_INT(zlink_errno(), EFAULT);
     ZT_EQ_INT(zlink_ctx_term(s), ZLINK_CLOSE_INVALID_HANDLE);
     ZT_EQ_INT(zlink_errno(), EFAULT);
     /* The failed calls did nothing to the real context. */
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, s);
 }
 
 /* ------------------------------------------------------------ item 6 */
 
 static void test_set_bad_option_or_value(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     /* Unknown options. */
     const int unknown[] = {0, 11, 13, 15, 16, 18, 22, 99, -1, 0x3012};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
@@ -442,15 +304,14 @@ static void test_set_bad_option_or_value(void)
                   ZLINK_CONFIG_INVALID_HANDLE);
         ZT_EQ_INT(zlink_errno(), EFAULT);
     }
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* ------------------------------------------------------------ item 7 */
 
 static void test_get_socket_limit(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     ZT_EQ_INT(ZLINK_SOCKET_LIMIT, 3);
     zlink_config_result_t r = ZLINK_CONFIG_INTERNAL;
     int limit = zlink_ctx_get(ctx, 3, &r);
@@ -464,14 +325,13 @@ static void test_get_socket_limit(void)
     ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_SOCKET_LIMIT, limit), ZLINK_CONFIG_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_MAX_SOCKETS, 10), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_ctx_get(ctx, ZLINK_SOCKET_LIMIT, NULL), limit);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* §1 option values: defaults and the read-only MSG_T_SIZE. */
 static void test_option_defaults(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     struct { int opt, value; } dflt[] = {
         {ZLINK_IO_THREADS, ZLINK_IO_THREADS_DFLT},
         {ZLINK_MAX_SOCKETS, ZLINK_MAX_SOCKETS_DFLT},
@@ -502,25 +362,22 @@ static void test_option_defaults(void)
         ZT_EQ_U64(v, 0);
     }
     /* BLOCKY 0: sockets created afterwards default to LINGER 0; before, -1. */
-    void *before = sock(ctx, ZLINK_PAIR);
+    void *before = zlt_socket(ctx, ZLINK_PAIR);
     ZT_EQ_INT(zlink_ctx_set(ctx, ZLINK_CTX_OPT_BLOCKY, 0), ZLINK_CONFIG_OK);
-    void *after = sock(ctx, ZLINK_PAIR);
+    void *after = zlt_socket(ctx, ZLINK_PAIR);
     int linger = 12345;
     size_t size = sizeof linger;
     ZT_EQ_INT(zlink_getsockopt(before, ZLINK_LINGER, &linger, &size), ZLINK_CONFIG_OK);
     ZT_EQ_INT(linger, -1);
     ZT_EQ_INT(zlink_getsockopt(after, ZLINK_LINGER, &linger, &size), ZLINK_CONFIG_OK);
     ZT_EQ_INT(linger, 0);
-    ZT_EQ_INT(zlink_close(before), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_close(after), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, before, after);
 }
 
 /* §1 THREAD_NAME_PREFIX: at most 16 bytes including the NUL, via set_data. */
 static void test_thread_name_prefix(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_THREAD_NAME_PREFIX, "app", 4), ZLINK_CONFIG_OK);
     char buf[32];
     memset(buf, 'x', sizeof buf);
@@ -539,15 +396,14 @@ static void test_thread_name_prefix(void)
     size = sizeof buf;
     ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_THREAD_NAME_PREFIX, buf, &size), ZLINK_CONFIG_OK);
     ZT_EQ_STR(buf, "123456789012345");
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* ------------------------------------------------------------ item 8 */
 
 static void test_byte_options_via_int_set(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     const int u64opts[] = {ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, ZLINK_RUNTIME_MEMORY_LIMIT_BYTES,
                            ZLINK_CORE_BUDGET_BYTES};
     for (int i = 0; i < 3; i++) {
@@ -569,15 +425,14 @@ static void test_byte_options_via_int_set(void)
         ZT_EQ_INT(zlink_ctx_get_data(ctx, u64opts[i], &got, &size), ZLINK_CONFIG_OK);
         ZT_EQ_U64(got, v); /* the refused sets changed nothing */
     }
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* ------------------------------------------------------------ item 9 */
 
 static void test_get_data_size_not_8(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     uint64_t v = 4242;
     ZT_EQ_INT(zlink_ctx_set_data(ctx, ZLINK_CORE_BUDGET_BYTES, &v, 8), ZLINK_CONFIG_OK);
     const size_t sizes[] = {0, 1, 4, 7, 9, 16};
@@ -593,15 +448,14 @@ static void test_get_data_size_not_8(void)
     size_t size = 8;
     ZT_EQ_INT(zlink_ctx_get_data(ctx, ZLINK_CORE_BUDGET_BYTES, &got, &size), ZLINK_CONFIG_OK);
     ZT_EQ_U64(got, 4242);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* ------------------------------------------------------------ item 10 */
 
 static void test_set_data_removed_option_18(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     uint64_t v = 1;
     ZT_EQ_INT(zlink_ctx_set_data(ctx, 18, &v, 8), ZLINK_CONFIG_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
@@ -609,7 +463,7 @@ static void test_set_data_removed_option_18(void)
     ZT_EQ_INT(zlink_errno(), EINVAL);
     size_t size = 8;
     ZT_EQ_INT(zlink_ctx_get_data(ctx, 18, &v, &size), ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(ctx);
 }
 
 /* ------------------------------------------------------------ item 11 */
@@ -647,20 +501,19 @@ static void *churn_main(void *arg)
             ZT_CHECK(p != NULL && q != NULL);
             ZT_EQ_INT(zlink_bind(p, ep), ZLINK_BIND_OK);
             ZT_EQ_INT(zlink_connect(q, ep), ZLINK_CONNECT_OK);
-            ZT_EQ_INT(send_str(q, ep, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
-            recv_str(p, ep);
-            ZT_EQ_INT(zlink_close(q), ZLINK_CLOSE_OK);
-            ZT_EQ_INT(zlink_close(p), ZLINK_CLOSE_OK);
+            ZT_EQ_INT(zlt_send_str(q, ep, ZLINK_SEND_FLAGS_NONE), ZLINK_SUBMIT_OK);
+            zlt_expect_str(p, ep);
+            zlt_close(q);
+            zlt_close(p);
         }
-        ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
+        zlt_close(s);
     }
     return NULL;
 }
 
 static void test_thread_safe_create_close_then_term(void)
 {
-    g_shared_ctx = zlink_ctx_new();
-    ZT_CHECK(g_shared_ctx != NULL);
+    g_shared_ctx = zlt_ctx_new();
     atomic_store(&g_sockets_made, 0);
     pthread_t t[WORKERS];
     ZT_EQ_INT(pthread_barrier_init(&g_go, NULL, WORKERS), 0);
@@ -678,8 +531,8 @@ static void test_thread_safe_create_close_then_term(void)
         ZT_CHECK(s[i] != NULL);
     }
     for (int i = 0; i < 16; i++)
-        ZT_EQ_INT(zlink_close(s[i]), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(g_shared_ctx), ZLINK_CLOSE_OK);
+        zlt_close(s[i]);
+    zlt_ctx_term(g_shared_ctx);
 }
 
 /* Two threads shut the same context down at once: both return OK, and a
@@ -693,25 +546,20 @@ static void *shutdown_main(void *arg)
 
 static void test_concurrent_shutdown(void)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *a, *b;
     inproc_pair(ctx, "concurrent", &a, &b);
-    pthread_t blocked, s1, s2;
-    struct blocked_call bc;
-    start_blocked(&blocked, &bc, b, 0, 1);
+    pthread_t s1, s2;
+    zlt_blocked_t bc;
+    start_blocked(&bc, b, false, true);
     ZT_EQ_INT(pthread_barrier_init(&g_go, NULL, 2), 0);
     ZT_EQ_INT(pthread_create(&s1, NULL, shutdown_main, ctx), 0);
     ZT_EQ_INT(pthread_create(&s2, NULL, shutdown_main, ctx), 0);
     ZT_EQ_INT(pthread_join(s1, NULL), 0);
     ZT_EQ_INT(pthread_join(s2, NULL), 0);
-    ZT_EQ_INT(pthread_join(blocked, NULL), 0);
+    join_terminated(&bc);
     pthread_barrier_destroy(&g_go);
-    ZT_EQ_INT(bc.result, ZLINK_RECV_TERMINATED);
-    ZT_EQ_INT(bc.err, ETERM);
-    ZT_EQ_INT(zlink_close(a), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, a, b);
 }
 
 int main(void)

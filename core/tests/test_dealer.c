@@ -24,12 +24,10 @@
  *    bytes, then attach order), kept deliberately separate from the code
  *    under test.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,249 +36,49 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-#define T_MS(ms) ((int)((ms) * zt_timeout_mult()))
-
-static const char *const TRANSPORTS[] = {"inproc", "tcp"};
-#define NTRANSPORTS 2
-
-static void *ctx_new(void)
-{
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    return ctx;
-}
-
-static void ctx_term(void *ctx)
-{
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-}
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static int get_int(void *s, int opt)
-{
-    int v = -12345;
-    size_t n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &n), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(n, sizeof v);
-    return v;
-}
-
-static void set_u64(void *s, int opt, uint64_t v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-/* A socket with LINGER 0 and generous (scaled) timeouts, so a failing case
- * reports instead of hanging and ctx_term never waits for a peer. */
-static void *sock_new(void *ctx, int type)
-{
-    void *s = zlink_socket(ctx, type);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_SNDTIMEO, T_MS(2000));
-    set_int(s, ZLINK_RCVTIMEO, T_MS(2000));
-    return s;
-}
-
-static void sock_close(void *s)
-{
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-}
-
-static void set_rid(void *s, const char *id)
-{
-    ZT_EQ_INT(zlink_set_routing_id(s, id, strlen(id)), ZLINK_CONFIG_OK);
-}
-
-static bool is_tcp(const char *tr)
-{
-    return strcmp(tr, "tcp") == 0;
-}
-
-/* Binds s on transport tr and writes the endpoint peers connect to. */
-static void bind_ep(void *s, const char *tr, char *ep, size_t cap)
-{
-    static int counter;
-    if (is_tcp(tr)) {
-        ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
-        size_t n = cap;
-        ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &n), ZLINK_CONFIG_OK);
-        ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
-        ZT_CHECK(strcmp(ep, "tcp://127.0.0.1:0") != 0);
-    } else {
-        snprintf(ep, cap, "inproc://dealer-%ld-%d", (long)getpid(), ++counter);
-        ZT_EQ_INT(zlink_bind(s, ep), ZLINK_BIND_OK);
-    }
-}
-
-static void connect_ep(void *s, const char *ep)
-{
-    ZT_EQ_INT(zlink_connect(s, ep), ZLINK_CONNECT_OK);
-}
-
-static void msg_set(zlink_msg_t *m, const void *data, size_t len)
-{
-    ZT_EQ_INT(zlink_msg_init_size(m, len), ZLINK_CONFIG_OK);
-    if (len > 0)
-        memcpy(zlink_msg_data(m), data, len);
-}
-
-static void rid_set(zlink_routing_id_t *r, const char *s)
-{
-    memset(r, 0, sizeof *r);
-    r->size = (uint8_t)strlen(s);
-    memcpy(r->data, s, r->size);
-}
-
-static bool rid_is(const zlink_routing_id_t *r, const char *s)
-{
-    return r != NULL && r->size == strlen(s) && memcmp(r->data, s, r->size) == 0;
-}
-
-static zlink_submit_result_t send_str(void *s, const char *text, int flags)
-{
-    zlink_msg_t m;
-    msg_set(&m, text, strlen(text));
-    zlink_submit_result_t rc = zlink_send(s, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
-    /* Consumed on success and failure: empty but initialized. */
-    ZT_EQ_INT(zlink_msg_size(&m), 0);
-    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    return rc;
-}
-
-static zlink_submit_result_t send_rid_str(void *s, const char *rid, const char *text, int flags)
-{
-    zlink_routing_id_t r;
-    zlink_msg_t m;
-    rid_set(&r, rid);
-    msg_set(&m, text, strlen(text));
-    zlink_submit_result_t rc =
-        zlink_send_rid(s, &r, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
-    ZT_EQ_INT(zlink_msg_size(&m), 0);
-    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    return rc;
-}
-
-/* Receives one single-part record from a DEALER into buf (NUL-terminated). */
-static zlink_recv_result_t d_recv(void *s, char *buf, size_t cap, int flags)
-{
-    zlink_msg_t parts[4];
-    size_t count = 0;
-    zlink_recv_result_t rc = zlink_recv(s, NULL, parts, 4, &count, (zlink_recv_flags_t)flags);
-    if (rc != ZLINK_RECV_OK)
-        return rc;
-    ZT_EQ_INT(count, 1);
-    size_t n = zlink_msg_size(&parts[0]);
-    ZT_CHECK(n < cap);
-    if (n > 0)
-        memcpy(buf, zlink_msg_data(&parts[0]), n);
-    buf[n] = '\0';
-    zlink_multipart_close(parts, count);
-    return rc;
-}
-
-static void d_expect(void *s, const char *want)
-{
-    char buf[256];
-    ZT_EQ_INT(d_recv(s, buf, sizeof buf, 0), ZLINK_RECV_OK);
-    ZT_EQ_STR(buf, want);
-}
-
-/* Receives one single-part record from a ROUTER; *rid_out gets a copy. */
-static zlink_recv_result_t r_recv(void *r, zlink_routing_id_t *rid_out, char *buf, size_t cap,
-                                  int flags)
-{
-    zlink_msg_t parts[4];
-    size_t count = 0;
-    const zlink_routing_id_t *rid = NULL;
-    zlink_reply_token_t tok = 99;
-    zlink_recv_result_t rc =
-        zlink_router_recv(r, &rid, &tok, parts, 4, &count, (zlink_recv_flags_t)flags);
-    if (rc != ZLINK_RECV_OK)
-        return rc;
-    ZT_CHECK(rid != NULL);
-    ZT_EQ_U64(tok, 0);
-    ZT_EQ_INT(count, 1);
-    if (rid_out != NULL)
-        *rid_out = *rid;
-    size_t n = zlink_msg_size(&parts[0]);
-    ZT_CHECK(n < cap);
-    if (n > 0)
-        memcpy(buf, zlink_msg_data(&parts[0]), n);
-    buf[n] = '\0';
-    zlink_multipart_close(parts, count);
-    return rc;
-}
-
-static void r_expect(void *r, const char *want)
-{
-    char buf[256];
-    ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
-    ZT_EQ_STR(buf, want);
-}
-
-/* Router r sends one record to rid as soon as it has a route to it. An
- * unknown route is NOT_CONNECTED at once (MANDATORY), so this retries that
- * non-blocking submit until the handshake has finished; bounded. */
-static void router_send_when_routable(void *r, const char *rid, const char *text)
-{
-    int64_t end = zt_now_ms() + T_MS(3000);
-    for (;;) {
-        zlink_submit_result_t rc = send_rid_str(r, rid, text, ZLINK_DONTWAIT);
-        if (rc == ZLINK_SUBMIT_OK)
-            return;
-        ZT_EQ_INT(rc, ZLINK_SUBMIT_NOT_CONNECTED);
-        if (zt_now_ms() > end)
-            ZT_FAIL("no route from the router to '%s'", rid);
-        sched_yield();
-    }
-}
-
 /* Every router in rs[] reaches dealer d (routing id d_rid) and d receives
  * one record from each: afterwards d has attached all of them and knows
  * their weights, and no DEALER record has been sent. */
 static void routers_ready(void *d, const char *d_rid, void *const *rs, int n)
 {
     for (int i = 0; i < n; i++)
-        router_send_when_routable(rs[i], d_rid, "ready");
+        zlt_router_send_when_routable(rs[i], d_rid, "ready");
     for (int i = 0; i < n; i++)
-        d_expect(d, "ready");
-}
-
-/* A dealer (routing id "D") and a router (bound) that has received one
- * record from it, so both directions work. */
-static void dr_pair(void *ctx, const char *tr, void **d_out, void **r_out)
-{
-    char ep[256];
-    void *r = sock_new(ctx, ZLINK_ROUTER);
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_rid(d, "D");
-    bind_ep(r, tr, ep, sizeof ep);
-    connect_ep(d, ep);
-    ZT_EQ_INT(send_str(d, "hello", 0), ZLINK_SUBMIT_OK); /* waits for the peer */
-    zlink_routing_id_t rid;
-    char buf[64];
-    ZT_EQ_INT(r_recv(r, &rid, buf, sizeof buf, 0), ZLINK_RECV_OK);
-    ZT_EQ_STR(buf, "hello");
-    ZT_CHECK(rid_is(&rid, "D"));
-    *d_out = d;
-    *r_out = r;
+        zlt_expect_str(d, "ready");
 }
 
 /* A ROUTER peer for weight tests: routing id rid, weight w, bound. */
 static void *weighted_router(void *ctx, const char *tr, const char *rid, int w, char *ep,
                              size_t cap)
 {
-    void *r = sock_new(ctx, ZLINK_ROUTER);
-    set_rid(r, rid);
-    set_int(r, ZLINK_ROUTER_WEIGHT, w);
-    bind_ep(r, tr, ep, cap);
+    void *r = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(r, rid);
+    zlt_set_int(r, ZLINK_ROUTER_WEIGHT, w);
+    zlt_bind(r, tr, ep, cap);
     return r;
 }
+
+/* ROUTERs named rids[i] with weights ws[i] (and RCVHWM hwms[i] when hwms
+ * is not NULL), bound on tr, and a DEALER "D" that connects to them in
+ * that order (inproc takes the HWM at connect). Returns the DEALER once every router has
+ * reached it (routers_ready); the routers are in rs[0..n). */
+static void *dealer_to_routers(void *ctx, const char *tr, const char *const *rids,
+                               const int *ws, const uint64_t *hwms, int n, void **rs)
+{
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(d, "D");
+    for (int i = 0; i < n; i++) {
+        char ep[256];
+        rs[i] = weighted_router(ctx, tr, rids[i], ws[i], ep, sizeof ep);
+        if (hwms != NULL)
+            zlt_set_u64(rs[i], ZLINK_RCVHWM, hwms[i]);
+        zlt_connect(d, ep);
+    }
+    routers_ready(d, "D", rs, n);
+    return d;
+}
+
+static const char *const R1_R2[] = {"r1", "r2"};
 
 /* Receives records "<i>" on router r until it has got `want` of them; each
  * index is recorded in who[i] = tag. Indices must increase (FIFO). */
@@ -289,7 +87,7 @@ static void collect(void *r, int want, char tag, char *who, int nwho)
     int last = -1;
     for (int k = 0; k < want; k++) {
         char buf[64];
-        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
+        ZT_EQ_INT(zlt_router_recv_str(r, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
         int i = atoi(buf);
         ZT_CHECK(i > last && i < nwho);
         ZT_CHECK(who[i] == 0);
@@ -303,7 +101,7 @@ static void send_indexed(void *d, int from, int to)
     for (int i = from; i < to; i++) {
         char buf[32];
         snprintf(buf, sizeof buf, "%d", i);
-        ZT_EQ_INT(send_str(d, buf, 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(d, buf, 0), ZLINK_SUBMIT_OK);
     }
 }
 
@@ -358,18 +156,11 @@ static int model_pick(model_peer_t *p, int n)
 static void run_weighted(const char *tr, const char *const *rids, const int *ws, int nr, int n,
                          char *out)
 {
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *rs[8];
-    char eps[8][256];
     int expect_count[8] = {0};
     ZT_CHECK(nr <= 8);
-    for (int i = 0; i < nr; i++)
-        rs[i] = weighted_router(ctx, tr, rids[i], ws[i], eps[i], sizeof eps[i]);
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_rid(d, "D");
-    for (int i = 0; i < nr; i++)
-        connect_ep(d, eps[i]);
-    routers_ready(d, "D", rs, nr);
+    void *d = dealer_to_routers(ctx, tr, rids, ws, NULL, nr, rs);
 
     model_peer_t mp[8];
     for (int i = 0; i < nr; i++) {
@@ -396,9 +187,8 @@ static void run_weighted(const char *tr, const char *const *rids, const int *ws,
     free(model);
 
     for (int i = 0; i < nr; i++)
-        sock_close(rs[i]);
-    sock_close(d);
-    ctx_term(ctx);
+        zlt_close(rs[i]);
+    zlt_finish(ctx, d);
 }
 
 /* ------------------------------------------------------------------ cases */
@@ -407,34 +197,24 @@ static void run_weighted(const char *tr, const char *const *rids, const int *ws,
 static void dealer_01_weight_range(void)
 {
     printf("# covers DEALER/1\n");
-    void *ctx = ctx_new();
-    void *d = sock_new(ctx, ZLINK_DEALER);
+    void *ctx = zlt_ctx_new();
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
     const int bad[] = {-1, ZLINK_WEIGHT_MAX + 1, INT_MAX, INT_MIN, 20000};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int v = bad[i];
-        ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_WEIGHT, &v, sizeof v),
-                  ZLINK_CONFIG_INVALID_ARGUMENT);
-        ZT_EQ_INT(zlink_errno(), EINVAL);
-        ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), ZLINK_WEIGHT_DFLT); /* unchanged */
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) /* each leaves it unchanged */
+        zlt_set_int_fails(d, ZLINK_DEALER_WEIGHT, bad[i], ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    ZT_EQ_INT(zlt_get_int(d, ZLINK_DEALER_WEIGHT), ZLINK_WEIGHT_DFLT);
     /* Wrong size is rejected too. */
     int64_t wide = 5;
     ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_WEIGHT, &wide, sizeof wide),
               ZLINK_CONFIG_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
     /* The bounds themselves are valid. */
-    set_int(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MIN);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 0);
-    set_int(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MAX);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 10000);
+    zlt_set_int_check(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MIN);
+    zlt_set_int_check(d, ZLINK_DEALER_WEIGHT, ZLINK_WEIGHT_MAX);
     /* The ROUTER option name is not a DEALER option. */
-    int v = 50;
-    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_ROUTER_WEIGHT, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_WEIGHT), 10000);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_set_int_fails(d, ZLINK_ROUTER_WEIGHT, 50, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    ZT_EQ_INT(zlt_get_int(d, ZLINK_DEALER_WEIGHT), ZLINK_WEIGHT_MAX);
+    zlt_finish(ctx, d);
 }
 
 /* DEALER 2: getsockopt writes the value's length back into *size and no
@@ -442,39 +222,16 @@ static void dealer_01_weight_range(void)
 static void dealer_02_get_writes_optvallen(void)
 {
     printf("# covers DEALER/2\n");
-    void *ctx = ctx_new();
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_int(d, ZLINK_DEALER_WEIGHT, 321);
-    const int opts[] = {ZLINK_DEALER_WEIGHT, ZLINK_DEALER_PROBE,
-                        ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, ZLINK_TYPE};
-    const int want[] = {321, 0, ZLINK_REQUEST_TIMEOUT_DFLT, ZLINK_DEALER};
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        unsigned char buf[16];
-        memset(buf, 0xAB, sizeof buf);
-        size_t n = sizeof buf;
-        ZT_EQ_INT(zlink_getsockopt(d, opts[i], buf, &n), ZLINK_CONFIG_OK);
-        ZT_EQ_INT(n, sizeof(int));
-        int v;
-        memcpy(&v, buf, sizeof v);
-        ZT_EQ_INT(v, want[i]);
-        for (size_t k = sizeof(int); k < sizeof buf; k++)
-            ZT_EQ_INT(buf[k], 0xAB);
-        /* Too small: rejected, nothing written, size unchanged. */
-        memset(buf, 0xAB, sizeof buf);
-        n = 2;
-        ZT_EQ_INT(zlink_getsockopt(d, opts[i], buf, &n), ZLINK_CONFIG_INVALID_ARGUMENT);
-        ZT_EQ_INT(zlink_errno(), EINVAL);
-        for (size_t k = 0; k < sizeof buf; k++)
-            ZT_EQ_INT(buf[k], 0xAB);
-    }
+    void *ctx = zlt_ctx_new();
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_int(d, ZLINK_DEALER_WEIGHT, 321);
+    zlt_check_get_int_exact(d, ZLINK_DEALER_WEIGHT, 321);
+    zlt_check_get_int_exact(d, ZLINK_DEALER_PROBE, 0);
+    zlt_check_get_int_exact(d, ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, ZLINK_REQUEST_TIMEOUT_DFLT);
+    zlt_check_get_int_exact(d, ZLINK_TYPE, ZLINK_DEALER);
     /* Options of another socket type give EINVAL on a DEALER. */
-    int v;
-    size_t n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(d, ZLINK_ROUTER_MANDATORY, &v, &n),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_get_fails(d, ZLINK_ROUTER_MANDATORY, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_finish(ctx, d);
 }
 
 /* DEALER 3 (option part): PROBE reads 0 by default, 0/1 are accepted and
@@ -482,36 +239,46 @@ static void dealer_02_get_writes_optvallen(void)
 static void dealer_03_probe_option(void)
 {
     printf("# covers DEALER/3 (option values)\n");
-    void *ctx = ctx_new();
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
-    set_int(d, ZLINK_DEALER_PROBE, 1);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 1);
-    set_int(d, ZLINK_DEALER_PROBE, 0);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
-    int v = 2;
-    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_DEALER_PROBE, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    ZT_EQ_INT(get_int(d, ZLINK_DEALER_PROBE), 0);
-    sock_close(d);
-    ctx_term(ctx);
+    void *ctx = zlt_ctx_new();
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_check_bool_option(d, ZLINK_DEALER_PROBE, 0);
+    zlt_finish(ctx, d);
+}
+
+/* DEALER 3: with PROBE 1 set before connect, the peer receives one empty
+ * record (one part of size 0) as soon as the connection is up, before
+ * anything the DEALER sends; with PROBE 0 the first record is the data. */
+static void dealer_03_probe_empty_record(void)
+{
+    printf("# covers DEALER/3 (the empty record on connect)\n");
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        for (int probe = 0; probe <= 1; probe++) {
+            char ep[256];
+            void *r = zlt_sock(ctx, ZLINK_ROUTER);
+            zlt_bind(r, tr, ep, sizeof ep);
+            void *d = zlt_sock(ctx, ZLINK_DEALER);
+            zlt_set_rid(d, "D");
+            zlt_set_int(d, ZLINK_DEALER_PROBE, probe);
+            zlt_connect(d, ep);
+            if (probe) /* nothing sent yet: a blocking receive gets the probe */
+                zlt_router_expect(r, "D", "");
+            ZT_EQ_INT(zlt_send_str(d, "data", 0), ZLINK_SUBMIT_OK);
+            zlt_router_expect(r, "D", "data");
+            zlt_router_expect_no_data(r); /* one probe, no more */
+        }
+    }
 }
 
 /* DEALER 5: CONFLATE 1 on a DEALER is NOT_SUPPORTED; 0 is accepted. */
 static void dealer_05_conflate(void)
 {
     printf("# covers DEALER/5\n");
-    void *ctx = ctx_new();
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    int v = 1;
-    ZT_EQ_INT(zlink_setsockopt(d, ZLINK_CONFLATE, &v, sizeof v), ZLINK_CONFIG_NOT_SUPPORTED);
-    ZT_EQ_INT(zlink_errno(), ENOTSUP);
-    ZT_EQ_INT(get_int(d, ZLINK_CONFLATE), 0);
-    set_int(d, ZLINK_CONFLATE, 0);
-    ZT_EQ_INT(get_int(d, ZLINK_CONFLATE), 0);
-    sock_close(d);
-    ctx_term(ctx);
+    void *ctx = zlt_ctx_new();
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_int_fails(d, ZLINK_CONFLATE, 1, ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+    ZT_EQ_INT(zlt_get_int(d, ZLINK_CONFLATE), 0);
+    zlt_set_int_check(d, ZLINK_CONFLATE, 0);
+    zlt_finish(ctx, d);
 }
 
 /* DEALER 6: weights set before connecting are followed exactly (300
@@ -521,9 +288,7 @@ static void dealer_05_conflate(void)
 static void dealer_06_preconnect_weights_exact(void)
 {
     printf("# covers DEALER/6, ROUTER/6\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         /* The weight-0 peer has the smallest id: it would win every tie. */
         static const char *const rids[] = {"p2", "p3", "p1"};
         static const int ws[] = {100, 200, 0};
@@ -537,34 +302,28 @@ static void dealer_06_preconnect_weights_exact(void)
         ZT_EQ_INT(counts[2], 0);
 
         /* DEALER-DEALER: the peer's DEALER_WEIGHT is honoured the same way. */
-        void *ctx = ctx_new();
         char ep1[256], ep2[256];
-        void *p1 = sock_new(ctx, ZLINK_DEALER);
-        void *p2 = sock_new(ctx, ZLINK_DEALER);
-        set_rid(p1, "p1");
-        set_rid(p2, "p2");
-        set_int(p1, ZLINK_DEALER_WEIGHT, 0);
-        set_int(p2, ZLINK_DEALER_WEIGHT, 7);
-        bind_ep(p1, tr, ep1, sizeof ep1);
-        bind_ep(p2, tr, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        connect_ep(d, ep1);
-        connect_ep(d, ep2);
+        void *p1 = zlt_sock(ctx, ZLINK_DEALER);
+        void *p2 = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(p1, "p1");
+        zlt_set_rid(p2, "p2");
+        zlt_set_int(p1, ZLINK_DEALER_WEIGHT, 0);
+        zlt_set_int(p2, ZLINK_DEALER_WEIGHT, 7);
+        zlt_bind(p1, tr, ep1, sizeof ep1);
+        zlt_bind(p2, tr, ep2, sizeof ep2);
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_connect(d, ep1);
+        zlt_connect(d, ep2);
         /* p2 is the only candidate: NONE waits until it is attached. */
         for (int i = 0; i < 20; i++)
-            ZT_EQ_INT(send_str(d, "to-p2", 0), ZLINK_SUBMIT_OK);
+            ZT_EQ_INT(zlt_send_str(d, "to-p2", 0), ZLINK_SUBMIT_OK);
         for (int i = 0; i < 20; i++)
-            d_expect(p2, "to-p2");
+            zlt_expect_str(p2, "to-p2");
         /* p1 (weight 0) got nothing: a record from p1's side proves the
          * connection works, and d then sees p1's first record only. */
-        ZT_EQ_INT(send_str(p1, "from-p1", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "from-p1");
-        char buf[64];
-        ZT_EQ_INT(d_recv(p1, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        sock_close(p1);
-        sock_close(p2);
-        sock_close(d);
-        ctx_term(ctx);
+        ZT_EQ_INT(zlt_send_str(p1, "from-p1", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "from-p1");
+        zlt_expect_no_data(p1);
     }
 }
 
@@ -573,31 +332,23 @@ static void dealer_06_preconnect_weights_exact(void)
 static void dealer_06_weight0_excluded_when_others_full(void)
 {
     printf("# covers DEALER/6 (weight 0 excludes, peers full), DEALER/16\n");
-    void *ctx = ctx_new();
-    char ep0[256], ep1[256];
-    void *r0 = weighted_router(ctx, "inproc", "r0", 0, ep0, sizeof ep0);
-    void *r1 = sock_new(ctx, ZLINK_ROUTER);
-    set_rid(r1, "r1");
-    set_u64(r1, ZLINK_RCVHWM, 100); /* one 1-byte record (65 charged) fits */
-    bind_ep(r1, "inproc", ep1, sizeof ep1);
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_rid(d, "D");
-    connect_ep(d, ep0);
-    connect_ep(d, ep1);
-    ZT_EQ_INT(send_str(d, "a", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(send_str(d, "b", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    void *ctx = zlt_ctx_new();
+    void *rs[2];
+    /* r1: one 1-byte record (65 charged) fits its RCVHWM of 100. */
+    void *d = dealer_to_routers(ctx, "inproc", (const char *const[]){"r0", "r1"},
+                                (const int[]){0, 100}, (const uint64_t[]){ZLINK_HWM_DFLT, 100},
+                                2, rs);
+    void *r0 = rs[0], *r1 = rs[1];
+    ZT_EQ_INT(zlt_send_str(d, "a", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_str(d, "b", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
-    set_int(d, ZLINK_SNDTIMEO, 30);
-    ZT_EQ_INT(send_str(d, "c", 0), ZLINK_SUBMIT_BACKPRESSURED);
-    char buf[16];
-    ZT_EQ_INT(r_recv(r0, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-    r_expect(r1, "a");
-    ZT_EQ_INT(send_str(d, "d", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK); /* room again */
-    r_expect(r1, "d");
-    sock_close(r0);
-    sock_close(r1);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_set_int(d, ZLINK_SNDTIMEO, 30);
+    ZT_EQ_INT(zlt_send_str(d, "c", 0), ZLINK_SUBMIT_BACKPRESSURED);
+    zlt_router_expect_no_data(r0);
+    zlt_router_expect(r1, NULL, "a");
+    ZT_EQ_INT(zlt_send_str(d, "d", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK); /* room again */
+    zlt_router_expect(r1, NULL, "d");
+    zlt_finish(ctx, r0, r1, d);
 }
 
 /* DEALER 8: weight changes (either side) produce no records: only the
@@ -605,31 +356,24 @@ static void dealer_06_weight0_excluded_when_others_full(void)
 static void dealer_08_weight_change_no_records(void)
 {
     printf("# covers DEALER/8\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
+        zlt_dr_pair(ctx, tr, &d, &r);
         /* ROUTER side changes its weight several times. */
         const int ws[] = {50, 0, 10000, 1, 100};
         for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
-            set_int(r, ZLINK_ROUTER_WEIGHT, ws[i]);
-        char buf[64];
-        ZT_EQ_INT(d_recv(d, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(send_rid_str(r, "D", "after-weights", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "after-weights"); /* the first record is the data */
-        ZT_EQ_INT(d_recv(d, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+            zlt_set_int(r, ZLINK_ROUTER_WEIGHT, ws[i]);
+        zlt_expect_no_data(d);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "after-weights", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "after-weights"); /* the first record is the data */
+        zlt_expect_no_data(d);
         /* DEALER side changes its weight several times. */
         for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
-            set_int(d, ZLINK_DEALER_WEIGHT, ws[i]);
-        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(send_str(d, "after-dealer-weights", 0), ZLINK_SUBMIT_OK);
-        r_expect(r, "after-dealer-weights");
-        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
+            zlt_set_int(d, ZLINK_DEALER_WEIGHT, ws[i]);
+        zlt_router_expect_no_data(r);
+        ZT_EQ_INT(zlt_send_str(d, "after-dealer-weights", 0), ZLINK_SUBMIT_OK);
+        zlt_router_expect(r, NULL, "after-dealer-weights");
+        zlt_router_expect_no_data(r);
     }
 }
 
@@ -638,32 +382,23 @@ static void dealer_08_weight_change_no_records(void)
 static void dealer_09_latest_weight_wins(void)
 {
     printf("# covers DEALER/9\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
-        char ep1[256], ep2[256];
-        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
-        void *r2 = weighted_router(ctx, tr, "r2", 100, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep1);
-        connect_ep(d, ep2);
-        void *rs[] = {r1, r2};
-        routers_ready(d, "D", rs, 2);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        void *rs[2];
+        void *d = dealer_to_routers(ctx, tr, R1_R2, (const int[]){100, 100}, NULL, 2, rs);
+        void *r1 = rs[0], *r2 = rs[1];
         /* r2 goes through 5000, 7, 10000 and ends at 0: only 0 counts. */
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 5000);
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 7);
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 10000);
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
-        ZT_EQ_INT(send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "sync");
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 5000);
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 7);
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 10000);
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(zlt_send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "sync");
         /* Three-part records: all to r1, whole. */
         for (int i = 0; i < 10; i++) {
             zlink_msg_t m[3];
-            msg_set(&m[0], "a", 1);
-            msg_set(&m[1], "bb", 2);
-            msg_set(&m[2], "ccc", 3);
+            zlt_msg_set(&m[0], "a", 1);
+            zlt_msg_set(&m[1], "bb", 2);
+            zlt_msg_set(&m[2], "ccc", 3);
             ZT_EQ_INT(zlink_send(d, m, 3, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
         }
         for (int i = 0; i < 10; i++) {
@@ -675,21 +410,16 @@ static void dealer_09_latest_weight_wins(void)
             ZT_EQ_INT(zlink_msg_size(&parts[2]), 3);
             zlink_multipart_close(parts, count);
         }
-        char buf[64];
-        ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+        zlt_router_expect_no_data(r2);
         /* Now back up: 0 -> 300 -> 100 ends at 100: alternation again. */
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 300);
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 100);
-        ZT_EQ_INT(send_rid_str(r2, "D", "sync2", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "sync2");
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 300);
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 100);
+        ZT_EQ_INT(zlt_send_rid_str(r2, "D", "sync2", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "sync2");
         send_indexed(d, 0, 40);
         char who[40] = {0};
         collect(r1, 20, 'a', who, 40);
         collect(r2, 20, 'b', who, 40);
-        sock_close(r1);
-        sock_close(r2);
-        sock_close(d);
-        ctx_term(ctx);
     }
 }
 
@@ -698,26 +428,19 @@ static void dealer_09_latest_weight_wins(void)
 static void dealer_10_weight0_after_placement_delivers(void)
 {
     printf("# covers DEALER/10\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
-        ZT_EQ_INT(send_str(d, "placed-1", 0), ZLINK_SUBMIT_OK);
-        ZT_EQ_INT(send_str(d, "placed-2", 0), ZLINK_SUBMIT_OK);
-        set_int(r, ZLINK_ROUTER_WEIGHT, 0);
-        ZT_EQ_INT(send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "sync"); /* d has applied weight 0 */
-        r_expect(r, "placed-1");
-        r_expect(r, "placed-2");
-        ZT_EQ_INT(send_str(d, "excluded", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        zlt_dr_pair(ctx, tr, &d, &r);
+        ZT_EQ_INT(zlt_send_str(d, "placed-1", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(d, "placed-2", 0), ZLINK_SUBMIT_OK);
+        zlt_set_int(r, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "sync"); /* d has applied weight 0 */
+        zlt_router_expect(r, NULL, "placed-1");
+        zlt_router_expect(r, NULL, "placed-2");
+        ZT_EQ_INT(zlt_send_str(d, "excluded", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
         ZT_EQ_INT(zlink_errno(), EAGAIN);
-        char buf[64];
-        ZT_EQ_INT(r_recv(r, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
+        zlt_router_expect_no_data(r);
     }
 }
 
@@ -726,31 +449,25 @@ static void dealer_10_weight0_after_placement_delivers(void)
 static void dealer_12_small_maxmsgsize_passes_weight(void)
 {
     printf("# covers DEALER/12\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep[256];
         void *r = weighted_router(ctx, tr, "r1", 100, ep, sizeof ep);
-        void *d = sock_new(ctx, ZLINK_DEALER);
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
         int64_t max = 4;
         ZT_EQ_INT(zlink_setsockopt(d, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
-        set_rid(d, "D");
-        connect_ep(d, ep);
-        router_send_when_routable(r, "D", "rdy");
-        d_expect(d, "rdy");
-        set_int(r, ZLINK_ROUTER_WEIGHT, 0); /* a 10-byte WEIGHT control */
-        ZT_EQ_INT(send_rid_str(r, "D", "s", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "s"); /* the connection survived the control */
-        ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
-        set_int(r, ZLINK_ROUTER_WEIGHT, 10000);
-        ZT_EQ_INT(send_rid_str(r, "D", "t", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "t");
-        ZT_EQ_INT(send_str(d, "y", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
-        r_expect(r, "y");
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
+        zlt_set_rid(d, "D");
+        zlt_connect(d, ep);
+        zlt_router_send_when_routable(r, "D", "rdy");
+        zlt_expect_str(d, "rdy");
+        zlt_set_int(r, ZLINK_ROUTER_WEIGHT, 0); /* a 10-byte WEIGHT control */
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "s", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "s"); /* the connection survived the control */
+        ZT_EQ_INT(zlt_send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        zlt_set_int(r, ZLINK_ROUTER_WEIGHT, 10000);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "t", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "t");
+        ZT_EQ_INT(zlt_send_str(d, "y", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+        zlt_router_expect(r, NULL, "y");
     }
 }
 
@@ -760,31 +477,25 @@ static void dealer_12_small_maxmsgsize_passes_weight(void)
 static void dealer_13_reconnect_uses_current_weight(void)
 {
     printf("# covers DEALER/13 (reconnect part)\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep[256];
         void *r = weighted_router(ctx, tr, "r1", 100, ep, sizeof ep);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep);
-        router_send_when_routable(r, "D", "rdy");
-        d_expect(d, "rdy");
-        set_int(r, ZLINK_ROUTER_WEIGHT, 0);
-        ZT_EQ_INT(send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "sync"); /* old connection: weight 0 applied */
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d, "D");
+        zlt_connect(d, ep);
+        zlt_router_send_when_routable(r, "D", "rdy");
+        zlt_expect_str(d, "rdy");
+        zlt_set_int(r, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "sync"); /* old connection: weight 0 applied */
         ZT_EQ_INT(zlink_disconnect(d, ep), ZLINK_CONNECT_OK);
-        set_rid(d, "D2");
-        connect_ep(d, ep);
-        router_send_when_routable(r, "D2", "rdy2");
-        d_expect(d, "rdy2"); /* new connection attached, weight known */
+        zlt_set_rid(d, "D2");
+        zlt_connect(d, ep);
+        zlt_router_send_when_routable(r, "D2", "rdy2");
+        zlt_expect_str(d, "rdy2"); /* new connection attached, weight known */
         /* Weight 0 is the router's current weight: nothing is eligible. */
-        ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        ZT_EQ_INT(zlt_send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
         ZT_EQ_INT(zlink_errno(), EAGAIN);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
     }
 }
 
@@ -795,19 +506,16 @@ static void dealer_13_reconnect_uses_current_weight(void)
 static void dealer_14_weights_100_300(void)
 {
     printf("# covers DEALER/14\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep1[256], ep2[256];
         void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
         void *r2 = weighted_router(ctx, tr, "r2", 300, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep2);
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d, "D");
+        zlt_connect(d, ep2);
         void *first[] = {r2};
         routers_ready(d, "D", first, 1); /* r2 attaches first */
-        connect_ep(d, ep1);
+        zlt_connect(d, ep1);
         void *second[] = {r1};
         routers_ready(d, "D", second, 1);
         send_indexed(d, 0, 8);
@@ -815,10 +523,6 @@ static void dealer_14_weights_100_300(void)
         collect(r2, 6, '2', who, 8);
         collect(r1, 2, '1', who, 8);
         ZT_EQ_STR(who, "21222122");
-        sock_close(r1);
-        sock_close(r2);
-        sock_close(d);
-        ctx_term(ctx);
     }
 }
 
@@ -827,9 +531,7 @@ static void dealer_14_weights_100_300(void)
 static void dealer_15_equal_weights_alternate(void)
 {
     printf("# covers DEALER/15\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         static const char *const rids2[] = {"zz", "aa"};
         static const int ws2[] = {100, 100};
         char out[101];
@@ -850,9 +552,7 @@ static void dealer_15_equal_weights_alternate(void)
 static void dealer_15_ratio_100_300_4000(void)
 {
     printf("# covers DEALER/15 (ratio), DEALER/14\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         static const char *const rids[] = {"w100", "w300"};
         static const int ws[] = {100, 300};
         static char out[4001];
@@ -874,47 +574,33 @@ static void dealer_15_ratio_100_300_4000(void)
 static void dealer_16_all_weights_zero(void)
 {
     printf("# covers DEALER/16\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
-        char ep1[256], ep2[256];
-        void *r1 = weighted_router(ctx, tr, "r1", 0, ep1, sizeof ep1);
-        void *r2 = weighted_router(ctx, tr, "r2", 0, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep1);
-        connect_ep(d, ep2);
-        void *rs[] = {r1, r2};
-        routers_ready(d, "D", rs, 2);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        void *rs[2];
+        void *d = dealer_to_routers(ctx, tr, R1_R2, (const int[]){0, 0}, NULL, 2, rs);
+        void *r1 = rs[0], *r2 = rs[1];
 
         zlink_completion_id_t id = 77;
         zlink_msg_t m;
-        msg_set(&m, "x", 1);
+        zlt_msg_set(&m, "x", 1);
         ZT_EQ_INT(zlink_send(d, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, &id),
                   ZLINK_SUBMIT_BACKPRESSURED);
         ZT_EQ_INT(zlink_errno(), EAGAIN);
         ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed */
         ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
 
-        set_int(d, ZLINK_SNDTIMEO, 50);
+        zlt_set_int(d, ZLINK_SNDTIMEO, 50);
         int64_t t0 = zt_now_ms();
-        ZT_EQ_INT(send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
+        ZT_EQ_INT(zlt_send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
         int64_t waited = zt_now_ms() - t0;
         ZT_EQ_INT(zlink_errno(), EAGAIN);
         ZT_CHECK(waited >= 50);
-        ZT_CHECK(waited < T_MS(1000));
+        ZT_CHECK(waited < ZT_MS(1000));
         /* SNDTIMEO 0 is immediate. */
-        set_int(d, ZLINK_SNDTIMEO, 0);
-        ZT_EQ_INT(send_str(d, "z", 0), ZLINK_SUBMIT_BACKPRESSURED);
+        zlt_set_int(d, ZLINK_SNDTIMEO, 0);
+        ZT_EQ_INT(zlt_send_str(d, "z", 0), ZLINK_SUBMIT_BACKPRESSURED);
 
-        char buf[64];
-        ZT_EQ_INT(r_recv(r1, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-        sock_close(r1);
-        sock_close(r2);
-        sock_close(d);
-        ctx_term(ctx);
+        zlt_router_expect_no_data(r1);
+        zlt_router_expect_no_data(r2);
     }
 }
 
@@ -922,17 +608,16 @@ static void dealer_16_all_weights_zero(void)
 static void dealer_no_peer_backpressured(void)
 {
     printf("# covers DEALER/16 (no peer), Common 29 for DEALER\n");
-    void *ctx = ctx_new();
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    ZT_EQ_INT(send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    void *ctx = zlt_ctx_new();
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    ZT_EQ_INT(zlt_send_str(d, "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
-    set_int(d, ZLINK_SNDTIMEO, 50);
+    zlt_set_int(d, ZLINK_SNDTIMEO, 50);
     int64_t t0 = zt_now_ms();
-    ZT_EQ_INT(send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlt_send_str(d, "y", 0), ZLINK_SUBMIT_BACKPRESSURED);
     ZT_CHECK(zt_now_ms() - t0 >= 50);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_finish(ctx, d);
 }
 
 /* DEALER 17: the selection is deterministic across processes given
@@ -973,30 +658,27 @@ static void dealer_17_deterministic_across_processes(void)
 static void dealer_18_reconnect_resets_accumulator(void)
 {
     printf("# covers DEALER/18\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep1[256], ep2[256], ep3[256];
         void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
         void *r2 = weighted_router(ctx, tr, "r2", 300, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep1);
-        connect_ep(d, ep2);
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d, "D");
+        zlt_connect(d, ep1);
+        zlt_connect(d, ep2);
         void *rs[] = {r1, r2};
         routers_ready(d, "D", rs, 2);
-        ZT_EQ_INT(send_str(d, "0", 0), ZLINK_SUBMIT_OK);
-        r_expect(r2, "0");
+        ZT_EQ_INT(zlt_send_str(d, "0", 0), ZLINK_SUBMIT_OK);
+        zlt_router_expect(r2, NULL, "0");
         /* Freeze the old connection: weight 0, applied (sync). */
-        set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
-        ZT_EQ_INT(send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "sync");
+        zlt_set_int(r2, ZLINK_ROUTER_WEIGHT, 0);
+        ZT_EQ_INT(zlt_send_rid_str(r2, "D", "sync", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "sync");
         ZT_EQ_INT(zlink_disconnect(d, ep2), ZLINK_CONNECT_OK);
-        sock_close(r2);
+        zlt_close(r2);
         /* The peer comes back: same routing id, weight 300. */
         void *r2b = weighted_router(ctx, tr, "r2", 300, ep3, sizeof ep3);
-        connect_ep(d, ep3);
+        zlt_connect(d, ep3);
         void *back[] = {r2b};
         routers_ready(d, "D", back, 1);
         send_indexed(d, 1, 9);
@@ -1005,10 +687,6 @@ static void dealer_18_reconnect_resets_accumulator(void)
         collect(r2b, 6, '2', who, 9);
         collect(r1, 2, '1', who, 9);
         ZT_EQ_STR(who, "221222122");
-        sock_close(r1);
-        sock_close(r2b);
-        sock_close(d);
-        ctx_term(ctx);
     }
 }
 
@@ -1018,36 +696,60 @@ static void dealer_18_reconnect_resets_accumulator(void)
 static void dealer_19_full_peer_skipped_inproc(void)
 {
     printf("# covers DEALER/19 (inproc, exact)\n");
-    void *ctx = ctx_new();
-    char ep1[256], ep2[256];
-    void *r1 = sock_new(ctx, ZLINK_ROUTER);
-    set_rid(r1, "r1");
-    set_u64(r1, ZLINK_RCVHWM, 100); /* one 1-byte record (65 charged) fits */
-    bind_ep(r1, "inproc", ep1, sizeof ep1);
-    void *r2 = weighted_router(ctx, "inproc", "r2", 100, ep2, sizeof ep2);
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_rid(d, "D");
-    connect_ep(d, ep1);
-    connect_ep(d, ep2);
+    void *ctx = zlt_ctx_new();
+    void *rs[2];
+    /* r1: one 1-byte record (65 charged) fits its RCVHWM of 100. */
+    void *d = dealer_to_routers(ctx, "inproc", R1_R2, (const int[]){100, 100},
+                                (const uint64_t[]){100, ZLINK_HWM_DFLT}, 2, rs);
+    void *r1 = rs[0], *r2 = rs[1];
     /* Equal weights: 0 -> r1 (tie, smaller id), 1 -> r2, 2 -> r1 is full:
      * r2, 3 -> r1 still full: r2. All admitted without waiting. */
     for (int i = 0; i < 4; i++) {
         char buf[16];
         snprintf(buf, sizeof buf, "%d", i);
-        ZT_EQ_INT(send_str(d, buf, ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(d, buf, ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
     }
-    r_expect(r2, "1");
-    r_expect(r2, "2");
-    r_expect(r2, "3");
-    r_expect(r1, "0"); /* r1 has room again */
-    ZT_EQ_INT(send_str(d, "4", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
-    r_expect(r1, "4"); /* not excluded: it is the best candidate again */
-    char buf[16];
-    ZT_EQ_INT(r_recv(r2, NULL, buf, sizeof buf, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-    sock_close(r1);
-    sock_close(r2);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_router_expect(r2, NULL, "1");
+    zlt_router_expect(r2, NULL, "2");
+    zlt_router_expect(r2, NULL, "3");
+    zlt_router_expect(r1, NULL, "0"); /* r1 has room again */
+    ZT_EQ_INT(zlt_send_str(d, "4", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    zlt_router_expect(r1, NULL, "4"); /* not excluded: it is the best candidate again */
+    zlt_router_expect_no_data(r2);
+    zlt_finish(ctx, r1, r2, d);
+}
+
+/* DEALER 19 (inproc, exact): a peer refused for lack of room leaves the
+ * round for that record: its accumulator addition is undone, so it gets no
+ * burst once it has room again. Equal weights, r1 (the smaller id, which
+ * wins ties) holds exactly H records of 8 bytes (charge 72 each). The
+ * first 2H records alternate r1, r2 and fill r1; the next K all go to r2
+ * (r1 is tried first each time and refused); r1 drains; then the
+ * alternation resumes exactly: r1, r2, r1, r2. A refused peer that kept
+ * its addition would have K * 100 in hand and take a run of records. */
+static void dealer_19_refused_peer_leaves_round(void)
+{
+    printf("# covers DEALER/19 (a refused peer leaves the round: no later burst)\n");
+    enum { H = 3, K = 10, M = H, N = 2 * H + K + 2 * M }; /* M <= H: r1 has room */
+    void *ctx = zlt_ctx_new();
+    void *rs[2];
+    void *d = dealer_to_routers(ctx, "inproc", R1_R2, (const int[]){100, 100},
+                                (const uint64_t[]){H * 72, ZLINK_HWM_DFLT}, 2, rs);
+    char who[N + 1] = {0}, want[N + 1] = {0};
+    for (int i = 0; i < N; i++) {
+        if (i == 2 * H + K) /* r1 drains before the last 2M */
+            collect(rs[0], H, 'a', who, N);
+        char buf[16];
+        snprintf(buf, sizeof buf, "%08d", i); /* 8 bytes */
+        ZT_EQ_INT(zlt_send_str(d, buf, ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+        want[i] = i >= 2 * H && i < 2 * H + K ? 'b' : "ab"[i % 2];
+    }
+    collect(rs[0], M, 'a', who, N);
+    collect(rs[1], H + K + M, 'b', who, N);
+    ZT_EQ_STR(who, want);
+    zlt_router_expect_no_data(rs[0]);
+    zlt_router_expect_no_data(rs[1]);
+    zlt_finish(ctx, rs[0], rs[1], d);
 }
 
 /* Receives one indexed record (payload starts with "<i>") from router r
@@ -1080,21 +782,21 @@ static void dealer_19_full_peer_skipped_tcp(void)
 {
     printf("# covers DEALER/19 (tcp)\n");
     enum { N = 400, SZ = 65536 };
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     char ep1[256], ep2[256];
-    void *r1 = sock_new(ctx, ZLINK_ROUTER);
-    set_rid(r1, "r1");
-    set_u64(r1, ZLINK_RCVHWM, 4096);
-    bind_ep(r1, "tcp", ep1, sizeof ep1);
-    void *r2 = sock_new(ctx, ZLINK_ROUTER);
-    set_rid(r2, "r2");
-    set_u64(r2, ZLINK_RCVHWM, 0);
-    bind_ep(r2, "tcp", ep2, sizeof ep2);
-    void *d = sock_new(ctx, ZLINK_DEALER);
-    set_rid(d, "D");
-    set_u64(d, ZLINK_SNDHWM, 4 * SZ);
-    connect_ep(d, ep1);
-    connect_ep(d, ep2);
+    void *r1 = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(r1, "r1");
+    zlt_set_u64(r1, ZLINK_RCVHWM, 4096);
+    zlt_bind(r1, "tcp", ep1, sizeof ep1);
+    void *r2 = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(r2, "r2");
+    zlt_set_u64(r2, ZLINK_RCVHWM, 0);
+    zlt_bind(r2, "tcp", ep2, sizeof ep2);
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(d, "D");
+    zlt_set_u64(d, ZLINK_SNDHWM, 4 * SZ);
+    zlt_connect(d, ep1);
+    zlt_connect(d, ep2);
     void *rs[] = {r1, r2};
     routers_ready(d, "D", rs, 2);
     static unsigned char payload[SZ];
@@ -1102,7 +804,7 @@ static void dealer_19_full_peer_skipped_tcp(void)
         zlink_msg_t m;
         memset(payload, 0, sizeof payload);
         snprintf((char *)payload, 32, "%d", i);
-        msg_set(&m, payload, SZ);
+        zlt_msg_set(&m, payload, SZ);
         ZT_EQ_INT(zlink_send(d, &m, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
     }
     /* Drain both until all N are accounted for: take what is queued, and
@@ -1110,10 +812,10 @@ static void dealer_19_full_peer_skipped_tcp(void)
      * 20 ms timeout) on each. Indices increase per peer; none twice. */
     static char seen[N];
     memset(seen, 0, sizeof seen);
-    set_int(r1, ZLINK_RCVTIMEO, 20);
-    set_int(r2, ZLINK_RCVTIMEO, 20);
+    zlt_set_int(r1, ZLINK_RCVTIMEO, 20);
+    zlt_set_int(r2, ZLINK_RCVTIMEO, 20);
     int got[2] = {0, 0}, last[2] = {-1, -1};
-    int64_t end = zt_now_ms() + T_MS(5000);
+    int64_t end = zt_now_ms() + ZT_MS(5000);
     while (got[0] + got[1] < N) {
         if (zt_now_ms() > end)
             ZT_FAIL("drain stalled: r1 %d (last %d), r2 %d (last %d)", got[0], last[0],
@@ -1143,16 +845,13 @@ static void dealer_19_full_peer_skipped_tcp(void)
     printf("# r1 got %d, r2 got %d of %d\n", got[0], got[1], N);
     ZT_CHECK(got[0] < N / 2 - N / 8); /* equal weights: r1 was skipped while full */
     /* r1 has room again and is a candidate again. */
-    ZT_EQ_INT(send_str(d, "again-1", 0), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(send_str(d, "again-2", 0), ZLINK_SUBMIT_OK);
-    set_int(r1, ZLINK_RCVTIMEO, T_MS(2000));
+    ZT_EQ_INT(zlt_send_str(d, "again-1", 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_str(d, "again-2", 0), ZLINK_SUBMIT_OK);
+    zlt_set_int(r1, ZLINK_RCVTIMEO, ZT_MS(2000));
     char buf[64];
-    ZT_EQ_INT(r_recv(r1, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(zlt_router_recv_str(r1, NULL, buf, sizeof buf, 0), ZLINK_RECV_OK);
     ZT_CHECK(strncmp(buf, "again-", 6) == 0);
-    sock_close(r1);
-    sock_close(r2);
-    sock_close(d);
-    ctx_term(ctx);
+    zlt_finish(ctx, r1, r2, d);
 }
 
 /* DEALER 23: receive with nothing queued: DONTWAIT is NO_DATA/EAGAIN at
@@ -1160,12 +859,9 @@ static void dealer_19_full_peer_skipped_tcp(void)
 static void dealer_23_no_data(void)
 {
     printf("# covers DEALER/23\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
+        zlt_dr_pair(ctx, tr, &d, &r);
         zlink_msg_t parts[2];
         size_t count = 42;
         const zlink_routing_id_t *rid = (const zlink_routing_id_t *)(uintptr_t)0x1;
@@ -1173,7 +869,7 @@ static void dealer_23_no_data(void)
         ZT_EQ_INT(zlink_recv(d, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
                   ZLINK_RECV_NO_DATA);
         ZT_EQ_INT(zlink_errno(), EAGAIN);
-        ZT_CHECK(zt_now_ms() - t0 < T_MS(500));
+        ZT_CHECK(zt_now_ms() - t0 < ZT_MS(500));
         ZT_EQ_INT(count, 42);
         ZT_CHECK(rid == (const zlink_routing_id_t *)(uintptr_t)0x1);
         /* Unknown flag bits are rejected. */
@@ -1181,13 +877,10 @@ static void dealer_23_no_data(void)
                   ZLINK_RECV_INVALID_STATE);
         ZT_EQ_INT(zlink_errno(), EINVAL);
         /* A record then makes it OK; the queue is empty again after. */
-        ZT_EQ_INT(send_rid_str(r, "D", "one", 0), ZLINK_SUBMIT_OK);
-        d_expect(d, "one");
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "one", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "one");
         ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
                   ZLINK_RECV_NO_DATA);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
     }
 }
 
@@ -1197,20 +890,17 @@ static void dealer_23_no_data(void)
 static void dealer_24_buffer_too_small(void)
 {
     printf("# covers DEALER/24\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
+        zlt_dr_pair(ctx, tr, &d, &r);
         zlink_routing_id_t rid;
-        rid_set(&rid, "D");
+        zlt_rid_set(&rid, "D");
         zlink_msg_t m[3];
-        msg_set(&m[0], "p0", 2);
-        msg_set(&m[1], "p1", 2);
-        msg_set(&m[2], "p2", 2);
+        zlt_msg_set(&m[0], "p0", 2);
+        zlt_msg_set(&m[1], "p1", 2);
+        zlt_msg_set(&m[2], "p2", 2);
         ZT_EQ_INT(zlink_send_rid(r, &rid, m, 3, 0, NULL, NULL), ZLINK_SUBMIT_OK);
-        ZT_EQ_INT(send_rid_str(r, "D", "next", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "next", 0), ZLINK_SUBMIT_OK);
         zlink_msg_t parts[3];
         size_t count = 0;
         ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_BUFFER_TOO_SMALL);
@@ -1226,10 +916,7 @@ static void dealer_24_buffer_too_small(void)
         ZT_EQ_MEM(zlink_msg_data(&parts[1]), "p1", 2);
         ZT_EQ_MEM(zlink_msg_data(&parts[2]), "p2", 2);
         zlink_multipart_close(parts, count);
-        d_expect(d, "next"); /* the big record came once */
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
+        zlt_expect_str(d, "next"); /* the big record came once */
     }
 }
 
@@ -1238,23 +925,20 @@ static void dealer_24_buffer_too_small(void)
 static void dealer_25_whole_multipart(void)
 {
     printf("# covers DEALER/25\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
+        zlt_dr_pair(ctx, tr, &d, &r);
         enum { BIG = 100000 };
         static unsigned char big[BIG];
         for (int i = 0; i < BIG; i++)
             big[i] = (unsigned char)(i * 7);
         for (int rep = 0; rep < 20; rep++) {
             zlink_msg_t m[5];
-            msg_set(&m[0], "head", 4);
-            msg_set(&m[1], "", 0);
-            msg_set(&m[2], big, rep == 0 ? BIG : 1);
-            msg_set(&m[3], &rep, sizeof rep);
-            msg_set(&m[4], "tail", 4);
+            zlt_msg_set(&m[0], "head", 4);
+            zlt_msg_set(&m[1], "", 0);
+            zlt_msg_set(&m[2], big, rep == 0 ? BIG : 1);
+            zlt_msg_set(&m[3], &rep, sizeof rep);
+            zlt_msg_set(&m[4], "tail", 4);
             ZT_EQ_INT(zlink_send(d, m, 5, 0, NULL, NULL), ZLINK_SUBMIT_OK);
             for (int i = 0; i < 5; i++)
                 ZT_EQ_INT(zlink_msg_size(&m[i]), 0);
@@ -1265,7 +949,7 @@ static void dealer_25_whole_multipart(void)
             const zlink_routing_id_t *rid = NULL;
             ZT_EQ_INT(zlink_router_recv(r, &rid, NULL, parts, 8, &count, 0), ZLINK_RECV_OK);
             ZT_EQ_INT(count, 5);
-            ZT_CHECK(rid_is(rid, "D"));
+            ZT_CHECK(zlt_rid_is(rid, "D"));
             ZT_EQ_INT(zlink_msg_size(&parts[0]), 4);
             ZT_EQ_MEM(zlink_msg_data(&parts[0]), "head", 4);
             ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
@@ -1279,11 +963,11 @@ static void dealer_25_whole_multipart(void)
         }
         /* And the other way, ROUTER to DEALER. */
         zlink_routing_id_t rid;
-        rid_set(&rid, "D");
+        zlt_rid_set(&rid, "D");
         zlink_msg_t m[3];
-        msg_set(&m[0], "x", 1);
-        msg_set(&m[1], "yy", 2);
-        msg_set(&m[2], "zzz", 3);
+        zlt_msg_set(&m[0], "x", 1);
+        zlt_msg_set(&m[1], "yy", 2);
+        zlt_msg_set(&m[2], "zzz", 3);
         ZT_EQ_INT(zlink_send_rid(r, &rid, m, 3, 0, NULL, NULL), ZLINK_SUBMIT_OK);
         zlink_msg_t parts[3];
         size_t count = 0;
@@ -1291,9 +975,6 @@ static void dealer_25_whole_multipart(void)
         ZT_EQ_INT(count, 3);
         ZT_EQ_MEM(zlink_msg_data(&parts[2]), "zzz", 3);
         zlink_multipart_close(parts, count);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
     }
 }
 
@@ -1302,14 +983,11 @@ static void dealer_25_whole_multipart(void)
 static void dealer_26_rid_null(void)
 {
     printf("# covers DEALER/26 (DATA part)\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
-        ZT_EQ_INT(send_rid_str(r, "D", "a", 0), ZLINK_SUBMIT_OK);
-        ZT_EQ_INT(send_rid_str(r, "D", "b", 0), ZLINK_SUBMIT_OK);
+        zlt_dr_pair(ctx, tr, &d, &r);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "a", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "b", 0), ZLINK_SUBMIT_OK);
         zlink_msg_t parts[2];
         size_t count = 0;
         const zlink_routing_id_t *rid = (const zlink_routing_id_t *)(uintptr_t)0x10;
@@ -1321,9 +999,6 @@ static void dealer_26_rid_null(void)
         ZT_EQ_INT(count, 1);
         ZT_EQ_MEM(zlink_msg_data(&parts[0]), "b", 1);
         zlink_multipart_close(parts, count);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
     }
 }
 
@@ -1336,48 +1011,45 @@ static void *late_sender(void *arg)
     /* Released by the main thread just before its long receive; the record
      * then lands before or during that wait, which must end at once. */
     char buf[16];
-    ZT_EQ_INT(d_recv(sr[2], buf, sizeof buf, 0), ZLINK_RECV_OK);
-    ZT_EQ_INT(send_rid_str(sr[1], "D", "late", 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_recv_str(sr[2], buf, sizeof buf, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(zlt_send_rid_str(sr[1], "D", "late", 0), ZLINK_SUBMIT_OK);
     return NULL;
 }
 
 static void dealer_27_rcvtimeo(void)
 {
     printf("# covers DEALER/27\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *d, *r;
-        dr_pair(ctx, tr, &d, &r);
+        zlt_dr_pair(ctx, tr, &d, &r);
         zlink_msg_t parts[2];
         size_t count = 0;
-        set_int(d, ZLINK_RCVTIMEO, 60);
+        zlt_set_int(d, ZLINK_RCVTIMEO, 60);
         int64_t t0 = zt_now_ms();
         ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_NO_DATA);
         int64_t waited = zt_now_ms() - t0;
         ZT_EQ_INT(zlink_errno(), EAGAIN);
         ZT_CHECK(waited >= 60);
-        ZT_CHECK(waited < T_MS(1000));
-        set_int(d, ZLINK_RCVTIMEO, 0);
+        ZT_CHECK(waited < ZT_MS(1000));
+        zlt_set_int(d, ZLINK_RCVTIMEO, 0);
         t0 = zt_now_ms();
         ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_NO_DATA);
-        ZT_CHECK(zt_now_ms() - t0 < T_MS(500));
+        ZT_CHECK(zt_now_ms() - t0 < ZT_MS(500));
         /* A long timeout ends as soon as a record arrives. A second pair
          * (inproc) lets the helper thread learn that the wait began. */
-        set_int(d, ZLINK_RCVTIMEO, T_MS(5000));
+        zlt_set_int(d, ZLINK_RCVTIMEO, ZT_MS(5000));
         char ep[256];
-        void *gate_b = sock_new(ctx, ZLINK_PAIR);
-        void *gate_a = sock_new(ctx, ZLINK_PAIR);
-        bind_ep(gate_b, "inproc", ep, sizeof ep);
-        connect_ep(gate_a, ep);
+        void *gate_b = zlt_sock(ctx, ZLINK_PAIR);
+        void *gate_a = zlt_sock(ctx, ZLINK_PAIR);
+        zlt_bind(gate_b, "inproc", ep, sizeof ep);
+        zlt_connect(gate_a, ep);
         void *sr[3] = {d, r, gate_b};
         pthread_t th;
         ZT_EQ_INT(pthread_create(&th, NULL, late_sender, sr), 0);
-        ZT_EQ_INT(send_str(gate_a, "go", 0), ZLINK_SUBMIT_OK);
+        ZT_EQ_INT(zlt_send_str(gate_a, "go", 0), ZLINK_SUBMIT_OK);
         t0 = zt_now_ms();
         ZT_EQ_INT(zlink_recv(d, NULL, parts, 2, &count, 0), ZLINK_RECV_OK);
-        ZT_CHECK(zt_now_ms() - t0 < T_MS(4000));
+        ZT_CHECK(zt_now_ms() - t0 < ZT_MS(4000));
         ZT_EQ_INT(count, 1);
         ZT_EQ_MEM(zlink_msg_data(&parts[0]), "late", 4);
         zlink_multipart_close(parts, count);
@@ -1386,11 +1058,6 @@ static void dealer_27_rcvtimeo(void)
         int v = -2;
         ZT_EQ_INT(zlink_setsockopt(d, ZLINK_RCVTIMEO, &v, sizeof v),
                   ZLINK_CONFIG_INVALID_ARGUMENT);
-        sock_close(gate_a);
-        sock_close(gate_b);
-        sock_close(d);
-        sock_close(r);
-        ctx_term(ctx);
     }
 }
 
@@ -1399,31 +1066,22 @@ static void dealer_27_rcvtimeo(void)
 static void dealer_fair_queue_in(void)
 {
     printf("# covers DEALER fair-queued receive (core-contract §5)\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
-        char ep1[256], ep2[256];
-        void *r1 = weighted_router(ctx, tr, "r1", 100, ep1, sizeof ep1);
-        void *r2 = weighted_router(ctx, tr, "r2", 100, ep2, sizeof ep2);
-        void *d = sock_new(ctx, ZLINK_DEALER);
-        set_rid(d, "D");
-        connect_ep(d, ep1);
-        connect_ep(d, ep2);
-        void *rs[] = {r1, r2};
-        routers_ready(d, "D", rs, 2);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        void *rs[2];
+        void *d = dealer_to_routers(ctx, tr, R1_R2, (const int[]){100, 100}, NULL, 2, rs);
+        void *r1 = rs[0], *r2 = rs[1];
         for (int i = 0; i < 50; i++) {
             char buf[32];
             snprintf(buf, sizeof buf, "a%d", i);
-            ZT_EQ_INT(send_rid_str(r1, "D", buf, 0), ZLINK_SUBMIT_OK);
+            ZT_EQ_INT(zlt_send_rid_str(r1, "D", buf, 0), ZLINK_SUBMIT_OK);
             snprintf(buf, sizeof buf, "b%d", i);
-            ZT_EQ_INT(send_rid_str(r2, "D", buf, 0), ZLINK_SUBMIT_OK);
+            ZT_EQ_INT(zlt_send_rid_str(r2, "D", buf, 0), ZLINK_SUBMIT_OK);
         }
         int na = 0, nb = 0, longest_run = 0, run = 0;
         char prev = 0;
         for (int k = 0; k < 100; k++) {
             char buf[32];
-            ZT_EQ_INT(d_recv(d, buf, sizeof buf, 0), ZLINK_RECV_OK);
+            ZT_EQ_INT(zlt_recv_str(d, buf, sizeof buf, 0), ZLINK_RECV_OK);
             if (buf[0] == 'a') {
                 ZT_EQ_INT(atoi(buf + 1), na);
                 na++;
@@ -1439,12 +1097,8 @@ static void dealer_fair_queue_in(void)
         }
         ZT_EQ_INT(na, 50);
         ZT_EQ_INT(nb, 50);
-        if (!is_tcp(tr))
+        if (!zlt_is_tcp(tr))
             ZT_CHECK(longest_run <= 1); /* both fully queued: strict alternation */
-        sock_close(r1);
-        sock_close(r2);
-        sock_close(d);
-        ctx_term(ctx);
     }
 }
 
@@ -1459,6 +1113,7 @@ int main(int argc, char **argv)
     ZT_RUN(dealer_01_weight_range);
     ZT_RUN(dealer_02_get_writes_optvallen);
     ZT_RUN(dealer_03_probe_option);
+    ZT_RUN(dealer_03_probe_empty_record);
     ZT_RUN(dealer_05_conflate);
     ZT_RUN(dealer_06_preconnect_weights_exact);
     ZT_RUN(dealer_06_weight0_excluded_when_others_full);
@@ -1475,6 +1130,7 @@ int main(int argc, char **argv)
     ZT_RUN(dealer_17_deterministic_across_processes);
     ZT_RUN(dealer_18_reconnect_resets_accumulator);
     ZT_RUN(dealer_19_full_peer_skipped_inproc);
+    ZT_RUN(dealer_19_refused_peer_leaves_round);
     ZT_RUN(dealer_19_full_peer_skipped_tcp);
     ZT_RUN(dealer_23_no_data);
     ZT_RUN(dealer_24_buffer_too_small);

@@ -18,9 +18,9 @@
  * {0, 1, 29, 30, 1000, 65536, 1 MiB} filled with a pattern of (i, part,
  * byte index) so a misplaced or truncated part is detected.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +35,6 @@ static const size_t k_sizes[7] = {0, 1, 29, 30, 1000, 65536, 1u << 20};
 static int timeo_ms(void)
 {
     return (int)(10000 * zt_timeout_mult());
-}
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
 }
 
 static unsigned char pattern(int dir, int i, int part, size_t k)
@@ -121,56 +116,13 @@ static void recv_record(void *s, const char *dir, const char *name, int i)
     zlink_multipart_close(parts, count);
 }
 
-static void send_word(void *s, const char *word)
-{
-    zlink_msg_t m;
-    ZT_EQ_INT(zlink_msg_init_size(&m, strlen(word)), ZLINK_CONFIG_OK);
-    memcpy(zlink_msg_data(&m), word, strlen(word));
-    ZT_EQ_INT(zlink_send(s, &m, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-}
-
-static void recv_word(void *s, const char *word)
-{
-    zlink_msg_t m[MAXP];
-    size_t n = 0;
-    zlink_recv_result_t r = zlink_recv(s, NULL, m, MAXP, &n, ZLINK_RECV_FLAGS_NONE);
-    if (r != ZLINK_RECV_OK)
-        ZT_FAIL("waiting for \"%s\": result %d errno %d", word, (int)r, zlink_errno());
-    ZT_EQ_INT(n, 1);
-    ZT_EQ_INT(zlink_msg_size(&m[0]), strlen(word));
-    ZT_EQ_MEM(zlink_msg_data(&m[0]), word, strlen(word));
-    zlink_multipart_close(m, n);
-}
-
+/* A socket with send and receive timeouts of timeo_ms(). */
 static void *new_socket(void *ctx, int type)
 {
-    void *s = zlink_socket(ctx, type);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_SNDTIMEO, timeo_ms());
-    set_int(s, ZLINK_RCVTIMEO, timeo_ms());
+    void *s = zlt_socket(ctx, type);
+    zlt_set_int(s, ZLINK_SNDTIMEO, timeo_ms());
+    zlt_set_int(s, ZLINK_RCVTIMEO, timeo_ms());
     return s;
-}
-
-static void bind_ok(void *s, const char *ep)
-{
-    zlink_bind_result_t r = zlink_bind(s, ep);
-    if (r != ZLINK_BIND_OK)
-        ZT_FAIL("bind(\"%s\"): result %d errno %d (%s)", ep, (int)r, zlink_errno(),
-                zlink_strerror(zlink_errno()));
-}
-
-static void connect_ok(void *s, const char *ep)
-{
-    zlink_connect_result_t r = zlink_connect(s, ep);
-    if (r != ZLINK_CONNECT_OK)
-        ZT_FAIL("connect(\"%s\"): result %d errno %d", ep, (int)r, zlink_errno());
-}
-
-static void last_endpoint(void *s, char *ep, size_t cap)
-{
-    size_t size = cap;
-    ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
 }
 
 /* ===================================================== child processes */
@@ -183,34 +135,24 @@ static int child_pair_exchange(void *s)
         recv_record(s, "p2c", "pair", i);
     for (int i = 0; i < RECORDS; i++)
         send_record(s, "c2p", "pair", i);
-    recv_word(s, "done");
-    send_word(s, "bye");
+    zlt_expect_str(s, "done");
+    ZT_EQ_INT(zlt_send_str(s, "bye", 0), ZLINK_SUBMIT_OK);
     return 0;
 }
 
-static int role_pair_client(const char *ep)
+/* PAIR peer process: connects to ep, or binds it (ipc) when binds. */
+static int role_pair(const char *ep, bool binds)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *s = new_socket(ctx, ZLINK_PAIR);
-    connect_ok(s, ep);
+    if (binds) {
+        unlink(ep + strlen("ipc://"));
+        zlt_bind_at(s, ep);
+    } else {
+        zlt_connect(s, ep);
+    }
     int rc = child_pair_exchange(s);
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-    return rc;
-}
-
-static int role_pair_server(const char *ep)
-{
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    void *s = new_socket(ctx, ZLINK_PAIR);
-    unlink(ep + strlen("ipc://"));
-    bind_ok(s, ep);
-    int rc = child_pair_exchange(s);
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-    unlink(ep + strlen("ipc://"));
+    zlt_finish(ctx, s);
     return rc;
 }
 
@@ -225,20 +167,18 @@ static int role_dealer_client(const char *arg)
     char name[32];
     snprintf(name, sizeof name, "%s-%ld", named ? "named" : "default", (long)getpid());
 
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *d = new_socket(ctx, ZLINK_DEALER);
     if (named)
-        ZT_EQ_INT(zlink_set_routing_id(d, name, strlen(name)), ZLINK_CONFIG_OK);
-    connect_ok(d, ep);
+        zlt_set_rid(d, name);
+    zlt_connect(d, ep);
     for (int i = 0; i < RECORDS; i++)
         send_record(d, "d2r", name, i);
     for (int i = 0; i < RECORDS; i++)
         recv_record(d, "r2d", name, i);
-    send_word(d, "bye");
-    recv_word(d, "done");
-    ZT_EQ_INT(zlink_close(d), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlt_send_str(d, "bye", 0), ZLINK_SUBMIT_OK);
+    zlt_expect_str(d, "done");
+    zlt_finish(ctx, d);
     return 0;
 }
 
@@ -250,55 +190,46 @@ static void parent_pair_exchange(void *s, pid_t child)
         send_record(s, "p2c", "pair", i);
     for (int i = 0; i < RECORDS; i++)
         recv_record(s, "c2p", "pair", i);
-    send_word(s, "done");
-    recv_word(s, "bye");
+    ZT_EQ_INT(zlt_send_str(s, "done", 0), ZLINK_SUBMIT_OK);
+    zlt_expect_str(s, "bye");
     int status = zt_wait(child);
     if (status != 0)
         ZT_FAIL("child process exited with status %d", status);
 }
 
-static void pair_parent_binds(const char *want)
+/* The parent binds a fresh endpoint of transport tr; a child connects. */
+static void pair_parent_binds(const char *tr)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *s = new_socket(ctx, ZLINK_PAIR);
-    bind_ok(s, want);
     char ep[256];
-    last_endpoint(s, ep, sizeof ep);
+    zlt_bind(s, tr, ep, sizeof ep);
     pid_t child = zt_spawn_self("pair-client", ep);
     parent_pair_exchange(s, child);
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, s);
 }
 
 static void test_pair_tcp(void)
 {
-    pair_parent_binds("tcp://127.0.0.1:0");
+    pair_parent_binds("tcp");
 }
 
 static void test_pair_ipc(void)
 {
-    char ep[128];
-    zt_ipc_endpoint(ep, sizeof ep, "interop-pair");
-    unlink(ep + strlen("ipc://"));
-    pair_parent_binds(ep);
-    unlink(ep + strlen("ipc://"));
+    pair_parent_binds("ipc");
 }
 
 static void test_pair_ipc_connect_before_bind(void)
 {
     char ep[128];
-    zt_ipc_endpoint(ep, sizeof ep, "interop-late-bind");
-    unlink(ep + strlen("ipc://"));
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    zlt_ipc_endpoint(ep, sizeof ep, "interop-late-bind");
+    void *ctx = zlt_ctx_new();
     void *s = new_socket(ctx, ZLINK_PAIR);
     /* Nothing listens yet: connect still succeeds and keeps retrying. */
-    connect_ok(s, ep);
+    zlt_connect(s, ep);
     pid_t child = zt_spawn_self("pair-server", ep);
     parent_pair_exchange(s, child);
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, s);
 }
 
 /* One dealer's progress as the router sees it. */
@@ -310,14 +241,13 @@ struct dealer_view {
     int bye;
 };
 
-static void router_parent(const char *want)
+/* The parent's ROUTER binds a fresh endpoint of transport tr. */
+static void router_parent(const char *tr)
 {
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
+    void *ctx = zlt_ctx_new();
     void *r = new_socket(ctx, ZLINK_ROUTER);
-    bind_ok(r, want);
     char ep[256], arg[300];
-    last_endpoint(r, ep, sizeof ep);
+    zlt_bind(r, tr, ep, sizeof ep);
     snprintf(arg, sizeof arg, "named|%s", ep);
     pid_t named = zt_spawn_self("dealer-client", arg);
     snprintf(arg, sizeof arg, "default|%s", ep);
@@ -402,22 +332,17 @@ static void router_parent(const char *want)
     int s1 = zt_wait(named), s2 = zt_wait(dflt);
     if (s1 != 0 || s2 != 0)
         ZT_FAIL("dealer processes exited with status %d (named) and %d (default)", s1, s2);
-    ZT_EQ_INT(zlink_close(r), ZLINK_CLOSE_OK);
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    zlt_finish(ctx, r);
 }
 
 static void test_router_dealers_tcp(void)
 {
-    router_parent("tcp://127.0.0.1:0");
+    router_parent("tcp");
 }
 
 static void test_router_dealers_ipc(void)
 {
-    char ep[128];
-    zt_ipc_endpoint(ep, sizeof ep, "interop-router");
-    unlink(ep + strlen("ipc://"));
-    router_parent(ep);
-    unlink(ep + strlen("ipc://"));
+    router_parent("ipc");
 }
 
 int main(int argc, char **argv)
@@ -427,9 +352,9 @@ int main(int argc, char **argv)
         const char *arg = argc > 3 ? argv[3] : NULL;
         ZT_CHECK(arg != NULL);
         if (strcmp(role, "pair-client") == 0)
-            return role_pair_client(arg);
+            return role_pair(arg, false);
         if (strcmp(role, "pair-server") == 0)
-            return role_pair_server(arg);
+            return role_pair(arg, true);
         if (strcmp(role, "dealer-client") == 0)
             return role_dealer_client(arg);
         ZT_FAIL("unknown role %s", role);

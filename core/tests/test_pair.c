@@ -13,263 +13,70 @@
  * flow setter (issue 3); doc/contract-tests/context_pair_socket.md maps
  * every item to its case.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#define MAXP 32
+#define MAXP ZLT_MAXP
 
-/* ------------------------------------------------------------- transports */
+/* ------------------------------------------------------------ the runner */
 
-enum { TP_INPROC, TP_TCP, TP_IPC };
-static const char *const tp_names[] = {"inproc", "tcp", "ipc"};
-static int g_tp;           /* transport of the running case */
-static int g_ep_seq;       /* makes every endpoint of this process unique */
-static void *g_ctx;        /* the running case's context */
+static const char *g_tr; /* transport of the running case */
+static void *g_ctx;      /* the running case's context */
+static void (*g_case)(void);
 
-static char g_ipc_paths[64][128];
-static int g_ipc_n;
-
-static void ipc_cleanup(void)
+/* A PAIR socket with LINGER 0, so a case's term never waits on a peer that
+ * is gone. The runner closes it (checked) after the case if the case did
+ * not. */
+static void *new_pair(void)
 {
-    for (int i = 0; i < g_ipc_n; i++)
-        unlink(g_ipc_paths[i]);
+    return zlt_socket_linger0(g_ctx, ZLINK_PAIR);
 }
 
-static void ctx_begin(void)
+static bool on_inproc(void)
 {
-    g_ctx = zlink_ctx_new();
-    ZT_CHECK(g_ctx != NULL);
+    return strcmp(g_tr, "inproc") == 0;
 }
 
-static void ctx_end(void)
+/* The case as a round (zltest_zlink.h): its own context on g_tr. */
+static void case_in_context(void)
 {
-    ZT_EQ_INT(zlink_ctx_term(g_ctx), ZLINK_CLOSE_OK);
+    g_ctx = zlt_round_begin(g_tr);
+    g_case();
+    zlt_round_end();
     g_ctx = NULL;
 }
 
-static void set_int(void *s, int opt, int v)
+/* Runs fn as the case "name[transport]" in a fresh context. */
+static void run_case(const char *name, void (*fn)(void))
 {
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
+    /* zt__run keeps the name pointer until it prints the verdict. */
+    static char names[64][96];
+    static int used;
+    char *slot = names[used++ % 64];
+    snprintf(slot, sizeof names[0], "%s[%s]", name, g_tr);
+    g_case = fn;
+    zt__run(slot, case_in_context);
 }
 
-static void set_i64(void *s, int opt, int64_t v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-/* A PAIR socket of g_ctx with LINGER 0, so a case's term never waits on a
- * peer that is gone. */
-static void *new_pair(void)
-{
-    void *s = zlink_socket(g_ctx, ZLINK_PAIR);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    return s;
-}
-
-static void close_ok(void *s)
-{
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-}
-
-/* Binds s to a fresh endpoint of the current transport and writes the
- * address a peer connects to (ZLINK_LAST_ENDPOINT) into ep. */
-static void bind_fresh(void *s, char *ep, size_t cap)
-{
-    char want[128];
-    int n = ++g_ep_seq;
-    switch (g_tp) {
-    case TP_INPROC:
-        snprintf(want, sizeof want, "inproc://pair-%d", n);
-        break;
-    case TP_TCP:
-        snprintf(want, sizeof want, "tcp://127.0.0.1:0");
-        break;
-    default: {
-        char tag[32];
-        snprintf(tag, sizeof tag, "pair-%d", n);
-        zt_ipc_endpoint(want, sizeof want, tag);
-        if (g_ipc_n < 64) {
-            snprintf(g_ipc_paths[g_ipc_n++], sizeof g_ipc_paths[0], "%s",
-                     want + strlen("ipc://"));
-        }
-        unlink(want + strlen("ipc://"));
-        break;
-    }
-    }
-    zlink_bind_result_t r = zlink_bind(s, want);
-    if (r != ZLINK_BIND_OK) {
-        int e = zlink_errno();
-        ZT_FAIL("bind(\"%s\") on transport %s: result %d, errno %d (%s)%s", want,
-                tp_names[g_tp], (int)r, e, zlink_strerror(e),
-                r == ZLINK_BIND_NOT_SUPPORTED || r == ZLINK_BIND_INTERNAL
-                    ? " -- transport not implemented in this build?"
-                    : "");
-    }
-    size_t size = cap;
-    ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
-    ZT_CHECK(size >= 2 && size <= cap && ep[size - 1] == '\0');
-    if (g_tp == TP_TCP) {
-        const char *colon = strrchr(ep, ':');
-        ZT_CHECK(colon != NULL);
-        ZT_CHECK(atoi(colon + 1) > 0); /* port 0 became a real port */
-    } else {
-        ZT_EQ_STR(ep, want);
-    }
-}
-
-static void connect_ok(void *s, const char *ep)
-{
-    zlink_connect_result_t r = zlink_connect(s, ep);
-    if (r != ZLINK_CONNECT_OK)
-        ZT_FAIL("connect(\"%s\"): result %d, errno %d", ep, (int)r, zlink_errno());
-}
-
-/* ------------------------------------------------- "blocked" detection */
-
-/* The calling thread's kernel id, for wait_blocked(). */
-static long self_tid(void)
-{
-    return (long)syscall(SYS_gettid);
-}
-
-/* Waits until thread tid sleeps in the kernel in a wait (a condition
- * variable or wake word futex, or a poll), which is how a call blocked inside ZLink
- * looks from outside: the public API has no way to tell. Returns 1 once
- * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
- * on without the guarantee, so the check only ever makes a case stricter,
- * never flaky. */
-static int wait_blocked(long tid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
-    int64_t end = zt_now_ms() + 2000;
-    while (zt_now_ms() < end) {
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            return 0;
-        long nr = -1;
-        unsigned long a0 = 0, op = 0;
-        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
-        fclose(f);
-        if (got == 3 && nr == SYS_futex && ((op & 0x7F) == 0 /* FUTEX_WAIT */ || (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */))
-            return 1;
-#ifdef SYS_poll
-        if (got >= 1 && nr == SYS_poll)
-            return 1;
-#endif
-        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
-            return 1;
-        sched_yield();
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------ records as strings */
-
-/* Sends n strings as one record. Checks the ownership rule on the way out:
- * every slot comes back empty and initialized (item 12), and the
- * completion id is 0 whenever no wait token can have been issued. */
-static zlink_submit_result_t send_list(void *s, int flags, const char *const *strs, size_t n)
-{
-    zlink_msg_t parts[MAXP];
-    ZT_CHECK(n <= MAXP);
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(strs[i]);
-        ZT_EQ_INT(zlink_msg_init_size(&parts[i], len), ZLINK_CONFIG_OK);
-        if (len > 0)
-            memcpy(zlink_msg_data(&parts[i]), strs[i], len);
-    }
-    zlink_completion_id_t id = 0xDEADBEEFu;
-    zlink_submit_result_t r =
-        zlink_send(s, parts, n, (zlink_send_flags_t)flags, NULL, &id);
-    if (r == ZLINK_SUBMIT_OK || !(flags & ZLINK_DONTWAIT))
-        ZT_EQ_U64(id, 0);
-    for (size_t i = 0; i < n; i++) {
-        ZT_EQ_INT(zlink_msg_size(&parts[i]), 0);
-        ZT_EQ_INT(zlink_msg_close(&parts[i]), ZLINK_CONFIG_OK);
-    }
-    return r;
-}
-
-#define STRS(...) ((const char *const[]){__VA_ARGS__})
-#define NSTRS(...) (sizeof(STRS(__VA_ARGS__)) / sizeof(const char *))
-
-/* send_ok(s, "a", "b") sends a two-part record with flags NONE. */
-#define send_ok(s, ...) send_ok_at(__LINE__, s, STRS(__VA_ARGS__), NSTRS(__VA_ARGS__))
-static void send_ok_at(int line, void *s, const char *const *strs, size_t n)
-{
-    zlink_submit_result_t r = send_list(s, ZLINK_SEND_FLAGS_NONE, strs, n);
-    if (r != ZLINK_SUBMIT_OK)
-        ZT_FAIL("line %d: send: result %d, errno %d (%s)", line, (int)r, zlink_errno(),
-                zlink_strerror(zlink_errno()));
-}
-
-/* recv_expect(s, "a", "b") receives one record (NONE, RCVTIMEO) and checks
- * it is exactly these parts. */
-#define recv_expect(s, ...) recv_expect_at(__LINE__, s, STRS(__VA_ARGS__), NSTRS(__VA_ARGS__))
-static void recv_expect_at(int line, void *s, const char *const *strs, size_t n)
-{
-    zlink_msg_t parts[MAXP];
-    size_t count = 9999;
-    const zlink_routing_id_t *rid = (const zlink_routing_id_t *)&count; /* not NULL */
-    zlink_recv_result_t r = zlink_recv(s, &rid, parts, MAXP, &count, ZLINK_RECV_FLAGS_NONE);
-    if (r != ZLINK_RECV_OK)
-        ZT_FAIL("line %d: recv: result %d, errno %d (%s)", line, (int)r, zlink_errno(),
-                zlink_strerror(zlink_errno()));
-    ZT_CHECK(rid == NULL); /* PAIR: no routing id (item 2) */
-    if (count != n)
-        ZT_FAIL("line %d: recv: %zu parts, expected %zu", line, count, n);
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(strs[i]);
-        if (zlink_msg_size(&parts[i]) != len ||
-            (len > 0 && memcmp(zlink_msg_data(&parts[i]), strs[i], len) != 0))
-            ZT_FAIL("line %d: recv: part %zu is \"%.*s\", expected \"%s\"", line, i,
-                    (int)zlink_msg_size(&parts[i]), (const char *)zlink_msg_data(&parts[i]),
-                    strs[i]);
-    }
-    zlink_multipart_close(parts, count);
-}
-
-/* Nothing is waiting: DONTWAIT gives NO_DATA/EAGAIN. */
-#define expect_nothing(s) expect_nothing_at(__LINE__, s)
-static void expect_nothing_at(int line, void *s)
-{
-    zlink_msg_t parts[MAXP];
-    size_t count = 0;
-    zlink_recv_result_t r = zlink_recv(s, NULL, parts, MAXP, &count, ZLINK_RECV_FLAGS_DONTWAIT);
-    if (r == ZLINK_RECV_OK) {
-        ZT_FAIL("line %d: expected no record, got one of %zu parts (first \"%.*s\")", line,
-                count, count ? (int)zlink_msg_size(&parts[0]) : 0,
-                count ? (const char *)zlink_msg_data(&parts[0]) : "");
-    }
-    ZT_EQ_INT(r, ZLINK_RECV_NO_DATA);
-    ZT_EQ_INT(zlink_errno(), EAGAIN);
-}
+#define RUN_TP(fn) run_case(#fn, fn)
 
 /* a binds, b connects; one round trip proves the link is up both ways (on
  * tcp and ipc the connect completes asynchronously). */
 static void make_pair(void **a, void **b)
 {
-    char ep[256];
     *a = new_pair();
     *b = new_pair();
-    bind_fresh(*a, ep, sizeof ep);
-    connect_ok(*b, ep);
-    send_ok(*b, "ping");
-    recv_expect(*a, "ping");
-    send_ok(*a, "pong");
-    recv_expect(*b, "pong");
+    zlt_link(*b, *a, g_tr);
+    zlt_send_ok(*b, "ping");
+    zlt_expect_strs(*a, "ping");
+    zlt_send_ok(*a, "pong");
+    zlt_expect_strs(*b, "pong");
 }
 
 /* ------------------------------------------------------------ item 1 */
@@ -277,23 +84,19 @@ static void make_pair(void **a, void **b)
 static void test_both_ways(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     for (int round = 0; round < 3; round++) {
-        send_ok(a, "a->b", "one");
-        send_ok(b, "b->a", "one");
-        send_ok(a, "a->b", "two");
-        send_ok(b, "b->a", "two");
-        recv_expect(b, "a->b", "one");
-        recv_expect(b, "a->b", "two");
-        recv_expect(a, "b->a", "one");
-        recv_expect(a, "b->a", "two");
+        zlt_send_ok(a, "a->b", "one");
+        zlt_send_ok(b, "b->a", "one");
+        zlt_send_ok(a, "a->b", "two");
+        zlt_send_ok(b, "b->a", "two");
+        zlt_expect_strs(b, "a->b", "one");
+        zlt_expect_strs(b, "a->b", "two");
+        zlt_expect_strs(a, "b->a", "one");
+        zlt_expect_strs(a, "b->a", "two");
     }
-    expect_nothing(a);
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_no_data(a);
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 2 */
@@ -301,9 +104,8 @@ static void test_both_ways(void)
 static void test_rid_is_null(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
-    send_ok(a, "x");
+    zlt_send_ok(a, "x");
     zlink_msg_t parts[4];
     size_t count = 0;
     static const zlink_routing_id_t sentinel = {3, {1, 2, 3}};
@@ -313,14 +115,11 @@ static void test_rid_is_null(void)
     ZT_EQ_INT(count, 1);
     zlink_multipart_close(parts, count);
     /* rid_opt itself may be NULL. */
-    send_ok(a, "y");
+    zlt_send_ok(a, "y");
     ZT_EQ_INT(zlink_recv(b, NULL, parts, 4, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
     ZT_EQ_INT(count, 1);
     ZT_EQ_MEM(zlink_msg_data(&parts[0]), "y", 1);
     zlink_multipart_close(parts, count);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
 }
 
 /* ------------------------------------------------------------ item 3 */
@@ -349,7 +148,6 @@ static void check_part(zlink_msg_t *m, size_t size, int rec, int idx)
 static void test_caller_owns_slots(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     const size_t sizes[3] = {5, ZLINK_MSG_INLINE_MAX + 1, 70000}; /* inline and shared */
     for (int rec = 0; rec < 2; rec++) {
@@ -382,9 +180,6 @@ static void test_caller_owns_slots(void)
     ZT_EQ_INT(zlink_msg_close(&moved), ZLINK_CONFIG_OK);
     zlink_multipart_close(first, n1);
     zlink_multipart_close(second, n2); /* second[2] is empty after the move */
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
 }
 
 /* ------------------------------------------------------------ item 4 */
@@ -392,10 +187,9 @@ static void test_caller_owns_slots(void)
 static void test_buffer_too_small(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
-    send_ok(a, "p0", "p1", "p2");
-    send_ok(a, "next");
+    zlt_send_ok(a, "p0", "p1", "p2");
+    zlt_send_ok(a, "next");
     zlink_msg_t parts[3];
     memset(parts, 0xC3, sizeof parts);
     unsigned char before[sizeof parts];
@@ -418,12 +212,9 @@ static void test_buffer_too_small(void)
     ZT_EQ_INT(count, 3);
     ZT_EQ_MEM(parts, before, sizeof parts);
     /* A big enough buffer gets the same record, whole, once. */
-    recv_expect(b, "p0", "p1", "p2");
-    recv_expect(b, "next");
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_strs(b, "p0", "p1", "p2");
+    zlt_expect_strs(b, "next");
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 5 */
@@ -431,13 +222,12 @@ static void test_buffer_too_small(void)
 static void test_single_and_multipart_order(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
-    send_ok(a, "solo");
-    send_ok(a, "", "empty first and last", "");
-    send_ok(a, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+    zlt_send_ok(a, "solo");
+    zlt_send_ok(a, "", "empty first and last", "");
+    zlt_send_ok(a, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
             "16", "17", "18", "19", "20");
-    send_ok(a, "");
+    zlt_send_ok(a, "");
     /* Parts of every size class, in one record. */
     const size_t sizes[5] = {0, 1, ZLINK_MSG_INLINE_MAX, 4096, 300000};
     zlink_msg_t out[5];
@@ -445,7 +235,7 @@ static void test_single_and_multipart_order(void)
         fill_part(&out[i], sizes[i], 9, i);
     ZT_EQ_INT(zlink_send(a, out, 5, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
     zlink_multipart_close(out, 5);
-    send_ok(a, "after");
+    zlt_send_ok(a, "after");
 
     zlink_msg_t parts[MAXP];
     size_t count = 0;
@@ -454,20 +244,17 @@ static void test_single_and_multipart_order(void)
     ZT_EQ_INT(zlink_msg_size(&parts[0]), 4);
     ZT_EQ_MEM(zlink_msg_data(&parts[0]), "solo", 4);
     zlink_multipart_close(parts, count);
-    recv_expect(b, "", "empty first and last", "");
-    recv_expect(b, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
+    zlt_expect_strs(b, "", "empty first and last", "");
+    zlt_expect_strs(b, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
                 "15", "16", "17", "18", "19", "20");
-    recv_expect(b, "");
+    zlt_expect_strs(b, "");
     ZT_EQ_INT(zlink_recv(b, NULL, parts, MAXP, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
     ZT_EQ_INT(count, 5);
     for (int i = 0; i < 5; i++)
         check_part(&parts[i], sizes[i], 9, i);
     zlink_multipart_close(parts, count);
-    recv_expect(b, "after");
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_strs(b, "after");
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 6 */
@@ -475,7 +262,6 @@ static void test_single_and_multipart_order(void)
 static void test_dontwait_immediate_id_zero(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     for (int i = 0; i < 3; i++) {
         zlink_msg_t m;
@@ -493,10 +279,7 @@ static void test_dontwait_immediate_id_zero(void)
     ZT_EQ_INT(zlink_send(a, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
     for (int i = 0; i < 4; i++)
-        recv_expect(b, "now");
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+        zlt_expect_strs(b, "now");
 }
 
 /* ------------------------------------------------------------ item 10 */
@@ -504,7 +287,6 @@ static void test_dontwait_immediate_id_zero(void)
 static void test_no_data(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     zlink_msg_t parts[2];
     memset(parts, 0x77, sizeof parts);
@@ -519,13 +301,13 @@ static void test_no_data(void)
               ZLINK_RECV_NO_DATA);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
     /* NONE with RCVTIMEO 0 is one attempt too. */
-    set_int(b, ZLINK_RCVTIMEO, 0);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 0);
     int64_t t0 = zt_now_ms();
     ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_NO_DATA);
     ZT_CHECK(zlink_errno() == EAGAIN || zlink_errno() == ETIMEDOUT);
     ZT_CHECK(zt_now_ms() - t0 < 500);
     /* NONE waits RCVTIMEO, then gives up. */
-    set_int(b, ZLINK_RCVTIMEO, 60);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 60);
     t0 = zt_now_ms();
     ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_NO_DATA);
     int64_t waited = zt_now_ms() - t0;
@@ -537,12 +319,9 @@ static void test_no_data(void)
     ZT_CHECK(rid == &sentinel);
     ZT_EQ_MEM(parts, before, sizeof parts);
     /* The socket still works afterwards. */
-    set_int(b, ZLINK_RCVTIMEO, 5000);
-    send_ok(a, "late");
-    recv_expect(b, "late");
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_set_int(b, ZLINK_RCVTIMEO, 5000);
+    zlt_send_ok(a, "late");
+    zlt_expect_strs(b, "late");
 }
 
 /* ------------------------------------------------------------ item 11 */
@@ -559,19 +338,18 @@ static void count_ffn(void *data, void *hint)
 static void test_failed_send_invisible(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     zlink_msg_t parts[3];
 
     /* Too big for MAXMSGSIZE: INVALID_ARGUMENT/EMSGSIZE, nothing arrives. */
-    set_i64(a, ZLINK_MAXMSGSIZE, 10);
-    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("hello", "world!"), 2),
+    zlt_set_i64(a, ZLINK_MAXMSGSIZE, 10);
+    ZT_EQ_INT(zlt_send_strs(a, ZLINK_SEND_FLAGS_NONE, ZLT_STRS("hello", "world!"), 2),
               ZLINK_SUBMIT_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EMSGSIZE);
-    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_DONTWAIT, STRS("eleven char"), 1),
+    ZT_EQ_INT(zlt_send_strs(a, ZLINK_SEND_FLAGS_DONTWAIT, ZLT_STRS("eleven char"), 1),
               ZLINK_SUBMIT_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EMSGSIZE);
-    set_i64(a, ZLINK_MAXMSGSIZE, -1);
+    zlt_set_i64(a, ZLINK_MAXMSGSIZE, -1);
 
     /* One invalid part: INVALID_HANDLE/EFAULT, the valid parts are not sent. */
     ZT_EQ_INT(zlink_msg_init_size(&parts[0], 4), ZLINK_CONFIG_OK);
@@ -585,16 +363,13 @@ static void test_failed_send_invisible(void)
     zlink_multipart_close(parts, 3);
 
     /* Unknown flag bits: INVALID_ARGUMENT/EINVAL. */
-    ZT_EQ_INT(send_list(a, 0x80, STRS("flags"), 1), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlt_send_strs(a, 0x80, ZLT_STRS("flags"), 1), ZLINK_SUBMIT_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
 
     /* The peer sees none of it: the next good record is the first. */
-    send_ok(a, "good");
-    recv_expect(b, "good");
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_send_ok(a, "good");
+    zlt_expect_strs(b, "good");
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 12 */
@@ -602,7 +377,6 @@ static void test_failed_send_invisible(void)
 static void test_slots_consumed_and_reusable(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     static char zc_buf[100];
     memset(zc_buf, 'z', sizeof zc_buf);
@@ -637,12 +411,12 @@ static void test_slots_consumed_and_reusable(void)
     zlink_multipart_close(in, count);
     /* 02-message 5: ffn runs once the sent buffer's last reference is gone. */
     ZT_EVENTUALLY(atomic_load(&g_ffn_calls) == 1, 2000);
-    recv_expect(b, "", "");
-    recv_expect(b, "re!");
+    zlt_expect_strs(b, "", "");
+    zlt_expect_strs(b, "re!");
 
     /* Failure (MAXMSGSIZE): consumed just the same, ffn exactly once. */
     atomic_store(&g_ffn_calls, 0);
-    set_i64(a, ZLINK_MAXMSGSIZE, 50);
+    zlt_set_i64(a, ZLINK_MAXMSGSIZE, 50);
     ZT_EQ_INT(zlink_msg_init_data(&parts[0], zc_buf, sizeof zc_buf, count_ffn, NULL),
               ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_send(a, parts, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL),
@@ -652,12 +426,9 @@ static void test_slots_consumed_and_reusable(void)
     /* The consumed slot is reusable for a send that succeeds. */
     ZT_EQ_INT(zlink_send(a, parts, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(zlink_msg_close(&parts[0]), ZLINK_CONFIG_OK);
-    recv_expect(b, "");
+    zlt_expect_strs(b, "");
     ZT_EQ_INT(atomic_load(&g_ffn_calls), 1);
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 13 */
@@ -665,7 +436,6 @@ static void test_slots_consumed_and_reusable(void)
 static void test_no_partial_state(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     /* A failed multipart leaves no prefix behind for the next record. */
     for (int round = 0; round < 3; round++) {
@@ -678,23 +448,20 @@ static void test_no_partial_state(void)
         ZT_EQ_INT(zlink_send(a, parts, 4, ZLINK_SEND_FLAGS_NONE, NULL, NULL),
                   ZLINK_SUBMIT_INVALID_HANDLE);
         zlink_multipart_close(parts, 3);
-        send_ok(a, "whole", "record");
-        recv_expect(b, "whole", "record");
+        zlt_send_ok(a, "whole", "record");
+        zlt_expect_strs(b, "whole", "record");
     }
     /* A refused receive (short buffer) leaves no half-taken record. */
-    send_ok(a, "x1", "x2", "x3", "x4");
+    zlt_send_ok(a, "x1", "x2", "x3", "x4");
     zlink_msg_t in[2];
     size_t count = 0;
     ZT_EQ_INT(zlink_recv(b, NULL, in, 2, &count, ZLINK_RECV_FLAGS_NONE),
               ZLINK_RECV_BUFFER_TOO_SMALL);
     ZT_EQ_INT(count, 4);
-    send_ok(a, "y");
-    recv_expect(b, "x1", "x2", "x3", "x4");
-    recv_expect(b, "y");
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_send_ok(a, "y");
+    zlt_expect_strs(b, "x1", "x2", "x3", "x4");
+    zlt_expect_strs(b, "y");
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------ item 15 */
@@ -708,30 +475,29 @@ struct later_peer {
 static void *connect_later(void *arg)
 {
     struct later_peer *lp = arg;
-    (void)wait_blocked(lp->sender_tid);
+    (void)zt_wait_blocked(lp->sender_tid);
     lp->sock = new_pair();
-    connect_ok(lp->sock, lp->ep);
+    zlt_connect(lp->sock, lp->ep);
     return NULL;
 }
 
 static void test_none_waits_for_peer(void)
 {
-    ctx_begin();
     void *a = new_pair();
     struct later_peer lp;
-    bind_fresh(a, lp.ep, sizeof lp.ep);
+    zlt_bind(a, g_tr, lp.ep, sizeof lp.ep);
 
     /* No peer: DONTWAIT, SNDTIMEO 0 and a short SNDTIMEO give up. */
-    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_DONTWAIT, STRS("nobody"), 1),
+    ZT_EQ_INT(zlt_send_strs(a, ZLINK_SEND_FLAGS_DONTWAIT, ZLT_STRS("nobody"), 1),
               ZLINK_SUBMIT_BACKPRESSURED);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
-    set_int(a, ZLINK_SNDTIMEO, 0);
-    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("nobody"), 1),
+    zlt_set_int(a, ZLINK_SNDTIMEO, 0);
+    ZT_EQ_INT(zlt_send_strs(a, ZLINK_SEND_FLAGS_NONE, ZLT_STRS("nobody"), 1),
               ZLINK_SUBMIT_BACKPRESSURED);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
-    set_int(a, ZLINK_SNDTIMEO, 50);
+    zlt_set_int(a, ZLINK_SNDTIMEO, 50);
     int64_t t0 = zt_now_ms();
-    ZT_EQ_INT(send_list(a, ZLINK_SEND_FLAGS_NONE, STRS("nobody"), 1),
+    ZT_EQ_INT(zlt_send_strs(a, ZLINK_SEND_FLAGS_NONE, ZLT_STRS("nobody"), 1),
               ZLINK_SUBMIT_BACKPRESSURED);
     ZT_EQ_INT(zlink_errno(), EAGAIN);
     int64_t waited = zt_now_ms() - t0;
@@ -741,57 +507,54 @@ static void test_none_waits_for_peer(void)
     /* NONE within SNDTIMEO: a peer that connects while the send waits gets
      * the record. The connect starts on another thread once the send is
      * asleep waiting (as far as /proc can tell). */
-    set_int(a, ZLINK_SNDTIMEO, 10000);
-    lp.sender_tid = self_tid();
+    zlt_set_int(a, ZLINK_SNDTIMEO, 10000);
+    lp.sender_tid = zt_gettid();
     pthread_t t;
     ZT_EQ_INT(pthread_create(&t, NULL, connect_later, &lp), 0);
-    send_ok(a, "waited", "for you");
+    zlt_send_ok(a, "waited", "for you");
     ZT_EQ_INT(pthread_join(t, NULL), 0);
-    set_int(lp.sock, ZLINK_RCVTIMEO, 5000);
-    recv_expect(lp.sock, "waited", "for you");
-    expect_nothing(lp.sock); /* the refused sends above left nothing */
-    close_ok(lp.sock);
+    zlt_set_int(lp.sock, ZLINK_RCVTIMEO, 5000);
+    zlt_expect_strs(lp.sock, "waited", "for you");
+    zlt_expect_no_data(lp.sock); /* the refused sends above left nothing */
+    zlt_close(lp.sock);
 
     /* The same after the peer went away (inproc: the close is synchronous,
      * so the next send cannot be taken by the old pipe). */
-    if (g_tp == TP_INPROC) {
+    if (on_inproc()) {
         ZT_EQ_INT(pthread_create(&t, NULL, connect_later, &lp), 0);
-        send_ok(a, "again");
+        zlt_send_ok(a, "again");
         ZT_EQ_INT(pthread_join(t, NULL), 0);
-        recv_expect(lp.sock, "again");
-        close_ok(lp.sock);
+        zlt_expect_strs(lp.sock, "again");
+        zlt_close(lp.sock);
     }
-    close_ok(a);
-    ctx_end();
 }
 
 /* ------------------------------------------------------------ item 16 */
 
 static void test_no_replay(void)
 {
-    ctx_begin();
     char ep[256];
     void *a = new_pair();
-    bind_fresh(a, ep, sizeof ep);
+    zlt_bind(a, g_tr, ep, sizeof ep);
     void *b = new_pair();
-    connect_ok(b, ep);
-    send_ok(b, "hello from b");
-    recv_expect(a, "hello from b");
-    send_ok(a, "r1");
-    recv_expect(b, "r1");
-    send_ok(a, "r0-unread"); /* admitted towards b; b never reads it */
-    close_ok(b);             /* b's unread records are discarded */
+    zlt_connect(b, ep);
+    zlt_send_ok(b, "hello from b");
+    zlt_expect_strs(a, "hello from b");
+    zlt_send_ok(a, "r1");
+    zlt_expect_strs(b, "r1");
+    zlt_send_ok(a, "r0-unread"); /* admitted towards b; b never reads it */
+    zlt_close(b);             /* b's unread records are discarded */
 
     /* A new peer. On tcp and ipc a may refuse it until it has seen b go,
      * so b2 greets until a hears a greeting: then b2 is a's peer. */
     void *b2 = new_pair();
-    connect_ok(b2, ep);
-    set_int(a, ZLINK_RCVTIMEO, 200);
+    zlt_connect(b2, ep);
+    zlt_set_int(a, ZLINK_RCVTIMEO, 200);
     int heard = 0;
     for (int i = 0; i < 50 && !heard; i++) {
         char hello[32];
         snprintf(hello, sizeof hello, "hello-%d", i);
-        zlink_submit_result_t r = send_list(b2, ZLINK_SEND_FLAGS_NONE, STRS(hello), 1);
+        zlink_submit_result_t r = zlt_send_strs(b2, ZLINK_SEND_FLAGS_NONE, ZLT_STRS(hello), 1);
         ZT_CHECK(r == ZLINK_SUBMIT_OK || r == ZLINK_SUBMIT_BACKPRESSURED);
         zlink_msg_t in[2];
         size_t count = 0;
@@ -805,12 +568,9 @@ static void test_no_replay(void)
     }
     ZT_CHECK(heard);
     /* b2 gets what a sends from now on, and nothing sent before. */
-    send_ok(a, "r2");
-    recv_expect(b2, "r2");
-    expect_nothing(b2);
-    close_ok(a);
-    close_ok(b2);
-    ctx_end();
+    zlt_send_ok(a, "r2");
+    zlt_expect_strs(b2, "r2");
+    zlt_expect_no_data(b2);
 }
 
 /* ------------------------------------------------- second peer refused */
@@ -818,41 +578,35 @@ static void test_no_replay(void)
 static void test_second_peer_refused(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
     char ep[256];
     size_t size = sizeof ep;
     ZT_EQ_INT(zlink_getsockopt(a, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
     void *c = new_pair();
     zlink_connect_result_t r = zlink_connect(c, ep);
-    if (g_tp == TP_INPROC) {
+    if (on_inproc()) {
         /* In process the refusal is known at once. */
         ZT_EQ_INT(r, ZLINK_CONNECT_CONFLICT);
         ZT_EQ_INT(zlink_errno(), EEXIST);
-        ZT_EQ_INT(send_list(c, ZLINK_SEND_FLAGS_DONTWAIT, STRS("intruder"), 1),
+        ZT_EQ_INT(zlt_send_strs(c, ZLINK_SEND_FLAGS_DONTWAIT, ZLT_STRS("intruder"), 1),
                   ZLINK_SUBMIT_BACKPRESSURED);
     } else {
         ZT_EQ_INT(r, ZLINK_CONNECT_OK); /* asynchronous; refused after the handshake */
     }
     /* a keeps talking to b only. */
     for (int i = 0; i < 5; i++) {
-        send_ok(a, "for b");
-        recv_expect(b, "for b");
-        send_ok(b, "for a");
-        recv_expect(a, "for a");
+        zlt_send_ok(a, "for b");
+        zlt_expect_strs(b, "for b");
+        zlt_send_ok(b, "for a");
+        zlt_expect_strs(a, "for a");
     }
-    expect_nothing(c);
-    close_ok(c);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_no_data(c);
 }
 
 /* ------------------------------------------ 02-message 15: consume all */
 
 static void test_failed_part_send_consumes_all(void)
 {
-    ctx_begin();
     static char zc_buf[64];
     memset(zc_buf, 'q', sizeof zc_buf);
 
@@ -874,16 +628,16 @@ static void test_failed_part_send_consumes_all(void)
         ZT_EQ_INT(zlink_msg_close(&parts[i]), ZLINK_CONFIG_OK); /* left initialized */
     }
     /* The sequence ended with the failure: the next record stands alone. */
-    send_ok(a, "fresh");
-    recv_expect(b, "fresh");
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
+    zlt_send_ok(a, "fresh");
+    zlt_expect_strs(b, "fresh");
+    zlt_expect_no_data(b);
+    zlt_close(a);
+    zlt_close(b);
 
     /* Refused for lack of a peer (BACKPRESSURED): consumed the same way. */
     void *lonely = new_pair();
     char ep[256];
-    bind_fresh(lonely, ep, sizeof ep);
+    zlt_bind(lonely, g_tr, ep, sizeof ep);
     atomic_store(&g_ffn_calls, 0);
     ZT_EQ_INT(zlink_msg_init_size(&parts[0], 10), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_msg_init_data(&parts[1], zc_buf, sizeof zc_buf, count_ffn, NULL),
@@ -894,8 +648,6 @@ static void test_failed_part_send_consumes_all(void)
     ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
     ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
     zlink_multipart_close(parts, 2);
-    close_ok(lonely);
-    ctx_end();
 }
 
 /* --------------------------------------- 02-message 16: no interleaving */
@@ -948,10 +700,9 @@ static void *sender_main(void *arg)
 static void test_no_interleaving_concurrent_senders(void)
 {
     void *a, *b;
-    ctx_begin();
     make_pair(&a, &b);
-    set_int(a, ZLINK_SNDTIMEO, 10000);
-    set_int(b, ZLINK_RCVTIMEO, 10000);
+    zlt_set_int(a, ZLINK_SNDTIMEO, 10000);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 10000);
     g_shared_sender = a;
     pthread_t t[SENDERS];
     ZT_EQ_INT(pthread_barrier_init(&g_start, NULL, SENDERS), 0);
@@ -998,30 +749,16 @@ static void test_no_interleaving_concurrent_senders(void)
         ZT_EQ_INT(next_seq[i], PER_SENDER);
     }
     pthread_barrier_destroy(&g_start);
-    expect_nothing(b);
-    close_ok(a);
-    close_ok(b);
-    ctx_end();
+    zlt_expect_no_data(b);
 }
 
 /* ------------------------------------------------------------------ main */
 
-static void run_case(const char *name, void (*fn)(void))
-{
-    /* zt__run keeps the name pointer until it prints the verdict. */
-    static char names[64][96];
-    static int used;
-    char *slot = names[used++ % 64];
-    snprintf(slot, sizeof names[0], "%s[%s]", name, tp_names[g_tp]);
-    zt__run(slot, fn);
-}
-
-#define RUN_TP(fn) run_case(#fn, fn)
-
 int main(void)
 {
-    atexit(ipc_cleanup);
-    for (g_tp = TP_INPROC; g_tp <= TP_IPC; g_tp++) {
+    static const char *const transports[] = {"inproc", "tcp", "ipc"};
+    for (int t = 0; t < 3; t++) {
+        g_tr = transports[t];
         RUN_TP(test_both_ways);
         RUN_TP(test_rid_is_null);
         RUN_TP(test_caller_owns_slots);

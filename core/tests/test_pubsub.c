@@ -14,8 +14,7 @@
  * fenced the same way: subscription frames travel in order, so once a
  * newer subscription works, the older changes have been applied. No sleeps.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,91 +25,9 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-#define T_MS(ms) ((int)((ms) * zt_timeout_mult()))
-
-static const char *const TRANSPORTS[] = {"inproc", "tcp"};
-#define NTRANSPORTS 2
-
-static void *ctx_new(void)
-{
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    return ctx;
-}
-
-static void ctx_term(void *ctx)
-{
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-}
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static int get_int(void *s, int opt)
-{
-    int v = -12345;
-    size_t n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &n), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(n, sizeof v);
-    return v;
-}
-
-static void set_u64(void *s, int opt, uint64_t v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static void *sock_new(void *ctx, int type)
-{
-    void *s = zlink_socket(ctx, type);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_SNDTIMEO, T_MS(2000));
-    set_int(s, ZLINK_RCVTIMEO, T_MS(2000));
-    return s;
-}
-
-static void sock_close(void *s)
-{
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-}
-
-static bool is_tcp(const char *tr)
-{
-    return strcmp(tr, "tcp") == 0;
-}
-
-static void bind_ep(void *s, const char *tr, char *ep, size_t cap)
-{
-    static int counter;
-    if (is_tcp(tr)) {
-        ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
-        size_t n = cap;
-        ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &n), ZLINK_CONFIG_OK);
-        ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
-    } else {
-        snprintf(ep, cap, "inproc://pubsub-%ld-%d", (long)getpid(), ++counter);
-        ZT_EQ_INT(zlink_bind(s, ep), ZLINK_BIND_OK);
-    }
-}
-
-static void connect_ep(void *s, const char *ep)
-{
-    ZT_EQ_INT(zlink_connect(s, ep), ZLINK_CONNECT_OK);
-}
-
 static void subscribe(void *sub, const char *topic)
 {
     ZT_EQ_INT(zlink_set_subscription(sub, topic), ZLINK_CONFIG_OK);
-}
-
-static void msg_set(zlink_msg_t *m, const void *data, size_t len)
-{
-    ZT_EQ_INT(zlink_msg_init_size(m, len), ZLINK_CONFIG_OK);
-    if (len > 0)
-        memcpy(zlink_msg_data(m), data, len);
 }
 
 /* Publishes one record: topic frame plus one part `text`. The part is
@@ -118,7 +35,7 @@ static void msg_set(zlink_msg_t *m, const void *data, size_t len)
 static zlink_submit_result_t pub_str(void *pub, const char *topic, const char *text, int flags)
 {
     zlink_msg_t m;
-    msg_set(&m, text, strlen(text));
+    zlt_msg_set(&m, text, strlen(text));
     zlink_submit_result_t rc = zlink_publish(pub, topic, &m, 1, (zlink_send_flags_t)flags);
     ZT_EQ_INT(zlink_msg_size(&m), 0);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
@@ -195,8 +112,8 @@ static zlink_recv_result_t s_recv_any(void *sub, char *topic, size_t tcap, size_
  * topic until one arrives, then receives the ones still in flight. */
 static void sub_sync(void *pub, void *sub, const char *topic)
 {
-    set_int(sub, ZLINK_RCVTIMEO, 20);
-    int64_t end = zt_now_ms() + T_MS(3000);
+    zlt_set_int(sub, ZLINK_RCVTIMEO, 20);
+    int64_t end = zt_now_ms() + ZT_MS(3000);
     int sent = 0, first = -1;
     while (first < 0) {
         if (zt_now_ms() > end)
@@ -213,7 +130,7 @@ static void sub_sync(void *pub, void *sub, const char *topic)
         ZT_CHECK(strncmp(b, "sync:", 5) == 0);
         first = atoi(b + 5);
     }
-    set_int(sub, ZLINK_RCVTIMEO, T_MS(2000));
+    zlt_set_int(sub, ZLINK_RCVTIMEO, ZT_MS(2000));
     for (int k = first + 1; k < sent; k++) {
         char text[32];
         snprintf(text, sizeof text, "sync:%d", k);
@@ -225,10 +142,10 @@ static void sub_sync(void *pub, void *sub, const char *topic)
 static void ps_pair(void *ctx, const char *tr, const char *topic, void **pub_out, void **sub_out)
 {
     char ep[256];
-    void *pub = sock_new(ctx, ZLINK_PUB);
-    bind_ep(pub, tr, ep, sizeof ep);
-    void *sub = sock_new(ctx, ZLINK_SUB);
-    connect_ep(sub, ep);
+    void *pub = zlt_sock(ctx, ZLINK_PUB);
+    zlt_bind(pub, tr, ep, sizeof ep);
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    zlt_connect(sub, ep);
     subscribe(sub, topic);
     sub_sync(pub, sub, topic);
     *pub_out = pub;
@@ -239,7 +156,7 @@ static void ps_pair(void *ctx, const char *tr, const char *topic, void **pub_out
  * records so the kernel's buffers (some MB on loopback) fill quickly. */
 static uint64_t fill_record_size(const char *tr)
 {
-    return is_tcp(tr) ? 65536 : 8;
+    return zlt_is_tcp(tr) ? 65536 : 8;
 }
 
 /* Publishes numbered records ("<i>" padded to size) on topic until the
@@ -259,7 +176,7 @@ static int publish_until_refused(void *pub, const char *topic, size_t size, int 
         zlink_msg_t m;
         memset(buf, 0, size < 32 ? 32 : size);
         snprintf((char *)buf, 32, "%d", i);
-        msg_set(&m, buf, size);
+        zlt_msg_set(&m, buf, size);
         zlink_submit_result_t rc = zlink_publish(pub, topic, &m, 1, (zlink_send_flags_t)flags);
         ZT_EQ_INT(zlink_msg_size(&m), 0);
         ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
@@ -267,11 +184,11 @@ static int publish_until_refused(void *pub, const char *topic, size_t size, int 
             ZT_EQ_INT(zlink_errno(), EAGAIN);
             if (flags == ZLINK_DONTWAIT && settle) {
                 flags = 0;
-                set_int(pub, ZLINK_SNDTIMEO, T_MS(50));
+                zlt_set_int(pub, ZLINK_SNDTIMEO, ZT_MS(50));
                 i--; /* the same number again, waiting */
                 continue;
             }
-            set_int(pub, ZLINK_SNDTIMEO, T_MS(2000));
+            zlt_set_int(pub, ZLINK_SNDTIMEO, ZT_MS(2000));
             free(buf);
             return i;
         }
@@ -316,10 +233,10 @@ static int s_recv_index(void *sub, const char *topic, size_t size)
  * and synced. */
 static void *slow_sub(void *ctx, void *pub, const char *ep, uint64_t rcvhwm, const char *sync)
 {
-    void *s = sock_new(ctx, ZLINK_SUB);
-    set_u64(s, ZLINK_RCVHWM, rcvhwm);
-    set_int(s, ZLINK_RCVBUF, 131072); /* tcp: fixed, no autotuning */
-    connect_ep(s, ep);
+    void *s = zlt_sock(ctx, ZLINK_SUB);
+    zlt_set_u64(s, ZLINK_RCVHWM, rcvhwm);
+    zlt_set_int(s, ZLINK_RCVBUF, 131072); /* tcp: fixed, no autotuning */
+    zlt_connect(s, ep);
     subscribe(s, "f");
     subscribe(s, sync);
     sub_sync(pub, s, sync);
@@ -333,21 +250,21 @@ static void *slow_sub(void *ctx, void *pub, const char *ep, uint64_t rcvhwm, con
 static void pub_01_non_pub_not_supported(void)
 {
     printf("# covers PUB/1\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     const int types[] = {ZLINK_SUB, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PAIR, ZLINK_STREAM};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        void *s = sock_new(ctx, types[i]);
+        void *s = zlt_sock(ctx, types[i]);
         zlink_msg_t m[2];
-        msg_set(&m[0], "a", 1);
-        msg_set(&m[1], "b", 1);
+        zlt_msg_set(&m[0], "a", 1);
+        zlt_msg_set(&m[1], "b", 1);
         ZT_EQ_INT(zlink_publish(s, "topic", m, 2, 0), ZLINK_SUBMIT_NOT_SUPPORTED);
         ZT_EQ_INT(zlink_errno(), ENOTSUP);
         ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
         ZT_EQ_INT(zlink_msg_size(&m[1]), 0);
         zlink_multipart_close(m, 2);
-        sock_close(s);
+        zlt_close(s);
     }
-    ctx_term(ctx);
+    zlt_ctx_term(ctx);
 }
 
 /* PUB 2: a topic argument is sent as the first frame: the SUB gets it as
@@ -355,15 +272,12 @@ static void pub_01_non_pub_not_supported(void)
 static void pub_02_topic_prepended(void)
 {
     printf("# covers PUB/2\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "weather", &pub, &sub);
         zlink_msg_t m[2];
-        msg_set(&m[0], "sunny", 5);
-        msg_set(&m[1], "warm", 4);
+        zlt_msg_set(&m[0], "sunny", 5);
+        zlt_msg_set(&m[1], "warm", 4);
         ZT_EQ_INT(zlink_publish(pub, "weather", m, 2, 0), ZLINK_SUBMIT_OK);
         zlink_msg_t parts[4];
         size_t count = 0, tlen = 0;
@@ -382,9 +296,6 @@ static void pub_02_topic_prepended(void)
         ZT_EQ_INT(zlink_errno(), EINVAL);
         zlink_multipart_close(m, 2);
         s_expect_none(sub);
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -392,16 +303,13 @@ static void pub_02_topic_prepended(void)
 static void pub_03_null_topic_first_frame(void)
 {
     printf("# covers PUB/3\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "news", &pub, &sub);
         zlink_msg_t m[3];
-        msg_set(&m[0], "news", 4);
-        msg_set(&m[1], "body", 4);
-        msg_set(&m[2], "more", 4);
+        zlt_msg_set(&m[0], "news", 4);
+        zlt_msg_set(&m[1], "body", 4);
+        zlt_msg_set(&m[2], "more", 4);
         ZT_EQ_INT(zlink_publish(pub, NULL, m, 3, 0), ZLINK_SUBMIT_OK);
         zlink_msg_t parts[4];
         size_t count = 0, tlen = 0;
@@ -415,7 +323,7 @@ static void pub_03_null_topic_first_frame(void)
         ZT_EQ_MEM(zlink_msg_data(&parts[1]), "more", 4);
         zlink_multipart_close(parts, count);
         /* A topic-only record: no parts after it. */
-        msg_set(&m[0], "news-only", 9);
+        zlt_msg_set(&m[0], "news-only", 9);
         ZT_EQ_INT(zlink_publish(pub, NULL, m, 1, 0), ZLINK_SUBMIT_OK);
         count = 99;
         ZT_EQ_INT(zlink_subscribe(sub, NULL, topic, sizeof topic, &tlen, parts, 4, &count, 0),
@@ -424,14 +332,11 @@ static void pub_03_null_topic_first_frame(void)
         ZT_EQ_MEM(topic, "news-only", 9);
         ZT_EQ_INT(count, 0);
         /* A first frame that does not match is filtered like any topic. */
-        msg_set(&m[0], "sport", 5);
-        msg_set(&m[1], "x", 1);
+        zlt_msg_set(&m[0], "sport", 5);
+        zlt_msg_set(&m[1], "x", 1);
         ZT_EQ_INT(zlink_publish(pub, NULL, m, 2, 0), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(pub_str(pub, "news", "last", 0), ZLINK_SUBMIT_OK);
         s_expect(sub, "news", "last");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -440,10 +345,7 @@ static void pub_03_null_topic_first_frame(void)
 static void pub_04_msgsize_counts_topic(void)
 {
     printf("# covers PUB/4\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         int64_t max = 16;
@@ -458,8 +360,8 @@ static void pub_04_msgsize_counts_topic(void)
         ZT_EQ_INT(zlink_errno(), EMSGSIZE);
         /* Same with the topic as parts[0]. */
         zlink_msg_t m[2];
-        msg_set(&m[0], "topic-123456", 12);
-        msg_set(&m[1], "12345678", 8);
+        zlt_msg_set(&m[0], "topic-123456", 12);
+        zlt_msg_set(&m[1], "12345678", 8);
         ZT_EQ_INT(zlink_publish(pub, NULL, m, 2, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EMSGSIZE);
         zlink_multipart_close(m, 2);
@@ -467,9 +369,6 @@ static void pub_04_msgsize_counts_topic(void)
         s_expect(sub, "topic-12", "12345678");
         s_expect(sub, "end", "x");
         s_expect_none(sub);
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -478,13 +377,13 @@ static void pub_04_msgsize_counts_topic(void)
 static void pub_06_parts_consumed(void)
 {
     printf("# covers PUB/6\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *pub, *sub;
     ps_pair(ctx, "inproc", "", &pub, &sub);
     zlink_msg_t m[3];
     /* Success. */
-    msg_set(&m[0], "a", 1);
-    msg_set(&m[1], "bb", 2);
+    zlt_msg_set(&m[0], "a", 1);
+    zlt_msg_set(&m[1], "bb", 2);
     ZT_EQ_INT(zlink_publish(pub, "t", m, 2, 0), ZLINK_SUBMIT_OK);
     for (int i = 0; i < 2; i++) {
         ZT_EQ_INT(zlink_msg_size(&m[i]), 0);
@@ -496,8 +395,8 @@ static void pub_06_parts_consumed(void)
     /* EMSGSIZE. */
     int64_t max = 4;
     ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
-    msg_set(&m[0], "toolong", 7);
-    msg_set(&m[1], "x", 1);
+    zlt_msg_set(&m[0], "toolong", 7);
+    zlt_msg_set(&m[1], "x", 1);
     ZT_EQ_INT(zlink_publish(pub, "t", m, 2, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
     ZT_EQ_INT(zlink_msg_size(&m[1]), 0);
@@ -505,9 +404,9 @@ static void pub_06_parts_consumed(void)
     max = -1;
     ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
     /* An invalid part among valid ones: the valid ones are consumed too. */
-    msg_set(&m[0], "ok", 2);
+    zlt_msg_set(&m[0], "ok", 2);
     memset(&m[1], 0, sizeof m[1]);
-    msg_set(&m[2], "ok2", 3);
+    zlt_msg_set(&m[2], "ok2", 3);
     ZT_EQ_INT(zlink_publish(pub, "t", m, 3, 0), ZLINK_SUBMIT_INVALID_HANDLE);
     ZT_EQ_INT(zlink_errno(), EFAULT);
     ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
@@ -515,7 +414,7 @@ static void pub_06_parts_consumed(void)
     ZT_EQ_INT(zlink_msg_close(&m[0]), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_msg_close(&m[2]), ZLINK_CONFIG_OK);
     /* Wrong socket type. */
-    msg_set(&m[0], "z", 1);
+    zlt_msg_set(&m[0], "z", 1);
     ZT_EQ_INT(zlink_publish(sub, "t", m, 1, 0), ZLINK_SUBMIT_NOT_SUPPORTED);
     ZT_EQ_INT(zlink_msg_size(&m[0]), 0);
     ZT_EQ_INT(zlink_msg_close(&m[0]), ZLINK_CONFIG_OK);
@@ -530,9 +429,7 @@ static void pub_06_parts_consumed(void)
         zlink_multipart_close(parts, count);
     }
     ZT_EQ_INT(s_recv(sub, t, sizeof t, b, sizeof b, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-    sock_close(sub);
-    sock_close(pub);
-    ctx_term(ctx);
+    zlt_finish(ctx, sub, pub);
 }
 
 /* PUB 7: each record is one unit: multipart records arrive whole and in
@@ -540,17 +437,14 @@ static void pub_06_parts_consumed(void)
 static void pub_07_one_unit_ordered(void)
 {
     printf("# covers PUB/7\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep[256];
-        void *pub = sock_new(ctx, ZLINK_PUB);
-        bind_ep(pub, tr, ep, sizeof ep);
+        void *pub = zlt_sock(ctx, ZLINK_PUB);
+        zlt_bind(pub, tr, ep, sizeof ep);
         void *subs[2];
         for (int k = 0; k < 2; k++) {
-            subs[k] = sock_new(ctx, ZLINK_SUB);
-            connect_ep(subs[k], ep);
+            subs[k] = zlt_sock(ctx, ZLINK_SUB);
+            zlt_connect(subs[k], ep);
             subscribe(subs[k], "seq");
             subscribe(subs[k], k == 0 ? "sync0" : "sync1"); /* private sync topic */
             sub_sync(pub, subs[k], k == 0 ? "sync0" : "sync1");
@@ -558,11 +452,11 @@ static void pub_07_one_unit_ordered(void)
         enum { N = 300 };
         for (int i = 0; i < N; i++) {
             zlink_msg_t m[3];
-            msg_set(&m[0], &i, sizeof i);
+            zlt_msg_set(&m[0], &i, sizeof i);
             char body[64];
             int len = snprintf(body, sizeof body, "body-%d", i);
-            msg_set(&m[1], body, (size_t)len);
-            msg_set(&m[2], "", 0);
+            zlt_msg_set(&m[1], body, (size_t)len);
+            zlt_msg_set(&m[2], "", 0);
             ZT_EQ_INT(zlink_publish(pub, "seq", m, 3, 0), ZLINK_SUBMIT_OK);
         }
         for (int k = 0; k < 2; k++) {
@@ -587,10 +481,6 @@ static void pub_07_one_unit_ordered(void)
             }
             s_expect_none(subs[k]);
         }
-        sock_close(subs[0]);
-        sock_close(subs[1]);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -598,10 +488,7 @@ static void pub_07_one_unit_ordered(void)
 static void pub_08_failure_delivers_nothing(void)
 {
     printf("# covers PUB/8\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         ZT_EQ_INT(pub_str(pub, "t", "good-1", 0), ZLINK_SUBMIT_OK);
@@ -611,7 +498,7 @@ static void pub_08_failure_delivers_nothing(void)
         max = -1;
         ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
         zlink_msg_t m[2];
-        msg_set(&m[0], "first-ok", 8);
+        zlt_msg_set(&m[0], "first-ok", 8);
         memset(&m[1], 0, sizeof m[1]); /* not a message */
         ZT_EQ_INT(zlink_publish(pub, "t", m, 2, 0), ZLINK_SUBMIT_INVALID_HANDLE);
         ZT_EQ_INT(zlink_msg_close(&m[0]), ZLINK_CONFIG_OK);
@@ -622,9 +509,6 @@ static void pub_08_failure_delivers_nothing(void)
         s_expect(sub, "t", "good-1");
         s_expect(sub, "t", "good-2");
         s_expect_none(sub);
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -634,38 +518,35 @@ static void pub_08_failure_delivers_nothing(void)
 static void pub_09_nodrop0_drops_ok(void)
 {
     printf("# covers PUB/9\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep[256];
-        void *pub = sock_new(ctx, ZLINK_PUB);
-        ZT_EQ_INT(get_int(pub, ZLINK_PUB_NODROP), 0);
-        set_u64(pub, ZLINK_SNDHWM, is_tcp(tr) ? 262144 : 0);
-        bind_ep(pub, tr, ep, sizeof ep);
+        void *pub = zlt_sock(ctx, ZLINK_PUB);
+        ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_NODROP), 0);
+        zlt_set_u64(pub, ZLINK_SNDHWM, zlt_is_tcp(tr) ? 262144 : 0);
+        zlt_bind(pub, tr, ep, sizeof ep);
         /* inproc: RCVHWM 1000 holds exactly 7 records of 1+64 + 8+64 bytes. */
-        void *sub = slow_sub(ctx, pub, ep, is_tcp(tr) ? 65536 : 1000, "sync");
+        void *sub = slow_sub(ctx, pub, ep, zlt_is_tcp(tr) ? 65536 : 1000, "sync");
         size_t size = fill_record_size(tr);
-        int n = is_tcp(tr) ? 400 : 50;
+        int n = zlt_is_tcp(tr) ? 400 : 50;
         unsigned char *buf = calloc(1, size);
         ZT_CHECK(buf != NULL);
         for (int i = 0; i < n; i++) {
             zlink_msg_t m;
             memset(buf, 0, size);
             snprintf((char *)buf, size, "%d", i);
-            msg_set(&m, buf, size);
+            zlt_msg_set(&m, buf, size);
             ZT_EQ_INT(zlink_publish(pub, "f", &m, 1, ZLINK_SEND_FLAGS_DONTWAIT), ZLINK_SUBMIT_OK);
         }
         free(buf);
         /* Take what was kept: increasing indices, fewer than published.
          * A marker published after room returns ends the stream. */
         int got = 0, last = -1, markers = 0;
-        if (!is_tcp(tr)) {
+        if (!zlt_is_tcp(tr)) {
             /* inproc: the queue holds exactly 7: this one is dropped too. */
             ZT_EQ_INT(pub_str(pub, "f", "after", 0), ZLINK_SUBMIT_OK);
         }
-        set_int(sub, ZLINK_RCVTIMEO, 50);
-        int64_t end = zt_now_ms() + T_MS(5000);
+        zlt_set_int(sub, ZLINK_RCVTIMEO, 50);
+        int64_t end = zt_now_ms() + ZT_MS(5000);
         for (;;) {
             ZT_CHECK(zt_now_ms() < end);
             char topic[16], head[32];
@@ -693,15 +574,12 @@ static void pub_09_nodrop0_drops_ok(void)
         printf("# kept %d of %d\n", got, n);
         ZT_CHECK(got >= 1);
         ZT_CHECK(got < n);
-        if (!is_tcp(tr)) {
+        if (!zlt_is_tcp(tr)) {
             ZT_EQ_INT(got, 7); /* the first 7, then the queue was full */
             ZT_EQ_INT(last, 6);
             ZT_EQ_INT(markers, 1);
             s_expect_none(sub);
         }
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -709,44 +587,34 @@ static void pub_09_nodrop0_drops_ok(void)
  * one record) and optionally a roomy subscriber s2 (RCVHWM unlimited), both
  * on topic "f" and synced; then NODROP 1 and publishing until refused. On
  * return *admitted records 0..admitted-1 were accepted and s1's path is
- * full. */
+ * full. The sockets are the round's (closed when it ends). */
 typedef struct fill {
-    void *ctx, *pub, *s1, *s2;
+    void *pub, *s1, *s2;
     int admitted;
     size_t size;
 } fill_t;
 
-static void fill_setup(fill_t *f, const char *tr, bool with_s2)
+static void fill_setup(fill_t *f, void *ctx, const char *tr, bool with_s2)
 {
     char ep[256];
     memset(f, 0, sizeof *f);
-    f->ctx = ctx_new();
     f->size = fill_record_size(tr);
-    f->pub = sock_new(f->ctx, ZLINK_PUB);
+    f->pub = zlt_sock(ctx, ZLINK_PUB);
     /* tcp: a large PUB queue per subscriber, so the roomy one never fills
      * while s1's path does; fixed kernel buffers on s1's path (set sizes
      * turn autotuning off), so once full it stays full. */
-    set_u64(f->pub, ZLINK_SNDHWM, is_tcp(tr) ? 8u * 1024 * 1024 : 0);
-    if (is_tcp(tr))
-        set_int(f->pub, ZLINK_SNDBUF, 131072);
-    bind_ep(f->pub, tr, ep, sizeof ep);
-    f->s1 = slow_sub(f->ctx, f->pub, ep, is_tcp(tr) ? 65536 : 1000, "s1sync");
+    zlt_set_u64(f->pub, ZLINK_SNDHWM, zlt_is_tcp(tr) ? 8u * 1024 * 1024 : 0);
+    if (zlt_is_tcp(tr))
+        zlt_set_int(f->pub, ZLINK_SNDBUF, 131072);
+    zlt_bind(f->pub, tr, ep, sizeof ep);
+    f->s1 = slow_sub(ctx, f->pub, ep, zlt_is_tcp(tr) ? 65536 : 1000, "s1sync");
     if (with_s2)
-        f->s2 = slow_sub(f->ctx, f->pub, ep, 0, "s2sync");
-    set_int(f->pub, ZLINK_PUB_NODROP, 1);
+        f->s2 = slow_sub(ctx, f->pub, ep, 0, "s2sync");
+    zlt_set_int(f->pub, ZLINK_PUB_NODROP, 1);
     f->admitted =
-        publish_until_refused(f->pub, "f", f->size, is_tcp(tr) ? 4000 : 100, is_tcp(tr));
+        publish_until_refused(f->pub, "f", f->size, zlt_is_tcp(tr) ? 4000 : 100, zlt_is_tcp(tr));
     printf("# %d admitted before the first refusal\n", f->admitted);
     ZT_CHECK(f->admitted >= 1);
-}
-
-static void fill_teardown(fill_t *f)
-{
-    sock_close(f->s1);
-    if (f->s2 != NULL)
-        sock_close(f->s2);
-    sock_close(f->pub);
-    ctx_term(f->ctx);
 }
 
 /* PUB 10: NODROP 1: one full subscriber stops the publish for all: the
@@ -755,17 +623,15 @@ static void fill_teardown(fill_t *f)
 static void pub_10_nodrop1_one_full_stops_all(void)
 {
     printf("# covers PUB/10\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         fill_t f;
-        fill_setup(&f, tr, true);
-        if (!is_tcp(tr))
+        fill_setup(&f, ctx, tr, true);
+        if (!zlt_is_tcp(tr))
             ZT_EQ_INT(f.admitted, 7); /* s1's RCVHWM 1000 holds 7 */
         /* inproc: refused again while s1 is full (s2 has room). On tcp the
          * full path may still take a record now and then (see
          * expect_refused), which would change the count below. */
-        if (!is_tcp(tr))
+        if (!zlt_is_tcp(tr))
             ZT_EQ_INT(pub_sized(f.pub, "f", f.size, "refused-too", ZLINK_DONTWAIT),
                       ZLINK_SUBMIT_BACKPRESSURED);
         /* s1 drains: exactly 0..admitted-1, in order. */
@@ -779,7 +645,6 @@ static void pub_10_nodrop1_one_full_stops_all(void)
         s_expect(f.s2, "f", "end");
         s_expect_none(f.s2);
         s_expect_none(f.s1);
-        fill_teardown(&f);
     }
 }
 
@@ -794,7 +659,7 @@ static void pub_10_nodrop1_one_full_stops_all(void)
 static void expect_refused(fill_t *f, bool tcp, int flags, int timeo, int min_wait)
 {
     if (flags == 0)
-        set_int(f->pub, ZLINK_SNDTIMEO, timeo);
+        zlt_set_int(f->pub, ZLINK_SNDTIMEO, timeo);
     for (int attempt = 0;; attempt++) {
         int64_t t0 = zt_now_ms();
         zlink_submit_result_t rc = pub_sized(f->pub, "f", f->size, "x", flags);
@@ -802,14 +667,14 @@ static void expect_refused(fill_t *f, bool tcp, int flags, int timeo, int min_wa
         if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
             ZT_EQ_INT(zlink_errno(), EAGAIN);
             ZT_CHECK(waited >= min_wait);
-            ZT_CHECK(waited < T_MS(1000));
+            ZT_CHECK(waited < ZT_MS(1000));
             break;
         }
         ZT_EQ_INT(rc, ZLINK_SUBMIT_OK);
         if (!tcp || attempt >= 50)
             ZT_FAIL("a full subscriber's publish was admitted (attempt %d)", attempt);
     }
-    set_int(f->pub, ZLINK_SNDTIMEO, T_MS(2000));
+    zlt_set_int(f->pub, ZLINK_SNDTIMEO, ZT_MS(2000));
 }
 
 /* PUB 11: NODROP 1 with a full subscriber: DONTWAIT, NONE with SNDTIMEO 0,
@@ -817,17 +682,14 @@ static void expect_refused(fill_t *f, bool tcp, int flags, int timeo, int min_wa
 static void pub_11_nodrop1_backpressured(void)
 {
     printf("# covers PUB/11\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         fill_t f;
-        fill_setup(&f, tr, false);
-        expect_refused(&f, is_tcp(tr), ZLINK_DONTWAIT, 0, 0);
-        expect_refused(&f, is_tcp(tr), 0, 0, 0);
-        expect_refused(&f, is_tcp(tr), 0, 60, 60);
+        fill_setup(&f, ctx, tr, false);
+        expect_refused(&f, zlt_is_tcp(tr), ZLINK_DONTWAIT, 0, 0);
+        expect_refused(&f, zlt_is_tcp(tr), 0, 0, 0);
+        expect_refused(&f, zlt_is_tcp(tr), 0, 60, 60);
         /* Topics nobody subscribed to are not blocked by the full one. */
         ZT_EQ_INT(pub_str(f.pub, "other", "x", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
-        fill_teardown(&f);
     }
 }
 
@@ -851,18 +713,15 @@ static void *drain_until_final(void *arg)
 static void pub_12_blocking_publish_succeeds(void)
 {
     printf("# covers PUB/12\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         fill_t f;
-        fill_setup(&f, tr, false);
-        set_int(f.pub, ZLINK_SNDTIMEO, T_MS(5000));
+        fill_setup(&f, ctx, tr, false);
+        zlt_set_int(f.pub, ZLINK_SNDTIMEO, ZT_MS(5000));
         struct drain_arg a = {f.s1, f.size, f.admitted};
         pthread_t th;
         ZT_EQ_INT(pthread_create(&th, NULL, drain_until_final, &a), 0);
         ZT_EQ_INT(pub_str(f.pub, "f", "final", 0), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(pthread_join(th, NULL), 0);
-        fill_teardown(&f);
     }
 }
 
@@ -871,43 +730,21 @@ static void pub_12_blocking_publish_succeeds(void)
 static void pub_13_option_results(void)
 {
     printf("# covers PUB/13\n");
-    void *ctx = ctx_new();
-    void *pub = sock_new(ctx, ZLINK_PUB);
-    void *sub = sock_new(ctx, ZLINK_SUB);
-    ZT_EQ_INT(get_int(pub, ZLINK_PUB_NODROP), 0);
-    set_int(pub, ZLINK_PUB_NODROP, 1);
-    ZT_EQ_INT(get_int(pub, ZLINK_PUB_NODROP), 1);
-    set_int(pub, ZLINK_PUB_NODROP, 0);
-    ZT_EQ_INT(get_int(pub, ZLINK_PUB_NODROP), 0);
-    int v = 2;
-    ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_PUB_NODROP, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    v = -1;
-    ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_PUB_NODROP, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    short sv = 1;
-    ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_PUB_NODROP, &sv, sizeof sv),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(get_int(pub, ZLINK_PUB_NODROP), 0);
-    v = 1;
-    ZT_EQ_INT(zlink_setsockopt(sub, ZLINK_PUB_NODROP, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_setsockopt(pub, ZLINK_PUB_TOPICS_COUNT, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_setsockopt(sub, ZLINK_SUB_TOPICS_COUNT, &v, sizeof v),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    size_t n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(pub, ZLINK_SUB_TOPICS_COUNT, &v, &n),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(sub, ZLINK_PUB_TOPICS_COUNT, &v, &n),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(get_int(pub, ZLINK_TYPE), ZLINK_PUB);
-    ZT_EQ_INT(get_int(sub, ZLINK_TYPE), ZLINK_SUB);
-    sock_close(sub);
-    sock_close(pub);
-    ctx_term(ctx);
+    void *ctx = zlt_ctx_new();
+    void *pub = zlt_sock(ctx, ZLINK_PUB);
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    /* NODROP: 0 by default, 0/1 read back; other values and sizes EINVAL. */
+    zlt_check_bool_option(pub, ZLINK_PUB_NODROP, 0);
+    ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_NODROP), 0);
+    /* PUB options on a SUB and the other way round; read-only counts. */
+    zlt_set_int_fails(sub, ZLINK_PUB_NODROP, 1, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_set_int_fails(pub, ZLINK_PUB_TOPICS_COUNT, 1, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_set_int_fails(sub, ZLINK_SUB_TOPICS_COUNT, 1, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_get_fails(pub, ZLINK_SUB_TOPICS_COUNT, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_get_fails(sub, ZLINK_PUB_TOPICS_COUNT, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    ZT_EQ_INT(zlt_get_int(pub, ZLINK_TYPE), ZLINK_PUB);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_TYPE), ZLINK_SUB);
+    zlt_finish(ctx, sub, pub);
 }
 
 /* PUB 14: ZLINK_PUB_TOPICS_COUNT counts the distinct topics subscribed
@@ -915,18 +752,15 @@ static void pub_13_option_results(void)
 static void pub_14_topics_count(void)
 {
     printf("# covers PUB/14\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         char ep[256];
-        void *pub = sock_new(ctx, ZLINK_PUB);
-        bind_ep(pub, tr, ep, sizeof ep);
-        ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 0);
-        void *s1 = sock_new(ctx, ZLINK_SUB);
-        void *s2 = sock_new(ctx, ZLINK_SUB);
-        connect_ep(s1, ep);
-        connect_ep(s2, ep);
+        void *pub = zlt_sock(ctx, ZLINK_PUB);
+        zlt_bind(pub, tr, ep, sizeof ep);
+        ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_TOPICS_COUNT), 0);
+        void *s1 = zlt_sock(ctx, ZLINK_SUB);
+        void *s2 = zlt_sock(ctx, ZLINK_SUB);
+        zlt_connect(s1, ep);
+        zlt_connect(s2, ep);
         subscribe(s1, "a");
         subscribe(s1, "b");
         subscribe(s1, "s1sync");
@@ -936,23 +770,19 @@ static void pub_14_topics_count(void)
         sub_sync(pub, s1, "s1sync");
         sub_sync(pub, s2, "s2sync");
         /* a, b, c, s1sync, s2sync: "b" counts once. */
-        ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 5);
+        ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_TOPICS_COUNT), 5);
         ZT_EQ_INT(zlink_unset_subscription(s1, "a"), ZLINK_CONFIG_OK);
         ZT_EQ_INT(zlink_unset_subscription(s1, "s1sync"), ZLINK_CONFIG_OK);
         subscribe(s1, "fence");
         sub_sync(pub, s1, "fence");
         /* b, c, s2sync, fence. */
-        ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 4);
+        ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_TOPICS_COUNT), 4);
         /* "b" is still wanted by s2 after s1 drops it. */
         ZT_EQ_INT(zlink_unset_subscription(s1, "b"), ZLINK_CONFIG_OK);
         subscribe(s1, "zfence"); /* no prefix overlap with "fence" */
         sub_sync(pub, s1, "zfence");
         /* b (still s2's), c, s2sync, fence, zfence. */
-        ZT_EQ_INT(get_int(pub, ZLINK_PUB_TOPICS_COUNT), 5);
-        sock_close(s1);
-        sock_close(s2);
-        sock_close(pub);
-        ctx_term(ctx);
+        ZT_EQ_INT(zlt_get_int(pub, ZLINK_PUB_TOPICS_COUNT), 5);
     }
 }
 
@@ -960,19 +790,11 @@ static void pub_14_topics_count(void)
 static void pub_16_get_approve_reject_einval(void)
 {
     printf("# covers PUB/16\n");
-    void *ctx = ctx_new();
-    void *pub = sock_new(ctx, ZLINK_PUB);
-    char buf[64];
-    size_t n = sizeof buf;
-    ZT_EQ_INT(zlink_getsockopt(pub, ZLINK_PUB_APPROVE_SUBSCRIBE, buf, &n),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    n = sizeof buf;
-    ZT_EQ_INT(zlink_getsockopt(pub, ZLINK_PUB_REJECT_SUBSCRIBE, buf, &n),
-              ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    sock_close(pub);
-    ctx_term(ctx);
+    void *ctx = zlt_ctx_new();
+    void *pub = zlt_sock(ctx, ZLINK_PUB);
+    zlt_get_fails(pub, ZLINK_PUB_APPROVE_SUBSCRIBE, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_get_fails(pub, ZLINK_PUB_REJECT_SUBSCRIBE, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_finish(ctx, pub);
 }
 
 /* ------------------------------------------------------------------ SUB */
@@ -1007,10 +829,7 @@ static void publish_and_collect(void *pub, void *sub, const char *const *topics,
 static void sub_01_prefix_match(void)
 {
     printf("# covers SUB/1\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "ab", &pub, &sub);
         static const char *const topics[] = {"a", "b", "ab", "abc", "xab", "AB", "aB", "ba", "ab"};
@@ -1022,9 +841,6 @@ static void sub_01_prefix_match(void)
         sub_sync(pub, sub, "x");
         publish_and_collect(pub, sub, topics, 9, "ab-fence", out, sizeof out);
         ZT_EQ_STR(out, "ab,abc,xab,ab");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1032,19 +848,13 @@ static void sub_01_prefix_match(void)
 static void sub_02_empty_matches_all(void)
 {
     printf("# covers SUB/2\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         static const char *const topics[] = {"", "a", "zzz", "*", "long-topic-name"};
         char out[256];
         publish_and_collect(pub, sub, topics, 5, "end", out, sizeof out);
         ZT_EQ_STR(out, ",a,zzz,*,long-topic-name");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1052,10 +862,7 @@ static void sub_02_empty_matches_all(void)
 static void sub_03_star_literal(void)
 {
     printf("# covers SUB/3\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "*", &pub, &sub);
         subscribe(sub, "a*");
@@ -1064,9 +871,6 @@ static void sub_03_star_literal(void)
         char out[256];
         publish_and_collect(pub, sub, topics, 8, "*fence", out, sizeof out);
         ZT_EQ_STR(out, "*,*x,a*,a*b");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1076,10 +880,7 @@ static void sub_03_star_literal(void)
 static void sub_04_unset(void)
 {
     printf("# covers SUB/4\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "news", &pub, &sub);
         subscribe(sub, "sport");
@@ -1100,14 +901,11 @@ static void sub_04_unset(void)
         /* Unset all: nothing arrives; a new subscription works again. */
         ZT_EQ_INT(zlink_unset_subscription(sub, "sport"), ZLINK_CONFIG_OK);
         ZT_EQ_INT(zlink_unset_subscription(sub, "fence"), ZLINK_CONFIG_OK);
-        ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
+        ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
         subscribe(sub, "again");
         sub_sync(pub, sub, "again");
         publish_and_collect(pub, sub, topics, 4, "again", out, sizeof out);
         ZT_EQ_STR(out, "");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1116,10 +914,10 @@ static void sub_04_unset(void)
 static void sub_05_argument_errors(void)
 {
     printf("# covers SUB/5\n");
-    void *ctx = ctx_new();
-    void *sub = sock_new(ctx, ZLINK_SUB);
-    void *pub = sock_new(ctx, ZLINK_PUB);
-    void *dealer = sock_new(ctx, ZLINK_DEALER);
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    void *pub = zlt_sock(ctx, ZLINK_PUB);
+    void *dealer = zlt_sock(ctx, ZLINK_DEALER);
     for (int unset = 0; unset < 2; unset++) {
         zlink_config_result_t (*fn)(void *, const char *) =
             unset ? zlink_unset_subscription : zlink_set_subscription;
@@ -1132,11 +930,8 @@ static void sub_05_argument_errors(void)
         ZT_EQ_INT(fn(dealer, "a"), ZLINK_CONFIG_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EINVAL);
     }
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
-    sock_close(dealer);
-    sock_close(pub);
-    sock_close(sub);
-    ctx_term(ctx);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
+    zlt_finish(ctx, dealer, pub, sub);
 }
 
 /* SUB 6: ZLINK_SUB_TOPICS_COUNT is the number of distinct subscriptions,
@@ -1144,17 +939,17 @@ static void sub_05_argument_errors(void)
 static void sub_06_topics_count(void)
 {
     printf("# covers SUB/6\n");
-    void *ctx = ctx_new();
-    void *sub = sock_new(ctx, ZLINK_SUB);
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 0);
     subscribe(sub, "a");
     subscribe(sub, "b");
     subscribe(sub, "");
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 3);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 3);
     subscribe(sub, "a");
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 3);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 3);
     ZT_EQ_INT(zlink_unset_subscription(sub, "b"), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 2);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 2);
     int v = 9;
     ZT_EQ_INT(zlink_setsockopt(sub, ZLINK_SUB_TOPICS_COUNT, &v, sizeof v),
               ZLINK_CONFIG_INVALID_ARGUMENT);
@@ -1163,16 +958,169 @@ static void sub_06_topics_count(void)
     size_t n = sizeof small;
     ZT_EQ_INT(zlink_getsockopt(sub, ZLINK_SUB_TOPICS_COUNT, small, &n),
               ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(get_int(sub, ZLINK_SUB_TOPICS_COUNT), 2);
-    sock_close(sub);
-    ctx_term(ctx);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_SUB_TOPICS_COUNT), 2);
+    zlt_finish(ctx, sub);
+}
+
+/* zlink_subscription_at(sub, index) into a buffer of cap bytes filled
+ * with 0xEE: the result; on OK checks the pattern output is 0, the length
+ * fits and nothing was written past it, and adds a NUL for the caller. */
+static zlink_config_result_t sub_at(void *sub, size_t index, char *out, size_t cap)
+{
+    memset(out, 0xEE, cap);
+    size_t len = cap - 1;
+    int pattern = 77;
+    zlink_config_result_t rc = zlink_subscription_at(sub, index, out, &len, &pattern);
+    if (rc != ZLINK_CONFIG_OK)
+        return rc;
+    ZT_EQ_INT(pattern, 0);
+    ZT_CHECK(len < cap);
+    for (size_t i = len; i < cap; i++)
+        ZT_EQ_INT((unsigned char)out[i], 0xEE); /* no NUL, nothing past len */
+    out[len] = '\0';
+    return rc;
+}
+
+/* Checks that sub's subscriptions are exactly want[0..n), in that order,
+ * and that index n is NOT_FOUND/ENOENT. */
+static void expect_subscriptions(void *sub, const char *const *want, size_t n)
+{
+    char buf[64];
+    for (size_t i = 0; i < n; i++) {
+        ZT_EQ_INT(sub_at(sub, i, buf, sizeof buf), ZLINK_CONFIG_OK);
+        ZT_EQ_STR(buf, want[i]);
+    }
+    ZT_EQ_INT(sub_at(sub, n, buf, sizeof buf), ZLINK_CONFIG_NOT_FOUND);
+    ZT_EQ_INT(zlink_errno(), ENOENT);
+}
+
+/* SUB 7: zlink_subscription_at lists the subscriptions in byte order
+ * (unsigned bytes; a prefix before its extensions), one each however often
+ * it was set, and each call sees the set as it is then. */
+static void sub_07_subscription_at_byte_order(void)
+{
+    printf("# covers SUB/7\n");
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    static const char *const set[] = {"b", "\xc3\xa9", "a", "", "ab", "B", "a\x01", "a"};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+        subscribe(sub, set[i]);
+    expect_subscriptions(sub, ZLT_STRS("", "B", "a", "a\x01", "ab", "b", "\xc3\xa9"), 7);
+    ZT_EQ_INT(zlink_unset_subscription(sub, "ab"), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_unset_subscription(sub, ""), ZLINK_CONFIG_OK);
+    subscribe(sub, "aa");
+    expect_subscriptions(sub, ZLT_STRS("B", "a", "a\x01", "aa", "b", "\xc3\xa9"), 6);
+    zlt_finish(ctx, sub);
+}
+
+/* SUB 9: the pattern output is optional (NULL is fine) and always 0. */
+static void sub_09_subscription_at_pattern(void)
+{
+    printf("# covers SUB/9\n");
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    subscribe(sub, "x*");
+    subscribe(sub, "");
+    for (size_t i = 0; i < 2; i++) {
+        char buf[8];
+        size_t len = sizeof buf;
+        int pattern = -5;
+        ZT_EQ_INT(zlink_subscription_at(sub, i, buf, &len, &pattern), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(pattern, 0);
+        ZT_EQ_INT(len, i == 0 ? 0 : 2);
+        len = sizeof buf;
+        ZT_EQ_INT(zlink_subscription_at(sub, i, buf, &len, NULL), ZLINK_CONFIG_OK);
+        ZT_EQ_INT(len, i == 0 ? 0 : 2);
+    }
+    zlt_finish(ctx, sub);
+}
+
+/* SUB 10 (zlink_subscription_at): a buffer too small is BUFFER_TOO_SMALL/
+ * ENOBUFS with *len = the length needed and nothing written (a NULL buffer
+ * with *len 0 asks for the length); a retry with that length succeeds. */
+static void sub_10_subscription_at_too_small(void)
+{
+    printf("# covers SUB/10 (zlink_subscription_at)\n");
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    subscribe(sub, "longtopic");
+    char buf[16];
+    const size_t caps[] = {0, 1, 4, 8};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        memset(buf, 0xEE, sizeof buf);
+        size_t len = caps[i];
+        int pattern = 7;
+        ZT_EQ_INT(zlink_subscription_at(sub, 0, buf, &len, &pattern),
+                  ZLINK_CONFIG_BUFFER_TOO_SMALL);
+        ZT_EQ_INT(zlink_errno(), ENOBUFS);
+        ZT_EQ_INT(len, 9);
+        for (size_t k = 0; k < sizeof buf; k++)
+            ZT_EQ_INT((unsigned char)buf[k], 0xEE);
+    }
+    size_t len = 0;
+    ZT_EQ_INT(zlink_subscription_at(sub, 0, NULL, &len, NULL), ZLINK_CONFIG_BUFFER_TOO_SMALL);
+    ZT_EQ_INT(len, 9);
+    ZT_EQ_INT(zlink_subscription_at(sub, 0, buf, &len, NULL), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(len, 9);
+    ZT_EQ_MEM(buf, "longtopic", 9);
+    ZT_EQ_INT((unsigned char)buf[9], 0xEE);
+    /* The empty subscription fits a NULL buffer of 0 bytes. */
+    ZT_EQ_INT(zlink_unset_subscription(sub, "longtopic"), ZLINK_CONFIG_OK);
+    subscribe(sub, "");
+    len = 0;
+    ZT_EQ_INT(zlink_subscription_at(sub, 0, NULL, &len, NULL), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(len, 0);
+    zlt_finish(ctx, sub);
+}
+
+/* SUB 11: an index past the end is NOT_FOUND/ENOENT (nothing written); a
+ * socket that is not a SUB is NOT_SUPPORTED/ENOTSUP; a NULL length, or a
+ * NULL buffer with room claimed, is INVALID_HANDLE/EFAULT, as is a NULL
+ * socket. */
+static void sub_11_subscription_at_errors(void)
+{
+    printf("# covers SUB/11\n");
+    void *ctx = zlt_ctx_new();
+    void *sub = zlt_sock(ctx, ZLINK_SUB);
+    char buf[16];
+    size_t len = sizeof buf;
+    const size_t past[] = {0, 1, SIZE_MAX};
+    for (int round = 0; round < 2; round++) { /* empty, then one subscription */
+        for (size_t i = (size_t)round; i < sizeof past / sizeof past[0]; i++) {
+            memset(buf, 0xEE, sizeof buf);
+            len = sizeof buf;
+            ZT_EQ_INT(zlink_subscription_at(sub, past[i], buf, &len, NULL),
+                      ZLINK_CONFIG_NOT_FOUND);
+            ZT_EQ_INT(zlink_errno(), ENOENT);
+            for (size_t k = 0; k < sizeof buf; k++)
+                ZT_EQ_INT((unsigned char)buf[k], 0xEE);
+        }
+        subscribe(sub, "t");
+    }
+    const int types[] = {ZLINK_PUB, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PAIR, ZLINK_STREAM};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        void *s = zlt_sock(ctx, types[i]);
+        len = sizeof buf;
+        ZT_EQ_INT(zlink_subscription_at(s, 0, buf, &len, NULL), ZLINK_CONFIG_NOT_SUPPORTED);
+        ZT_EQ_INT(zlink_errno(), ENOTSUP);
+        zlt_close(s);
+    }
+    ZT_EQ_INT(zlink_subscription_at(sub, 0, buf, NULL, NULL), ZLINK_CONFIG_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    len = 4;
+    ZT_EQ_INT(zlink_subscription_at(sub, 0, NULL, &len, NULL), ZLINK_CONFIG_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    len = sizeof buf;
+    ZT_EQ_INT(zlink_subscription_at(NULL, 0, buf, &len, NULL), ZLINK_CONFIG_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_errno(), EFAULT);
+    zlt_finish(ctx, sub);
 }
 
 /* SUB 8: the topic is copied without a NUL: bytes after it are untouched. */
 static void sub_08_topic_no_nul(void)
 {
     printf("# covers SUB/8\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *pub, *sub;
     ps_pair(ctx, "inproc", "abc", &pub, &sub);
     ZT_EQ_INT(pub_str(pub, "abc", "x", 0), ZLINK_SUBMIT_OK);
@@ -1193,9 +1141,7 @@ static void sub_08_topic_no_nul(void)
     ZT_EQ_INT(tlen, 8);
     ZT_EQ_MEM(topic, "abcdefgh", 8);
     zlink_multipart_close(parts, count);
-    sock_close(sub);
-    sock_close(pub);
-    ctx_term(ctx);
+    zlt_finish(ctx, sub, pub);
 }
 
 /* SUB 10: more parts than cap: BUFFER_TOO_SMALL/ENOBUFS with the needed
@@ -1204,16 +1150,13 @@ static void sub_08_topic_no_nul(void)
 static void sub_10_parts_too_small(void)
 {
     printf("# covers SUB/10 (receive side)\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         zlink_msg_t m[3];
-        msg_set(&m[0], "p0", 2);
-        msg_set(&m[1], "p1", 2);
-        msg_set(&m[2], "p2", 2);
+        zlt_msg_set(&m[0], "p0", 2);
+        zlt_msg_set(&m[1], "p1", 2);
+        zlt_msg_set(&m[2], "p2", 2);
         ZT_EQ_INT(zlink_publish(pub, "three", m, 3, 0), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(pub_str(pub, "next", "n", 0), ZLINK_SUBMIT_OK);
         char topic[16];
@@ -1238,9 +1181,6 @@ static void sub_10_parts_too_small(void)
         ZT_EQ_MEM(zlink_msg_data(&parts[2]), "p2", 2);
         zlink_multipart_close(parts, count);
         s_expect(sub, "next", "n");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1249,16 +1189,13 @@ static void sub_10_parts_too_small(void)
 static void sub_12_topic_copied_parts_owned(void)
 {
     printf("# covers SUB/12\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         static unsigned char big[3000];
         memset(big, 0x3C, sizeof big);
         zlink_msg_t m;
-        msg_set(&m, big, sizeof big);
+        zlt_msg_set(&m, big, sizeof big);
         ZT_EQ_INT(zlink_publish(pub, "one", &m, 1, 0), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(pub_str(pub, "two", "second", 0), ZLINK_SUBMIT_OK);
         char topic[16];
@@ -1271,14 +1208,13 @@ static void sub_12_topic_copied_parts_owned(void)
         ZT_EQ_INT(zlink_subscribe(sub, NULL, topic, sizeof topic, &tlen, b, 1, &nb, 0),
                   ZLINK_RECV_OK);
         ZT_EQ_MEM(topic, "two", 3);
-        sock_close(sub);
-        sock_close(pub);
+        zlt_close(sub);
+        zlt_close(pub);
         ZT_EQ_INT(zlink_msg_size(&a[0]), sizeof big);
         ZT_EQ_MEM(zlink_msg_data(&a[0]), big, sizeof big);
         ZT_EQ_MEM(zlink_msg_data(&b[0]), "second", 6);
         zlink_multipart_close(a, na);
         zlink_multipart_close(b, nb);
-        ctx_term(ctx);
     }
 }
 
@@ -1287,10 +1223,7 @@ static void sub_12_topic_copied_parts_owned(void)
 static void sub_13_rid_null(void)
 {
     printf("# covers SUB/13\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         ZT_EQ_INT(pub_str(pub, "t", "1", 0), ZLINK_SUBMIT_OK);
@@ -1307,9 +1240,6 @@ static void sub_13_rid_null(void)
                   ZLINK_RECV_OK);
         ZT_EQ_MEM(zlink_msg_data(&parts[0]), "2", 1);
         zlink_multipart_close(parts, count);
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1319,15 +1249,12 @@ static void sub_13_rid_null(void)
 static void sub_14_short_topic_kept(void)
 {
     printf("# covers SUB/14, 03-errors 11, socket/README 22\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         zlink_msg_t m[2];
-        msg_set(&m[0], "body-1", 6);
-        msg_set(&m[1], "extra", 5);
+        zlt_msg_set(&m[0], "body-1", 6);
+        zlt_msg_set(&m[1], "extra", 5);
         ZT_EQ_INT(zlink_publish(pub, "longtopic", m, 2, 0), ZLINK_SUBMIT_OK);
         ZT_EQ_INT(pub_str(pub, "s", "body-2", 0), ZLINK_SUBMIT_OK);
         char topic[16];
@@ -1357,9 +1284,6 @@ static void sub_14_short_topic_kept(void)
         zlink_multipart_close(parts, count);
         s_expect(sub, "s", "body-2");
         s_expect_none(sub);
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1368,10 +1292,7 @@ static void sub_14_short_topic_kept(void)
 static void sub_15_null_topic_buffer(void)
 {
     printf("# covers SUB/15, socket/README 23\n");
-    for (int t = 0; t < NTRANSPORTS; t++) {
-        const char *tr = TRANSPORTS[t];
-        printf("# transport %s\n", tr);
-        void *ctx = ctx_new();
+    ZLT_EACH_TRANSPORT(tr, ctx) {
         void *pub, *sub;
         ps_pair(ctx, tr, "", &pub, &sub);
         ZT_EQ_INT(pub_str(pub, "", "empty-topic", 0), ZLINK_SUBMIT_OK);
@@ -1392,9 +1313,6 @@ static void sub_15_null_topic_buffer(void)
                   ZLINK_RECV_BUFFER_TOO_SMALL);
         ZT_EQ_INT(tlen, 1);
         s_expect(sub, "t", "x");
-        sock_close(sub);
-        sock_close(pub);
-        ctx_term(ctx);
     }
 }
 
@@ -1403,18 +1321,16 @@ static void sub_15_null_topic_buffer(void)
 static void sub_no_data(void)
 {
     printf("# covers socket/README 18, 21 (SUB)\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *pub, *sub;
     ps_pair(ctx, "inproc", "t", &pub, &sub);
     s_expect_none(sub);
-    set_int(sub, ZLINK_RCVTIMEO, 40);
+    zlt_set_int(sub, ZLINK_RCVTIMEO, 40);
     char t[8], b[8];
     int64_t t0 = zt_now_ms();
     ZT_EQ_INT(s_recv(sub, t, sizeof t, b, sizeof b, 0), ZLINK_RECV_NO_DATA);
     ZT_CHECK(zt_now_ms() - t0 >= 40);
-    sock_close(sub);
-    sock_close(pub);
-    ctx_term(ctx);
+    zlt_finish(ctx, sub, pub);
 }
 
 int main(void)
@@ -1439,8 +1355,12 @@ int main(void)
     ZT_RUN(sub_04_unset);
     ZT_RUN(sub_05_argument_errors);
     ZT_RUN(sub_06_topics_count);
+    ZT_RUN(sub_07_subscription_at_byte_order);
     ZT_RUN(sub_08_topic_no_nul);
+    ZT_RUN(sub_09_subscription_at_pattern);
     ZT_RUN(sub_10_parts_too_small);
+    ZT_RUN(sub_10_subscription_at_too_small);
+    ZT_RUN(sub_11_subscription_at_errors);
     ZT_RUN(sub_12_topic_copied_parts_owned);
     ZT_RUN(sub_13_rid_null);
     ZT_RUN(sub_14_short_topic_kept);

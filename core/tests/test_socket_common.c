@@ -1,9 +1,10 @@
 /*
  * test_socket_common.c — what every socket shares, through the public API
  * only (zlink.h): core-contract §8 "socket/README" items 1, 2, 3, 5-9, 11,
- * 13, 15-19, 21, 24, 25 and 27, plus the handle, argument and type checks
- * of every socket function, endpoints, and "a record is never partially
- * delivered".
+ * 13, 15-19, 21, 24, 25, 27 and 28 (BUSY after close; the rest of 28 is in
+ * test_router.c and test_stream.c), plus the handle, argument and type
+ * checks of every socket function, endpoints, and "a record is never
+ * partially delivered". Shared helpers: zltest_zlink.h.
  *
  * HWM arithmetic (core-contract §3): a record's charge is the sum of
  * (payload + 64) over its parts; a queue admits a record when it is empty
@@ -15,17 +16,15 @@
  *
  * doc/contract-tests/context_pair_socket.md maps every item to its case.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAXP 16
@@ -38,57 +37,19 @@ static int g_seq;
 
 static void ctx_begin(void)
 {
-    g_ctx = zlink_ctx_new();
-    ZT_CHECK(g_ctx != NULL);
+    g_ctx = zlt_ctx_new();
 }
 
 static void ctx_end(void)
 {
-    ZT_EQ_INT(zlink_ctx_term(g_ctx), ZLINK_CLOSE_OK);
+    zlt_ctx_term(g_ctx);
     g_ctx = NULL;
 }
 
+/* A socket of g_ctx with LINGER 0; every other default as it is. */
 static void *sock(int type)
 {
-    void *s = zlink_socket(g_ctx, type);
-    if (s == NULL)
-        ZT_FAIL("zlink_socket(%#x): errno %d", type, zlink_errno());
-    int zero = 0;
-    ZT_EQ_INT(zlink_setsockopt(s, ZLINK_LINGER, &zero, sizeof zero), ZLINK_CONFIG_OK);
-    return s;
-}
-
-static void close_ok(void *s)
-{
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-}
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static int get_int(void *s, int opt)
-{
-    int v = -12345;
-    size_t size = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &size), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(size, sizeof v);
-    return v;
-}
-
-static void set_u64(void *s, int opt, uint64_t v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static uint64_t get_u64(void *s, int opt)
-{
-    uint64_t v = 0xABABABABABABABABull;
-    size_t size = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &size), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(size, 8);
-    return v;
+    return zlt_socket_linger0(g_ctx, type);
 }
 
 /* A fresh inproc endpoint name. */
@@ -96,17 +57,6 @@ static const char *fresh_inproc(char *buf, size_t cap)
 {
     snprintf(buf, cap, "inproc://common-%d", ++g_seq);
     return buf;
-}
-
-/* A connected inproc pair of the given types: b binds, a connects. The
- * caller sets options that must hold at connect time through a_opts and
- * b_opts (NULL for none). */
-static void link_inproc(void *a, void *b)
-{
-    char ep[64];
-    fresh_inproc(ep, sizeof ep);
-    ZT_EQ_INT(zlink_bind(b, ep), ZLINK_BIND_OK);
-    ZT_EQ_INT(zlink_connect(a, ep), ZLINK_CONNECT_OK);
 }
 
 /* A record of one part of size bytes, each byte = tag. Charge = size + 64. */
@@ -148,57 +98,6 @@ static void recv_sized(void *s, size_t size, unsigned char tag)
     zlink_multipart_close(m, n);
 }
 
-static void expect_nothing(void *s)
-{
-    zlink_msg_t m[MAXP];
-    size_t n = 0;
-    zlink_recv_result_t r = zlink_recv(s, NULL, m, MAXP, &n, ZLINK_RECV_FLAGS_DONTWAIT);
-    if (r == ZLINK_RECV_OK)
-        ZT_FAIL("expected nothing, got a record of %zu parts", n);
-    ZT_EQ_INT(r, ZLINK_RECV_NO_DATA);
-    ZT_EQ_INT(zlink_errno(), EAGAIN);
-}
-
-/* ------------------------------------------------- "blocked" detection */
-
-/* The calling thread's kernel id, for wait_blocked(). */
-static long self_tid(void)
-{
-    return (long)syscall(SYS_gettid);
-}
-
-/* Waits until thread tid sleeps in the kernel in a wait (a condition
- * variable or wake word futex, or a poll), which is how a call blocked inside ZLink
- * looks from outside: the public API has no way to tell. Returns 1 once
- * seen. Returns 0 when /proc cannot tell within 2 s; the caller then goes
- * on without the guarantee, so the check only ever makes a case stricter,
- * never flaky. */
-static int wait_blocked(long tid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
-    int64_t end = zt_now_ms() + 2000;
-    while (zt_now_ms() < end) {
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            return 0;
-        long nr = -1;
-        unsigned long a0 = 0, op = 0;
-        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
-        fclose(f);
-        if (got == 3 && nr == SYS_futex && ((op & 0x7F) == 0 /* FUTEX_WAIT */ || (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */))
-            return 1;
-#ifdef SYS_poll
-        if (got >= 1 && nr == SYS_poll)
-            return 1;
-#endif
-        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
-            return 1;
-        sched_yield();
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------ item 1 */
 
 static void test_socket_create_results(void)
@@ -209,8 +108,8 @@ static void test_socket_create_results(void)
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         void *s = zlink_socket(g_ctx, types[i]);
         ZT_CHECK(s != NULL);
-        ZT_EQ_INT(get_int(s, ZLINK_TYPE), types[i]);
-        close_ok(s);
+        ZT_EQ_INT(zlt_get_int(s, ZLINK_TYPE), types[i]);
+        zlt_close(s);
     }
     /* ANY (0) is not creatable; nor is anything that is not a type. */
     const int bad[] = {0, -1, 0x1000, 0x1009, 0x2001, 1, 0x7FFFFFFF};
@@ -227,18 +126,18 @@ static void test_socket_create_results(void)
     }
     ZT_CHECK(zlink_socket(g_ctx, ZLINK_DEALER) == NULL);
     ZT_EQ_INT(zlink_errno(), EMFILE);
-    close_ok(s[1]);
+    zlt_close(s[1]);
     s[1] = zlink_socket(g_ctx, ZLINK_DEALER);
     ZT_CHECK(s[1] != NULL);
     ZT_CHECK(zlink_socket(g_ctx, ZLINK_PAIR) == NULL);
     ZT_EQ_INT(zlink_errno(), EMFILE);
     /* ETERM once the context is shut down (EINVAL still wins for a bad type). */
-    close_ok(s[0]);
+    zlt_close(s[0]);
     ZT_EQ_INT(zlink_ctx_shutdown(g_ctx), ZLINK_CLOSE_OK);
     ZT_CHECK(zlink_socket(g_ctx, ZLINK_PAIR) == NULL);
     ZT_EQ_INT(zlink_errno(), ETERM);
-    close_ok(s[1]);
-    close_ok(s[2]);
+    zlt_close(s[1]);
+    zlt_close(s[2]);
     ctx_end();
     /* Not a context: EFAULT. */
     static uint64_t zeroed[64];
@@ -254,7 +153,7 @@ static void test_close_results(void)
 {
     ctx_begin();
     void *s = sock(ZLINK_PAIR);
-    close_ok(s);
+    zlt_close(s);
     /* A closed socket: ESTALE. */
     ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_INVALID_HANDLE);
     ZT_EQ_INT(zlink_errno(), ESTALE);
@@ -270,137 +169,81 @@ static void test_close_results(void)
     ZT_EQ_INT(zlink_errno(), EFAULT);
     /* Closing with records queued both ways discards them. */
     void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
-    link_inproc(a, b);
+    zlt_link(a, b, "inproc");
     send_sized_ok(a, 10, 1);
     send_sized_ok(b, 10, 2);
-    close_ok(b);
-    close_ok(a);
+    zlt_close(b);
+    zlt_close(a);
     ctx_end();
 }
 
 /* ------------------------------------------------------------ item 3 */
 
-struct gate_probe {
-    void *sock;
-    atomic_int started;
-    _Atomic long tid;
-    int result, err;
-    size_t count;
-};
-
-static void *gate_recv_main(void *arg)
+/* A call inside the socket makes close fail with EBUSY and leaves the
+ * socket working: a thread blocks in a receive on b (or, for send_side, in
+ * a send on a whose queue is full) while the main thread closes that
+ * socket. Once the thread is seen asleep in the kernel it is inside and
+ * close must say EBUSY. Where /proc cannot tell, a round may find the
+ * thread not yet inside; it then checks the other outcome (the call gets
+ * ESHUTDOWN) and tries again. */
+static void close_gate_rounds(bool send_side)
 {
-    struct gate_probe *g = arg;
-    zlink_msg_t m[4];
-    g->count = 999;
-    atomic_store(&g->tid, self_tid());
-    atomic_store(&g->started, 1);
-    g->result = zlink_recv(g->sock, NULL, m, 4, &g->count, ZLINK_RECV_FLAGS_NONE);
-    g->err = zlink_errno();
-    if (g->result == ZLINK_RECV_OK)
-        zlink_multipart_close(m, g->count);
-    return NULL;
+    int saw_busy = 0;
+    for (int round = 0; round < 2000 && !saw_busy; round++) {
+        ctx_begin();
+        void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
+        if (send_side)
+            zlt_set_u64(a, ZLINK_SNDHWM, 100);
+        zlt_link(a, b, "inproc");
+        if (send_side)
+            send_sized_ok(a, 100, 0x11); /* the queue is full now */
+        void *inside = send_side ? a : b, *other = send_side ? b : a;
+        /* A NONE receive, or a send of 100 bytes of 0x55, with no timeout. */
+        zlt_blocked_t g = {.sock = inside, .send = send_side, .size = 100, .tag = 0x55,
+                           .timeo = -1};
+        int blocked = zlt_blocked_start(&g, true);
+        zlink_close_result_t r = zlink_close(inside);
+        if (blocked)
+            ZT_EQ_INT(r, ZLINK_CLOSE_BUSY); /* it sleeps inside the call */
+        if (r == ZLINK_CLOSE_BUSY) {
+            saw_busy = 1;
+            ZT_EQ_INT(zlink_errno(), EBUSY);
+            ZT_EQ_INT(zlink_close(inside), ZLINK_CLOSE_BUSY); /* still inside */
+            /* The socket is untouched: the blocked call completes. */
+            if (send_side)
+                recv_sized(b, 100, 0x11); /* makes room */
+            else
+                send_sized_ok(a, 5, 0x42); /* the record it waits for */
+            zlt_blocked_join(&g);
+            ZT_EQ_INT(g.result, 0); /* SUBMIT_OK / RECV_OK */
+            if (send_side)
+                recv_sized(b, 100, 0x55);
+            else
+                ZT_EQ_INT(g.count, 1);
+            zlt_close(inside);
+        } else {
+            /* Close won: the call, when it comes, finds the gate shut. */
+            ZT_EQ_INT(r, ZLINK_CLOSE_OK);
+            zlt_blocked_join(&g);
+            ZT_EQ_INT(g.result, send_side ? (int)ZLINK_SUBMIT_TERMINATED
+                                          : (int)ZLINK_RECV_INVALID_STATE);
+            ZT_EQ_INT(g.err, ESHUTDOWN);
+            ZT_EQ_INT(g.count, ZLT_COUNT_UNSET); /* no output written */
+        }
+        zlt_close(other);
+        ctx_end();
+    }
+    ZT_CHECK(saw_busy);
 }
 
 static void test_close_gate_busy(void)
 {
-    /* A call inside the socket makes close fail with EBUSY and leaves the
-     * socket working. Once the receiving thread is seen asleep in the
-     * kernel it is inside and close must say EBUSY. Where /proc cannot
-     * tell, a round may find the thread not yet inside; it then checks the
-     * other outcome (the receive gets ESHUTDOWN) and tries again. */
-    int saw_busy = 0;
-    for (int round = 0; round < 2000 && !saw_busy; round++) {
-        ctx_begin();
-        void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
-        link_inproc(a, b);
-        set_int(b, ZLINK_RCVTIMEO, -1);
-        struct gate_probe g;
-        memset(&g, 0, sizeof g);
-        g.sock = b;
-        pthread_t t;
-        ZT_EQ_INT(pthread_create(&t, NULL, gate_recv_main, &g), 0);
-        while (!atomic_load(&g.started))
-            sched_yield();
-        int blocked = wait_blocked(atomic_load(&g.tid));
-        zlink_close_result_t r = zlink_close(b);
-        if (blocked)
-            ZT_EQ_INT(r, ZLINK_CLOSE_BUSY); /* it sleeps inside zlink_recv */
-        if (r == ZLINK_CLOSE_BUSY) {
-            saw_busy = 1;
-            ZT_EQ_INT(zlink_errno(), EBUSY);
-            ZT_EQ_INT(zlink_close(b), ZLINK_CLOSE_BUSY); /* still inside */
-            /* The socket is untouched: the blocked receive gets its record. */
-            send_sized_ok(a, 5, 0x42);
-            ZT_EQ_INT(pthread_join(t, NULL), 0);
-            ZT_EQ_INT(g.result, ZLINK_RECV_OK);
-            ZT_EQ_INT(g.count, 1);
-            close_ok(b);
-        } else {
-            /* Close won: the receive, when it comes, finds the gate shut. */
-            ZT_EQ_INT(r, ZLINK_CLOSE_OK);
-            ZT_EQ_INT(pthread_join(t, NULL), 0);
-            ZT_EQ_INT(g.result, ZLINK_RECV_INVALID_STATE);
-            ZT_EQ_INT(g.err, ESHUTDOWN);
-            ZT_EQ_INT(g.count, 999);
-        }
-        close_ok(a);
-        ctx_end();
-    }
-    ZT_CHECK(saw_busy);
-}
-
-/* A blocked NONE send is "inside" too: close is refused, and a receive on
- * the peer lets the send finish. */
-static void *gate_send_main(void *arg)
-{
-    struct gate_probe *g = arg;
-    atomic_store(&g->tid, self_tid());
-    atomic_store(&g->started, 1);
-    g->result = send_sized(g->sock, 100, 0x55, ZLINK_SEND_FLAGS_NONE);
-    g->err = zlink_errno();
-    return NULL;
+    close_gate_rounds(false);
 }
 
 static void test_close_gate_busy_blocked_send(void)
 {
-    int saw_busy = 0;
-    for (int round = 0; round < 2000 && !saw_busy; round++) {
-        ctx_begin();
-        void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
-        set_u64(a, ZLINK_SNDHWM, 100);
-        link_inproc(a, b);
-        send_sized_ok(a, 100, 0x11); /* the queue is full now */
-        set_int(a, ZLINK_SNDTIMEO, -1);
-        struct gate_probe g;
-        memset(&g, 0, sizeof g);
-        g.sock = a;
-        pthread_t t;
-        ZT_EQ_INT(pthread_create(&t, NULL, gate_send_main, &g), 0);
-        while (!atomic_load(&g.started))
-            sched_yield();
-        int blocked = wait_blocked(atomic_load(&g.tid));
-        zlink_close_result_t r = zlink_close(a);
-        if (blocked)
-            ZT_EQ_INT(r, ZLINK_CLOSE_BUSY); /* it sleeps inside zlink_send */
-        if (r == ZLINK_CLOSE_BUSY) {
-            saw_busy = 1;
-            ZT_EQ_INT(zlink_errno(), EBUSY);
-            recv_sized(b, 100, 0x11);
-            ZT_EQ_INT(pthread_join(t, NULL), 0);
-            ZT_EQ_INT(g.result, ZLINK_SUBMIT_OK);
-            recv_sized(b, 100, 0x55);
-            close_ok(a);
-        } else {
-            ZT_EQ_INT(r, ZLINK_CLOSE_OK);
-            ZT_EQ_INT(pthread_join(t, NULL), 0);
-            ZT_EQ_INT(g.result, ZLINK_SUBMIT_TERMINATED);
-            ZT_EQ_INT(g.err, ESHUTDOWN);
-        }
-        close_ok(b);
-        ctx_end();
-    }
-    ZT_CHECK(saw_busy);
+    close_gate_rounds(true);
 }
 
 /* After close is accepted every call gets ESHUTDOWN in its own family. */
@@ -410,7 +253,7 @@ static void test_calls_after_close(void)
     const int types[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PUB, ZLINK_SUB};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         void *s = sock(types[k]);
-        close_ok(s);
+        zlt_close(s);
         int v = 1;
         size_t size = sizeof v;
         ZT_EQ_INT(zlink_setsockopt(s, ZLINK_SNDTIMEO, &v, sizeof v),
@@ -466,6 +309,11 @@ static void test_calls_after_close(void)
         ZT_EQ_INT(zlink_errno(), ESHUTDOWN);
         ZT_EQ_INT(zlink_unset_subscription(s, "t"), ZLINK_CONFIG_INVALID_STATE);
         ZT_EQ_INT(zlink_errno(), ESHUTDOWN);
+        tlen = sizeof topic;
+        ZT_EQ_INT(zlink_subscription_at(s, 0, topic, &tlen, NULL), ZLINK_CONFIG_INVALID_STATE);
+        ZT_EQ_INT(zlink_errno(), ESHUTDOWN);
+        ZT_EQ_INT(zlink_disconnect_rid(s, &rid), ZLINK_CONNECT_BUSY);
+        ZT_EQ_INT(zlink_errno(), ESHUTDOWN);
         ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_INVALID_HANDLE);
         ZT_EQ_INT(zlink_errno(), ESTALE);
     }
@@ -481,14 +329,14 @@ static void test_hwm_option_exactly_8_bytes(void)
     const int opts[2] = {ZLINK_SNDHWM, ZLINK_RCVHWM};
     for (int k = 0; k < 2; k++) {
         int o = opts[k];
-        ZT_EQ_U64(get_u64(s, o), ZLINK_HWM_DFLT);
-        set_u64(s, o, 12345);
-        ZT_EQ_U64(get_u64(s, o), 12345);
-        set_u64(s, o, 0); /* unlimited */
-        ZT_EQ_U64(get_u64(s, o), 0);
-        set_u64(s, o, UINT64_MAX);
-        ZT_EQ_U64(get_u64(s, o), UINT64_MAX);
-        set_u64(s, o, 777);
+        ZT_EQ_U64(zlt_get_u64(s, o), ZLINK_HWM_DFLT);
+        zlt_set_u64(s, o, 12345);
+        ZT_EQ_U64(zlt_get_u64(s, o), 12345);
+        zlt_set_u64(s, o, 0); /* unlimited */
+        ZT_EQ_U64(zlt_get_u64(s, o), 0);
+        zlt_set_u64(s, o, UINT64_MAX);
+        ZT_EQ_U64(zlt_get_u64(s, o), UINT64_MAX);
+        zlt_set_u64(s, o, 777);
         /* Set: any other size is EINVAL and changes nothing. */
         const size_t sizes[] = {0, 1, 4, 7, 9, 16};
         unsigned char buf[16];
@@ -500,7 +348,7 @@ static void test_hwm_option_exactly_8_bytes(void)
         int iv = 5;
         ZT_EQ_INT(zlink_setsockopt(s, o, &iv, sizeof iv), ZLINK_CONFIG_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_setsockopt(s, o, NULL, 8), ZLINK_CONFIG_INVALID_ARGUMENT);
-        ZT_EQ_U64(get_u64(s, o), 777);
+        ZT_EQ_U64(zlt_get_u64(s, o), 777);
         /* Get: any other size is EINVAL with nothing written. */
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             memset(buf, 0xCD, sizeof buf);
@@ -511,7 +359,7 @@ static void test_hwm_option_exactly_8_bytes(void)
                 ZT_EQ_INT(buf[j], 0xCD);
         }
     }
-    close_ok(s);
+    zlt_close(s);
     ctx_end();
 }
 
@@ -521,13 +369,9 @@ static void test_option_0x3034_einval(void)
 {
     ctx_begin();
     void *s = sock(ZLINK_DEALER);
-    int v = 1;
-    size_t size = sizeof v;
-    ZT_EQ_INT(zlink_setsockopt(s, 0x3034, &v, sizeof v), ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    ZT_EQ_INT(zlink_getsockopt(s, 0x3034, &v, &size), ZLINK_CONFIG_INVALID_ARGUMENT);
-    ZT_EQ_INT(zlink_errno(), EINVAL);
-    close_ok(s);
+    zlt_set_int_fails(s, 0x3034, 1, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_get_fails(s, 0x3034, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_close(s);
     ctx_end();
 }
 
@@ -537,13 +381,9 @@ static void test_blocky_not_supported(void)
     const int types[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PUB, ZLINK_SUB};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         void *s = sock(types[i]);
-        int v = 0;
-        size_t size = sizeof v;
-        ZT_EQ_INT(zlink_setsockopt(s, ZLINK_BLOCKY, &v, sizeof v), ZLINK_CONFIG_NOT_SUPPORTED);
-        ZT_EQ_INT(zlink_errno(), ENOTSUP);
-        ZT_EQ_INT(zlink_getsockopt(s, ZLINK_BLOCKY, &v, &size), ZLINK_CONFIG_NOT_SUPPORTED);
-        ZT_EQ_INT(zlink_errno(), ENOTSUP);
-        close_ok(s);
+        zlt_set_int_fails(s, ZLINK_BLOCKY, 0, ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+        zlt_get_fails(s, ZLINK_BLOCKY, ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+        zlt_close(s);
     }
     ctx_end();
 }
@@ -557,16 +397,16 @@ static void test_conflate_rules(void)
     int one = 1, zero = 0;
     ZT_EQ_INT(zlink_setsockopt(d, ZLINK_CONFLATE, &one, sizeof one), ZLINK_CONFIG_NOT_SUPPORTED);
     ZT_EQ_INT(zlink_errno(), ENOTSUP);
-    ZT_EQ_INT(get_int(d, ZLINK_CONFLATE), 0);
+    ZT_EQ_INT(zlt_get_int(d, ZLINK_CONFLATE), 0);
     ZT_EQ_INT(zlink_setsockopt(d, ZLINK_CONFLATE, &zero, sizeof zero), ZLINK_CONFIG_OK);
     void *pub = sock(ZLINK_PUB), *sub = sock(ZLINK_SUB);
-    set_int(pub, ZLINK_CONFLATE, 1);
-    set_int(sub, ZLINK_CONFLATE, 1);
-    ZT_EQ_INT(get_int(pub, ZLINK_CONFLATE), 1);
-    ZT_EQ_INT(get_int(sub, ZLINK_CONFLATE), 1);
-    close_ok(d);
-    close_ok(pub);
-    close_ok(sub);
+    zlt_set_int(pub, ZLINK_CONFLATE, 1);
+    zlt_set_int(sub, ZLINK_CONFLATE, 1);
+    ZT_EQ_INT(zlt_get_int(pub, ZLINK_CONFLATE), 1);
+    ZT_EQ_INT(zlt_get_int(sub, ZLINK_CONFLATE), 1);
+    zlt_close(d);
+    zlt_close(pub);
+    zlt_close(sub);
     ctx_end();
 }
 
@@ -581,25 +421,18 @@ static void test_option_errors(void)
     /* Unknown options. */
     const int unknown[] = {0, 1, 0x3000, 0x3002, 0x301F, 0x3021, 0x3034, 0x3FFF, -1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
-        ZT_EQ_INT(zlink_setsockopt(s, unknown[i], &v, sizeof v), ZLINK_CONFIG_INVALID_ARGUMENT);
-        ZT_EQ_INT(zlink_errno(), EINVAL);
-        size = sizeof v;
-        ZT_EQ_INT(zlink_getsockopt(s, unknown[i], &v, &size), ZLINK_CONFIG_INVALID_ARGUMENT);
-        ZT_EQ_INT(zlink_errno(), EINVAL);
+        zlt_set_int_fails(s, unknown[i], v, ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+        zlt_get_fails(s, unknown[i], ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     }
-    /* Out of range. */
+    /* Out of range: refused, the value unchanged. */
     struct { int opt, value; } range[] = {
         {ZLINK_SNDTIMEO, -2}, {ZLINK_RCVTIMEO, -2},  {ZLINK_LINGER, -2},
         {ZLINK_TCP_NODELAY, 2}, {ZLINK_IMMEDIATE, -1}, {ZLINK_CONFLATE, 2},
     };
     for (size_t i = 0; i < sizeof range / sizeof range[0]; i++) {
-        int before = get_int(s, range[i].opt);
-        zlink_config_result_t r =
-            zlink_setsockopt(s, range[i].opt, &range[i].value, sizeof range[i].value);
-        if (r != ZLINK_CONFIG_INVALID_ARGUMENT || zlink_errno() != EINVAL)
-            ZT_FAIL("setsockopt(%#x, %d): result %d errno %d", range[i].opt, range[i].value,
-                    (int)r, zlink_errno());
-        ZT_EQ_INT(get_int(s, range[i].opt), before);
+        (void)zlt_get_int(s, range[i].opt); /* readable, so the helper checks it */
+        zlt_set_int_fails(s, range[i].opt, range[i].value, ZLINK_CONFIG_INVALID_ARGUMENT,
+                          EINVAL);
     }
     /* Wrong size for an int option, and NULL values. */
     int64_t wide = 5;
@@ -616,13 +449,13 @@ static void test_option_errors(void)
     ZT_EQ_INT(zlink_setsockopt(s, ZLINK_TYPE, &v, sizeof v), ZLINK_CONFIG_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_setsockopt(s, ZLINK_LAST_ENDPOINT, "x", 2), ZLINK_CONFIG_INVALID_ARGUMENT);
     /* Timeouts: default 1000, -1 and 0 accepted. */
-    ZT_EQ_INT(get_int(s, ZLINK_SNDTIMEO), ZLINK_TIMEO_DFLT);
-    ZT_EQ_INT(get_int(s, ZLINK_RCVTIMEO), ZLINK_TIMEO_DFLT);
-    set_int(s, ZLINK_SNDTIMEO, -1);
-    set_int(s, ZLINK_RCVTIMEO, 0);
-    ZT_EQ_INT(get_int(s, ZLINK_SNDTIMEO), -1);
-    ZT_EQ_INT(get_int(s, ZLINK_RCVTIMEO), 0);
-    close_ok(s);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_SNDTIMEO), ZLINK_TIMEO_DFLT);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_RCVTIMEO), ZLINK_TIMEO_DFLT);
+    zlt_set_int(s, ZLINK_SNDTIMEO, -1);
+    zlt_set_int(s, ZLINK_RCVTIMEO, 0);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_SNDTIMEO), -1);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_RCVTIMEO), 0);
+    zlt_close(s);
     ctx_end();
 }
 
@@ -636,15 +469,15 @@ static void hwm_link(uint64_t a_snd, uint64_t b_rcv)
 {
     sender_a = sock(ZLINK_PAIR);
     receiver_b = sock(ZLINK_PAIR);
-    set_u64(sender_a, ZLINK_SNDHWM, a_snd);
-    set_u64(receiver_b, ZLINK_RCVHWM, b_rcv);
-    link_inproc(sender_a, receiver_b);
+    zlt_set_u64(sender_a, ZLINK_SNDHWM, a_snd);
+    zlt_set_u64(receiver_b, ZLINK_RCVHWM, b_rcv);
+    zlt_link(sender_a, receiver_b, "inproc");
 }
 
 static void hwm_unlink(void)
 {
-    close_ok(sender_a);
-    close_ok(receiver_b);
+    zlt_close(sender_a);
+    zlt_close(receiver_b);
 }
 
 /* Fills with 100-byte records (charge 164) until refused; returns how many. */
@@ -661,49 +494,26 @@ static int fill_count(void *s, int limit)
     return limit;
 }
 
-struct blocked_send {
-    void *s;
-    size_t size;
-    unsigned char tag;
-    int timeo;
-    int result, err;
-    _Atomic long tid;
-    int64_t elapsed_ms;
-};
-
-static void *blocked_send_main(void *arg)
+/* A NONE send of size bytes of tag on the sender with SNDTIMEO WAKE_TIMEO,
+ * on another thread; returns once it sleeps in its send (or /proc cannot
+ * tell). */
+static void start_blocked_send(zlt_blocked_t *bs, size_t size, unsigned char tag)
 {
-    struct blocked_send *bs = arg;
-    set_int(bs->s, ZLINK_SNDTIMEO, bs->timeo);
-    atomic_store(&bs->tid, self_tid());
-    int64_t t0 = zt_now_ms();
-    bs->result = send_sized(bs->s, bs->size, bs->tag, ZLINK_SEND_FLAGS_NONE);
-    bs->err = zlink_errno();
-    bs->elapsed_ms = zt_now_ms() - t0;
-    return NULL;
+    *bs = (zlt_blocked_t){.sock = sender_a, .send = true, .size = size, .tag = tag,
+                          .timeo = WAKE_TIMEO};
+    (void)zlt_blocked_start(bs, true);
 }
 
 /* Joins the sender: it must have been admitted because credit came back,
  * well before its SNDTIMEO ran out (an attempt made at the deadline may
  * also succeed, which would hide a missing wake-up). */
-static void join_woken(pthread_t t, struct blocked_send *bs, const char *what)
+static void join_woken(zlt_blocked_t *bs, const char *what)
 {
-    ZT_EQ_INT(pthread_join(t, NULL), 0);
+    zlt_blocked_join(bs);
     if (bs->result != ZLINK_SUBMIT_OK || bs->elapsed_ms >= bs->timeo / 2)
         ZT_FAIL("%s: blocked sender got %d (errno %d) after %lld ms of SNDTIMEO %d: "
                 "not woken by the returned credit",
                 what, bs->result, bs->err, (long long)bs->elapsed_ms, bs->timeo);
-}
-
-/* Starts blocked_send_main and returns once the thread sleeps in its send
- * (or /proc cannot tell). */
-static void start_blocked_send(pthread_t *t, struct blocked_send *bs)
-{
-    atomic_store(&bs->tid, 0);
-    ZT_EQ_INT(pthread_create(t, NULL, blocked_send_main, bs), 0);
-    while (atomic_load(&bs->tid) == 0)
-        sched_yield();
-    (void)wait_blocked(atomic_load(&bs->tid));
 }
 
 static void test_writes_wait_at_hwm_until_credit(void)
@@ -715,7 +525,7 @@ static void test_writes_wait_at_hwm_until_credit(void)
     expect_bp(sender_a, 100);
     expect_bp(sender_a, 0); /* 984 + 64 > 1000 */
     /* SNDTIMEO 0 with NONE is one attempt as well. */
-    set_int(sender_a, ZLINK_SNDTIMEO, 0);
+    zlt_set_int(sender_a, ZLINK_SNDTIMEO, 0);
     ZT_EQ_INT(send_sized(sender_a, 100, 0xEE, ZLINK_SEND_FLAGS_NONE),
               ZLINK_SUBMIT_BACKPRESSURED);
     /* Room returns as the receiver reads: 820 + 164 <= 1000. */
@@ -723,13 +533,12 @@ static void test_writes_wait_at_hwm_until_credit(void)
     send_sized_ok(sender_a, 100, 6);
     expect_bp(sender_a, 100);
     /* A NONE sender waits for credit instead (another thread reads). */
-    struct blocked_send bs = {sender_a, 100, 7, WAKE_TIMEO, -1, 0, 0, 0};
-    pthread_t t;
-    start_blocked_send(&t, &bs);
+    zlt_blocked_t bs;
+    start_blocked_send(&bs, 100, 7);
     for (unsigned char tag = 1; tag <= 7; tag++)
         recv_sized(receiver_b, 100, tag); /* the 7th is the waiting sender's */
-    join_woken(t, &bs, "HWM 1000");
-    expect_nothing(receiver_b); /* nothing dropped, nothing extra */
+    join_woken(&bs, "HWM 1000");
+    zlt_expect_no_data(receiver_b); /* nothing dropped, nothing extra */
     hwm_unlink();
 
     /* The inproc queue takes the smaller of SNDHWM and RCVHWM. */
@@ -756,7 +565,7 @@ static void test_writes_wait_at_hwm_until_credit(void)
     /* Defaults: 4,096,000 bytes, i.e. 3764 records of charge 1088. */
     sender_a = sock(ZLINK_PAIR);
     receiver_b = sock(ZLINK_PAIR);
-    link_inproc(sender_a, receiver_b);
+    zlt_link(sender_a, receiver_b, "inproc");
     int n = 0;
     while (send_sized(sender_a, 1024, 1, ZLINK_SEND_FLAGS_DONTWAIT) == ZLINK_SUBMIT_OK)
         n++;
@@ -839,7 +648,7 @@ static void test_oversize_on_empty_and_maxmsgsize(void)
     ZT_EQ_INT(zlink_recv(receiver_b, NULL, in, 4, &n, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
     ZT_EQ_INT(n, 2);
     zlink_multipart_close(in, n);
-    expect_nothing(receiver_b); /* the refused records left no trace */
+    zlt_expect_no_data(receiver_b); /* the refused records left no trace */
     /* 0 and negative values mean unlimited. */
     max = 0;
     ZT_EQ_INT(zlink_setsockopt(sender_a, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
@@ -865,7 +674,7 @@ static void test_empty_frame_charged_64(void)
     expect_bp(sender_a, 0);
     recv_sized(receiver_b, 0, 0);
     recv_sized(receiver_b, 0, 0);
-    expect_nothing(receiver_b);
+    zlt_expect_no_data(receiver_b);
     /* A record of two empty parts charges 128: alone it fills the queue. */
     zlink_msg_t parts[2];
     ZT_EQ_INT(zlink_msg_init(&parts[0]), ZLINK_CONFIG_OK);
@@ -903,20 +712,19 @@ static void test_lwm_wakes_blocked_writer(void)
     send_sized_ok(sender_a, 136, 1); /* charge 200 */
     send_sized_ok(sender_a, 137, 2); /* charge 201 */
     expect_bp(sender_a, 36);
-    struct blocked_send bs = {sender_a, 36, 3, WAKE_TIMEO, -1, 0, 0, 0};
-    pthread_t t;
-    start_blocked_send(&t, &bs); /* the writer waits before the read */
+    zlt_blocked_t bs;
+    start_blocked_send(&bs, 36, 3); /* the writer waits before the read */
     recv_sized(receiver_b, 136, 1);
-    join_woken(t, &bs, "LWM: 201 of HWM 401 left queued");
+    join_woken(&bs, "LWM: 201 of HWM 401 left queued");
     recv_sized(receiver_b, 137, 2);
     recv_sized(receiver_b, 36, 3);
 
     /* Oversize: a full drain wakes the writer of another oversize record. */
     send_sized_ok(sender_a, 4000, 4);
-    struct blocked_send big = {sender_a, 4000, 5, WAKE_TIMEO, -1, 0, 0, 0};
-    start_blocked_send(&t, &big);
+    zlt_blocked_t big;
+    start_blocked_send(&big, 4000, 5);
     recv_sized(receiver_b, 4000, 4);
-    join_woken(t, &big, "full drain of an oversize record");
+    join_woken(&big, "full drain of an oversize record");
     recv_sized(receiver_b, 4000, 5);
     hwm_unlink();
     ctx_end();
@@ -927,39 +735,24 @@ static void test_lwm_wakes_blocked_writer(void)
 static void test_receive_only_on_supported_types(void)
 {
     ctx_begin();
-    zlink_msg_t parts[2];
-    size_t count = 0;
-    const zlink_routing_id_t *rid = NULL;
-    zlink_reply_token_t tok = 0;
-    char topic[16];
-    size_t tlen = 0;
-    /* zlink_recv: PAIR, DEALER (and STREAM RAW); not ROUTER, PUB, SUB. */
-    const int not_recv[] = {ZLINK_ROUTER, ZLINK_PUB, ZLINK_SUB};
-    for (int i = 0; i < 3; i++) {
-        void *s = sock(not_recv[i]);
-        ZT_EQ_INT(zlink_recv(s, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NOT_SUPPORTED);
-        ZT_EQ_INT(zlink_errno(), ENOTSUP);
-        close_ok(s);
-    }
-    /* zlink_router_recv: ROUTER only. */
-    const int not_router[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_PUB, ZLINK_SUB, ZLINK_STREAM};
-    for (int i = 0; i < 5; i++) {
-        void *s = sock(not_router[i]);
-        ZT_EQ_INT(zlink_router_recv(s, &rid, &tok, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NOT_SUPPORTED);
-        ZT_EQ_INT(zlink_errno(), ENOTSUP);
-        close_ok(s);
-    }
-    /* zlink_subscribe: SUB (and XSUB) only. */
-    const int not_sub[] = {ZLINK_PAIR, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PUB, ZLINK_STREAM};
-    for (int i = 0; i < 5; i++) {
-        void *s = sock(not_sub[i]);
-        ZT_EQ_INT(zlink_subscribe(s, &rid, topic, sizeof topic, &tlen, parts, 2, &count,
-                                  ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NOT_SUPPORTED);
-        ZT_EQ_INT(zlink_errno(), ENOTSUP);
-        close_ok(s);
+    /* zlink_recv: PAIR, DEALER (and STREAM RAW); zlink_router_recv: ROUTER
+     * only; zlink_subscribe: SUB (and XSUB) only. */
+    static const struct {
+        zlt_recv_call_t call;
+        int n, types[5];
+    } refused[] = {
+        {ZLT_RECV, 3, {ZLINK_ROUTER, ZLINK_PUB, ZLINK_SUB}},
+        {ZLT_ROUTER_RECV, 5, {ZLINK_PAIR, ZLINK_DEALER, ZLINK_PUB, ZLINK_SUB, ZLINK_STREAM}},
+        {ZLT_SUBSCRIBE, 5, {ZLINK_PAIR, ZLINK_DEALER, ZLINK_ROUTER, ZLINK_PUB, ZLINK_STREAM}},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        for (int i = 0; i < refused[k].n; i++) {
+            void *s = sock(refused[k].types[i]);
+            ZT_EQ_INT(zlt_recv_call(s, refused[k].call, ZLINK_DONTWAIT),
+                      ZLINK_RECV_NOT_SUPPORTED);
+            ZT_EQ_INT(zlink_errno(), ENOTSUP);
+            zlt_close(s);
+        }
     }
     ctx_end();
 }
@@ -969,44 +762,30 @@ static void test_receive_only_on_supported_types(void)
 static void test_dontwait_empty_no_data(void)
 {
     ctx_begin();
-    zlink_msg_t parts[2];
-    size_t count = 0;
-    const zlink_routing_id_t *rid = NULL;
-    zlink_reply_token_t tok = 0;
-    char topic[16];
-    size_t tlen = 0;
     void *pair = sock(ZLINK_PAIR), *dealer = sock(ZLINK_DEALER), *router = sock(ZLINK_ROUTER),
          *sub = sock(ZLINK_SUB);
     ZT_EQ_INT(zlink_set_subscription(sub, ""), ZLINK_CONFIG_OK);
+    void *const socks[4] = {pair, dealer, router, sub};
+    const zlt_recv_call_t calls[4] = {ZLT_RECV, ZLT_RECV, ZLT_ROUTER_RECV, ZLT_SUBSCRIBE};
     /* Unconnected and connected-but-idle alike. */
     for (int connected = 0; connected < 2; connected++) {
-        ZT_EQ_INT(zlink_recv(pair, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(zlink_errno(), EAGAIN);
-        ZT_EQ_INT(zlink_recv(dealer, NULL, parts, 2, &count, ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(zlink_errno(), EAGAIN);
-        ZT_EQ_INT(zlink_router_recv(router, &rid, &tok, parts, 2, &count,
-                                    ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(zlink_errno(), EAGAIN);
-        ZT_EQ_INT(zlink_subscribe(sub, &rid, topic, sizeof topic, &tlen, parts, 2, &count,
-                                  ZLINK_RECV_FLAGS_DONTWAIT),
-                  ZLINK_RECV_NO_DATA);
-        ZT_EQ_INT(zlink_errno(), EAGAIN);
+        for (int i = 0; i < 4; i++) {
+            ZT_EQ_INT(zlt_recv_call(socks[i], calls[i], ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
+            ZT_EQ_INT(zlink_errno(), EAGAIN);
+        }
         if (!connected) {
             void *peer_pair = sock(ZLINK_PAIR), *pub = sock(ZLINK_PUB);
-            link_inproc(peer_pair, pair);
-            link_inproc(dealer, router);
-            link_inproc(sub, pub);
-            close_ok(pub);
-            close_ok(peer_pair);
+            zlt_link(peer_pair, pair, "inproc");
+            zlt_link(dealer, router, "inproc");
+            zlt_link(sub, pub, "inproc");
+            zlt_close(pub);
+            zlt_close(peer_pair);
         }
     }
-    close_ok(pair);
-    close_ok(dealer);
-    close_ok(router);
-    close_ok(sub);
+    zlt_close(pair);
+    zlt_close(dealer);
+    zlt_close(router);
+    zlt_close(sub);
     ctx_end();
 }
 
@@ -1016,7 +795,7 @@ static void test_ownership_only_on_success(void)
 {
     ctx_begin();
     void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
-    link_inproc(a, b);
+    zlt_link(a, b, "inproc");
     /* Live messages in the slots survive a failed receive untouched. */
     zlink_msg_t slots[4];
     for (int i = 0; i < 4; i++) {
@@ -1055,7 +834,7 @@ static void test_ownership_only_on_success(void)
 
     /* RID: NULL on PAIR (above, see test_pair) and on DEALER. */
     void *d = sock(ZLINK_DEALER), *r = sock(ZLINK_ROUTER);
-    link_inproc(d, r);
+    zlt_link(d, r, "inproc");
     send_sized_ok(d, 3, 'd');
     zlink_msg_t m[2];
     const zlink_routing_id_t *rid = NULL;
@@ -1075,37 +854,14 @@ static void test_ownership_only_on_success(void)
     ZT_EQ_INT(zlink_recv(d, &drid, m, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
     ZT_CHECK(drid == NULL);
     zlink_multipart_close(m, count);
-    close_ok(d);
-    close_ok(r);
-    close_ok(a);
-    close_ok(b);
+    zlt_close(d);
+    zlt_close(r);
+    zlt_close(a);
+    zlt_close(b);
     ctx_end();
 }
 
 /* ------------------------------------------------------------ item 21 */
-
-struct snap_recv {
-    void *sock;
-    int timeo;
-    int result;
-    int64_t elapsed_ms;
-    _Atomic long tid;
-};
-
-static void *snap_recv_main(void *arg)
-{
-    struct snap_recv *sr = arg;
-    zlink_msg_t m[2];
-    size_t n = 0;
-    set_int(sr->sock, ZLINK_RCVTIMEO, sr->timeo);
-    int64_t t0 = zt_now_ms();
-    atomic_store(&sr->tid, self_tid());
-    sr->result = zlink_recv(sr->sock, NULL, m, 2, &n, ZLINK_RECV_FLAGS_NONE);
-    sr->elapsed_ms = zt_now_ms() - t0;
-    if (sr->result == ZLINK_RECV_OK)
-        zlink_multipart_close(m, n);
-    return NULL;
-}
 
 /* Joins t if it ends within ms; returns 1 when joined. */
 static int join_within(pthread_t t, int ms)
@@ -1125,7 +881,7 @@ static void test_rcvtimeo_and_failure_outputs(void)
 {
     ctx_begin();
     void *a = sock(ZLINK_PAIR), *b = sock(ZLINK_PAIR);
-    link_inproc(a, b);
+    zlt_link(a, b, "inproc");
     zlink_msg_t parts[2];
     memset(parts, 0x99, sizeof parts);
     unsigned char before[sizeof parts];
@@ -1135,7 +891,7 @@ static void test_rcvtimeo_and_failure_outputs(void)
     const zlink_routing_id_t *rid = &sentinel;
 
     /* ND after RCVTIMEO. */
-    set_int(b, ZLINK_RCVTIMEO, 40);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 40);
     int64_t t0 = zt_now_ms();
     ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_NO_DATA);
     int64_t waited = zt_now_ms() - t0;
@@ -1146,26 +902,19 @@ static void test_rcvtimeo_and_failure_outputs(void)
     ZT_CHECK(rid == &sentinel);
     ZT_EQ_MEM(parts, before, sizeof parts);
     /* A record arriving within RCVTIMEO is taken. */
-    set_int(b, ZLINK_RCVTIMEO, 5000);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 5000);
     send_sized_ok(a, 1, 1);
     recv_sized(b, 1, 1);
 
     /* Snapshot: the RCVTIMEO in force when the call started applies; a
      * change made while it waits does not (set -1 here: the waiting call
      * still ends after its 150 ms). */
-    struct snap_recv sr;
-    memset(&sr, 0, sizeof sr);
-    sr.sock = b;
-    sr.timeo = 150;
-    pthread_t t;
-    ZT_EQ_INT(pthread_create(&t, NULL, snap_recv_main, &sr), 0);
-    while (atomic_load(&sr.tid) == 0)
-        sched_yield();
-    (void)wait_blocked(atomic_load(&sr.tid));
-    set_int(b, ZLINK_RCVTIMEO, -1);
-    if (!join_within(t, (int)(5000 * zt_timeout_mult()))) {
+    zlt_blocked_t sr = {.sock = b, .timeo = 150};
+    (void)zlt_blocked_start(&sr, true);
+    zlt_set_int(b, ZLINK_RCVTIMEO, -1);
+    if (!join_within(sr.thread, ZT_MS(5000))) {
         send_sized_ok(a, 1, 3); /* release it before failing */
-        ZT_EQ_INT(pthread_join(t, NULL), 0);
+        zlt_blocked_join(&sr);
         ZT_FAIL("a receive that started with RCVTIMEO 150 took the later -1");
     }
     ZT_EQ_INT(sr.result, ZLINK_RECV_NO_DATA);
@@ -1181,14 +930,14 @@ static void test_rcvtimeo_and_failure_outputs(void)
     ZT_CHECK(rid == &sentinel);
     ZT_EQ_MEM(parts, before, sizeof parts);
     /* INVALID_STATE/ESHUTDOWN after close. */
-    close_ok(b);
+    zlt_close(b);
     ZT_EQ_INT(zlink_recv(b, &rid, parts, 2, &count, ZLINK_RECV_FLAGS_NONE),
               ZLINK_RECV_INVALID_STATE);
     ZT_EQ_INT(zlink_errno(), ESHUTDOWN);
     ZT_EQ_INT(count, 123);
     ZT_CHECK(rid == &sentinel);
     ZT_EQ_MEM(parts, before, sizeof parts);
-    close_ok(a);
+    zlt_close(a);
     ctx_end();
 }
 
@@ -1228,16 +977,16 @@ static void test_default_routing_id_uuid4(void)
     ZT_EQ_INT(zlink_send_rid(r, &seen[1], &m, 1, ZLINK_SEND_FLAGS_NONE, NULL, NULL),
               ZLINK_SUBMIT_OK);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    set_int(d[1], ZLINK_RCVTIMEO, 5000);
+    zlt_set_int(d[1], ZLINK_RCVTIMEO, 5000);
     zlink_msg_t in[2];
     size_t n = 0;
     ZT_EQ_INT(zlink_recv(d[1], NULL, in, 2, &n, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
     zlink_multipart_close(in, n);
-    expect_nothing(d[0]);
-    expect_nothing(d[2]);
+    zlt_expect_no_data(d[0]);
+    zlt_expect_no_data(d[2]);
     for (int i = 0; i < 3; i++)
-        close_ok(d[i]);
-    close_ok(r);
+        zlt_close(d[i]);
+    zlt_close(r);
     ctx_end();
 }
 
@@ -1258,7 +1007,7 @@ static void test_set_routing_id(void)
     void *st = sock(ZLINK_STREAM);
     ZT_EQ_INT(zlink_set_routing_id(st, "abcd", 4), ZLINK_CONFIG_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
-    close_ok(st);
+    zlt_close(st);
     /* Not a socket: ENOTSUP (the contract's rule for this call). */
     static uint64_t zeroed[64];
     void *not_socket[3] = {NULL, zeroed, g_ctx};
@@ -1286,9 +1035,9 @@ static void test_set_routing_id(void)
         ZT_EQ_INT(rid->size, lens[k]);
         ZT_EQ_MEM(rid->data, big, lens[k]);
         zlink_multipart_close(m, n);
-        close_ok(peer);
+        zlt_close(peer);
     }
-    close_ok(r);
+    zlt_close(r);
     ctx_end();
 }
 
@@ -1358,12 +1107,12 @@ static void test_bind_errors(void)
         ZT_EQ_INT(zlink_getsockopt(a, ZLINK_LAST_ENDPOINT, ep, &size), ZLINK_CONFIG_OK);
         ZT_EQ_STR(ep, ipc);
         expect_bind(b, ipc, ZLINK_BIND_ADDR_IN_USE, EADDRINUSE);
-        close_ok(a);
-        close_ok(b);
+        zlt_close(a);
+        zlt_close(b);
         unlink(ipc + 6);
     } else {
-        close_ok(a);
-        close_ok(b);
+        zlt_close(a);
+        zlt_close(b);
     }
     ctx_end();
 }
@@ -1416,12 +1165,12 @@ static void test_endpoints(void)
     send_sized_ok(c, 3, 3);
     recv_sized(b, 3, 3);
     /* Closing the binder frees the name as well. */
-    close_ok(c);
+    zlt_close(c);
     void *e = sock(ZLINK_PAIR);
     ZT_EQ_INT(zlink_bind(e, ep), ZLINK_BIND_OK);
-    close_ok(e);
-    close_ok(a);
-    close_ok(b);
+    zlt_close(e);
+    zlt_close(a);
+    zlt_close(b);
     ctx_end();
 }
 
@@ -1455,10 +1204,16 @@ static void test_bad_handle_every_function(void)
         ZT_EQ_INT(zlink_errno(), EFAULT);
         ZT_EQ_INT(zlink_unset_subscription(h, "t"), ZLINK_CONFIG_INVALID_HANDLE);
         ZT_EQ_INT(zlink_errno(), EFAULT);
+        char sbuf[8];
+        size_t slen = sizeof sbuf;
+        ZT_EQ_INT(zlink_subscription_at(h, 0, sbuf, &slen, NULL), ZLINK_CONFIG_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
+        zlink_routing_id_t rid = {2, {'i', 'd'}};
+        ZT_EQ_INT(zlink_disconnect_rid(h, &rid), ZLINK_CONNECT_INVALID_HANDLE);
+        ZT_EQ_INT(zlink_errno(), EFAULT);
 
         /* Sends: IH/EFAULT, and the parts are consumed all the same. */
         zlink_msg_t m;
-        zlink_routing_id_t rid = {2, {'i', 'd'}};
         zlink_completion_id_t id = 77;
         ZT_EQ_INT(zlink_msg_init_size(&m, 100), ZLINK_CONFIG_OK);
         ZT_EQ_INT(zlink_send(h, &m, 1, ZLINK_SEND_FLAGS_NONE, NULL, &id),
@@ -1602,12 +1357,12 @@ static void test_argument_and_type_checks(void)
     ZT_EQ_INT(zlink_errno(), EINVAL);
     ZT_EQ_INT(zlink_set_subscription(sub, NULL), ZLINK_CONFIG_INVALID_ARGUMENT);
 
-    close_ok(pair);
-    close_ok(dealer);
-    close_ok(router);
-    close_ok(pub);
-    close_ok(sub);
-    close_ok(stream);
+    zlt_close(pair);
+    zlt_close(dealer);
+    zlt_close(router);
+    zlt_close(pub);
+    zlt_close(sub);
+    zlt_close(stream);
     ctx_end();
 }
 
@@ -1634,7 +1389,7 @@ static void test_record_never_partial(void)
             ZT_EQ_INT(r, ZLINK_SUBMIT_BACKPRESSURED);
             for (int i = 0; i < 5; i++)
                 recv_sized(receiver_b, 100, (unsigned char)i);
-            expect_nothing(receiver_b); /* no stray first part */
+            zlt_expect_no_data(receiver_b); /* no stray first part */
         } else {
             ZT_EQ_INT(r, ZLINK_SUBMIT_OK);
         }
@@ -1646,7 +1401,7 @@ static void test_record_never_partial(void)
     for (int i = 0; i < 3; i++)
         ZT_EQ_INT(((unsigned char *)zlink_msg_data(&in[i]))[50], 'x' + i);
     zlink_multipart_close(in, n);
-    expect_nothing(receiver_b);
+    zlt_expect_no_data(receiver_b);
     hwm_unlink();
     ctx_end();
 }
@@ -1663,7 +1418,7 @@ static void test_option_after_shutdown_eterm(void)
     int v = 10;
     zlink_config_result_t r = zlink_setsockopt(s, ZLINK_SNDTIMEO, &v, sizeof v);
     int e = zlink_errno();
-    close_ok(s);
+    zlt_close(s);
     ctx_end();
     if (r != ZLINK_CONFIG_INTERNAL || e != ETERM)
         ZT_FAIL("setsockopt after ctx_shutdown: result %d errno %d, expected INTERNAL/ETERM",

@@ -12,8 +12,7 @@
  * zero-length records from its id, in order with its data. No sleeps: POSIX
  * sockets get SO_RCVTIMEO / poll() timeouts, ZLink calls their RCVTIMEO.
  */
-#include "zlink.h"
-#include "zltest.h"
+#include "zltest_zlink.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -31,73 +30,34 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-#define T_MS(ms) ((int)((ms) * zt_timeout_mult()))
-
-static void *ctx_new(void)
-{
-    void *ctx = zlink_ctx_new();
-    ZT_CHECK(ctx != NULL);
-    return ctx;
-}
-
-static void ctx_term(void *ctx)
-{
-    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-}
-
-static void set_int(void *s, int opt, int v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static int get_int(void *s, int opt)
-{
-    int v = -12345;
-    size_t n = sizeof v;
-    ZT_EQ_INT(zlink_getsockopt(s, opt, &v, &n), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(n, sizeof v);
-    return v;
-}
-
-static void set_u64(void *s, int opt, uint64_t v)
-{
-    ZT_EQ_INT(zlink_setsockopt(s, opt, &v, sizeof v), ZLINK_CONFIG_OK);
-}
-
-static void sock_close(void *s)
-{
-    ZT_EQ_INT(zlink_close(s), ZLINK_CLOSE_OK);
-}
-
 /* A RAW STREAM socket (NOTIFY as given), LINGER 0, scaled timeouts. */
 static void *stream_new(void *ctx, int notify)
 {
-    void *s = zlink_socket(ctx, ZLINK_STREAM);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_SNDTIMEO, T_MS(2000));
-    set_int(s, ZLINK_RCVTIMEO, T_MS(2000));
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
-    set_int(s, ZLINK_STREAM_NOTIFY, notify);
+    void *s = zlt_sock(ctx, ZLINK_STREAM);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    zlt_set_int(s, ZLINK_STREAM_NOTIFY, notify);
     return s;
+}
+
+/* The tcp port s is bound to, from ZLINK_LAST_ENDPOINT. */
+static int stream_port(void *s)
+{
+    char ep[256];
+    zlt_last_endpoint(s, ep, sizeof ep);
+    return atoi(ep + strlen("tcp://127.0.0.1:"));
 }
 
 /* Binds s on 127.0.0.1, ephemeral port; returns the port. */
 static int stream_bind(void *s)
 {
-    ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
     char ep[256];
-    size_t n = sizeof ep;
-    ZT_EQ_INT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &n), ZLINK_CONFIG_OK);
-    ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
-    int port = atoi(ep + 16);
-    ZT_CHECK(port > 0 && port < 65536);
-    return port;
+    zlt_bind(s, "tcp", ep, sizeof ep); /* checks the port */
+    return atoi(ep + 16);
 }
 
 static void fd_timeouts(int fd)
 {
-    struct timeval tv = {T_MS(2000) / 1000, (T_MS(2000) % 1000) * 1000};
+    struct timeval tv = {ZT_MS(2000) / 1000, (ZT_MS(2000) % 1000) * 1000};
     ZT_EQ_INT(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
     ZT_EQ_INT(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv), 0);
 }
@@ -138,7 +98,7 @@ static int raw_listen(int *port)
 static int raw_accept(int lfd)
 {
     struct pollfd p = {lfd, POLLIN, 0};
-    ZT_EQ_INT(poll(&p, 1, T_MS(3000)), 1);
+    ZT_EQ_INT(poll(&p, 1, ZT_MS(3000)), 1);
     int fd = accept(lfd, NULL, NULL);
     ZT_CHECK(fd >= 0);
     fd_timeouts(fd);
@@ -188,11 +148,6 @@ static void raw_expect_eof(int fd)
         ZT_FAIL("expected EOF, got %zd (%s)", r, r < 0 ? strerror(errno) : "data");
 }
 
-static bool rid_eq(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
-{
-    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
-}
-
 /* One STREAM receive: a copy of the routing id and the bytes (<= cap). */
 static zlink_recv_result_t st_recv(void *s, zlink_routing_id_t *rid, void *buf, size_t cap,
                                    size_t *len, int flags)
@@ -234,7 +189,7 @@ static void st_recv_bytes(void *s, const zlink_routing_id_t *rid, void *buf, siz
         zlink_routing_id_t from;
         size_t len = 0;
         ZT_EQ_INT(st_recv(s, &from, (char *)buf + got, n - got, &len, 0), ZLINK_RECV_OK);
-        ZT_CHECK(rid_eq(&from, rid));
+        ZT_CHECK(zlt_rid_eq(&from, rid));
         ZT_CHECK(len > 0);
         got += len;
     }
@@ -248,23 +203,10 @@ static void st_expect_bytes(void *s, const zlink_routing_id_t *rid, const char *
     ZT_EQ_MEM(buf, text, n);
 }
 
-static zlink_submit_result_t st_send(void *s, const zlink_routing_id_t *rid, const void *data,
-                                     size_t len, int flags)
-{
-    zlink_msg_t m;
-    ZT_EQ_INT(zlink_msg_init_size(&m, len), ZLINK_CONFIG_OK);
-    if (len > 0)
-        memcpy(zlink_msg_data(&m), data, len);
-    zlink_submit_result_t rc = zlink_send_rid(s, rid, &m, 1, (zlink_send_flags_t)flags, NULL, NULL);
-    ZT_EQ_INT(zlink_msg_size(&m), 0); /* consumed on success and failure */
-    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    return rc;
-}
-
 static zlink_submit_result_t st_send_str(void *s, const zlink_routing_id_t *rid,
                                          const char *text)
 {
-    return st_send(s, rid, text, strlen(text), 0);
+    return zlt_send_to(s, rid, text, strlen(text), 0);
 }
 
 /* A bound STREAM (NOTIFY 1) with one raw client whose connect notice has
@@ -290,23 +232,20 @@ static unsigned char pattern(size_t i, unsigned seed)
 static void stream_01_unspecified_mode(void)
 {
     printf("# covers STREAM/1\n");
-    void *ctx = ctx_new();
-    void *s = zlink_socket(ctx, ZLINK_STREAM);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
+    void *ctx = zlt_ctx_new();
+    void *s = zlt_socket_linger0(ctx, ZLINK_STREAM);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
     ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
     ZT_EQ_INT(zlink_connect(s, "tcp://127.0.0.1:9"), ZLINK_CONNECT_INVALID_ARGUMENT);
     ZT_EQ_INT(zlink_errno(), EINVAL);
     /* Explicitly UNSPECIFIED is the same. */
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED);
     ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_INVALID_ARGUMENT);
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
-    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
     ZT_EQ_INT(zlink_bind(s, "tcp://127.0.0.1:0"), ZLINK_BIND_OK);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 2 (this version): RAW only: PACKET is NOT_SUPPORTED; out-of-range
@@ -315,22 +254,20 @@ static void stream_01_unspecified_mode(void)
 static void stream_02_raw_only(void)
 {
     printf("# covers STREAM/2, STREAM/5 (PACKET not in this version), §1 (S set_routing_id)\n");
-    void *ctx = ctx_new();
-    void *s = zlink_socket(ctx, ZLINK_STREAM);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
+    void *ctx = zlt_ctx_new();
+    void *s = zlt_socket_linger0(ctx, ZLINK_STREAM);
     int v = ZLINK_STREAM_RECV_PACKET;
     ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
               ZLINK_CONFIG_NOT_SUPPORTED);
     ZT_EQ_INT(zlink_errno(), ENOTSUP);
-    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_UNSPECIFIED);
     const int bad[] = {3, -1, 100};
     for (int i = 0; i < 3; i++) {
         ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &bad[i], sizeof(int)),
                   ZLINK_CONFIG_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EINVAL);
     }
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
     /* inproc is not a STREAM transport. */
     ZT_EQ_INT(zlink_bind(s, "inproc://stream-x"), ZLINK_BIND_NOT_SUPPORTED);
     ZT_EQ_INT(zlink_connect(s, "inproc://stream-x"), ZLINK_CONNECT_NOT_SUPPORTED);
@@ -354,14 +291,11 @@ static void stream_02_raw_only(void)
     ZT_EQ_INT(zlink_msg_size(&m), 0);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
     /* The mode option belongs to STREAM only. */
-    void *d = zlink_socket(ctx, ZLINK_DEALER);
-    ZT_CHECK(d != NULL);
+    void *d = zlt_socket(ctx, ZLINK_DEALER);
     v = ZLINK_STREAM_RECV_RAW;
     ZT_CHECK(zlink_setsockopt(d, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v) != ZLINK_CONFIG_OK);
     ZT_CHECK(zlink_setsockopt(d, ZLINK_STREAM_NOTIFY, &v, sizeof v) != ZLINK_CONFIG_OK);
-    sock_close(d);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, d, s);
 }
 
 /* STREAM 4: a failed bind does not freeze the mode; after a successful
@@ -369,15 +303,13 @@ static void stream_02_raw_only(void)
 static void stream_04_mode_frozen_after_bind(void)
 {
     printf("# covers STREAM/4\n");
-    void *ctx = ctx_new();
-    void *s = zlink_socket(ctx, ZLINK_STREAM);
-    ZT_CHECK(s != NULL);
-    set_int(s, ZLINK_LINGER, 0);
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    void *ctx = zlt_ctx_new();
+    void *s = zlt_socket_linger0(ctx, ZLINK_STREAM);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
     ZT_CHECK(zlink_bind(s, "tcp://127.0.0.1:notaport") != ZLINK_BIND_OK);
     ZT_CHECK(zlink_bind(s, "inproc://nope") != ZLINK_BIND_OK);
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED); /* not frozen */
-    set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_UNSPECIFIED); /* not frozen */
+    zlt_set_int(s, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
     stream_bind(s);
     int v = ZLINK_STREAM_RECV_UNSPECIFIED;
     ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
@@ -386,11 +318,10 @@ static void stream_04_mode_frozen_after_bind(void)
     v = ZLINK_STREAM_RECV_RAW;
     ZT_EQ_INT(zlink_setsockopt(s, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
               ZLINK_CONFIG_INVALID_STATE);
-    ZT_EQ_INT(get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
+    ZT_EQ_INT(zlt_get_int(s, ZLINK_STREAM_OPT_RECV_MODE), ZLINK_STREAM_RECV_RAW);
     /* The same after a connect. */
-    void *c = zlink_socket(ctx, ZLINK_STREAM);
-    set_int(c, ZLINK_LINGER, 0);
-    set_int(c, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    void *c = zlt_socket_linger0(ctx, ZLINK_STREAM);
+    zlt_set_int(c, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
     int lport;
     int lfd = raw_listen(&lport);
     char ep[64];
@@ -398,10 +329,9 @@ static void stream_04_mode_frozen_after_bind(void)
     ZT_EQ_INT(zlink_connect(c, ep), ZLINK_CONNECT_OK);
     ZT_EQ_INT(zlink_setsockopt(c, ZLINK_STREAM_OPT_RECV_MODE, &v, sizeof v),
               ZLINK_CONFIG_INVALID_STATE);
-    sock_close(c);
+    zlt_close(c);
     close(lfd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 6: NOTIFY 1: connect and disconnect arrive as zero-length records
@@ -409,7 +339,7 @@ static void stream_04_mode_frozen_after_bind(void)
 static void stream_06_notify(void)
 {
     printf("# covers STREAM/6\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid, from;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -419,19 +349,18 @@ static void stream_06_notify(void)
     close(fd);
     st_expect_bytes(s, &rid, "bye"); /* data first ... */
     st_expect_notice(s, &from);      /* ... then the disconnect notice */
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     char buf[8];
     size_t len;
     ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-    sock_close(s);
+    zlt_close(s);
 
     /* NOTIFY 0 (the default): the first record is data; no notices. */
-    void *q = zlink_socket(ctx, ZLINK_STREAM);
-    ZT_CHECK(q != NULL);
-    ZT_EQ_INT(get_int(q, ZLINK_STREAM_NOTIFY), 0);
-    set_int(q, ZLINK_LINGER, 0);
-    set_int(q, ZLINK_RCVTIMEO, T_MS(2000));
-    set_int(q, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
+    void *q = zlt_socket(ctx, ZLINK_STREAM);
+    ZT_EQ_INT(zlt_get_int(q, ZLINK_STREAM_NOTIFY), 0);
+    zlt_set_int(q, ZLINK_LINGER, 0);
+    zlt_set_int(q, ZLINK_RCVTIMEO, ZT_MS(2000));
+    zlt_set_int(q, ZLINK_STREAM_OPT_RECV_MODE, ZLINK_STREAM_RECV_RAW);
     int port = stream_bind(q);
     fd = raw_connect(port);
     raw_send(fd, "x", 1);
@@ -440,14 +369,13 @@ static void stream_06_notify(void)
     ZT_EQ_INT(buf[0], 'x');
     close(fd);
     /* Once the id is unknown (the close was processed), nothing is queued. */
-    int64_t end = zt_now_ms() + T_MS(3000);
-    while (st_send(q, &rid, "?", 1, ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK) {
+    int64_t end = zt_now_ms() + ZT_MS(3000);
+    while (zlt_send_to(q, &rid, "?", 1, ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK) {
         ZT_CHECK(zt_now_ms() < end);
         sched_yield();
     }
     ZT_EQ_INT(st_recv(q, &from, buf, sizeof buf, &len, ZLINK_DONTWAIT), ZLINK_RECV_NO_DATA);
-    sock_close(q);
-    ctx_term(ctx);
+    zlt_finish(ctx, q);
 }
 
 /* STREAM 8: a zero-length send closes that peer after the data queued
@@ -456,7 +384,7 @@ static void stream_06_notify(void)
 static void stream_08_zero_length_send_closes(void)
 {
     printf("# covers STREAM/8\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid, from;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -466,9 +394,9 @@ static void stream_08_zero_length_send_closes(void)
     for (size_t i = 0; i < sizeof big; i++)
         big[i] = pattern(i, 8);
     ZT_EQ_INT(st_send_str(s, &rid, "bye-1,"), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(st_send(s, &rid, big, sizeof big, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(s, &rid, big, sizeof big, 0), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(st_send_str(s, &rid, "bye-2"), ZLINK_SUBMIT_OK);
-    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
     /* Gone as a route at once. */
     ZT_EQ_INT(st_send_str(s, &rid, "late"), ZLINK_SUBMIT_NOT_CONNECTED);
     ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
@@ -479,10 +407,9 @@ static void stream_08_zero_length_send_closes(void)
     raw_expect(fd, "bye-2");
     raw_expect_eof(fd);
     st_expect_notice(s, &from);
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     close(fd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 9: the part is consumed (empty, reusable) on success and on every
@@ -490,7 +417,7 @@ static void stream_08_zero_length_send_closes(void)
 static void stream_09_parts_consumed(void)
 {
     printf("# covers STREAM/9\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -513,19 +440,18 @@ static void stream_09_parts_consumed(void)
     /* Wrong id size. */
     zlink_routing_id_t five = rid;
     five.size = 5;
-    ZT_EQ_INT(st_send(s, &five, "x", 1, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlt_send_to(s, &five, "x", 1, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
     /* Unknown id. */
     zlink_routing_id_t other = rid;
     other.data[3] ^= 0x5A;
-    ZT_EQ_INT(st_send(s, &other, "x", 1, 0), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlt_send_to(s, &other, "x", 1, 0), ZLINK_SUBMIT_NOT_CONNECTED);
     /* The client got only the successful send. */
     raw_send(fd, "ping", 4);
     st_expect_bytes(s, &rid, "ping");
     ZT_EQ_INT(st_send_str(s, &rid, "pong"), ZLINK_SUBMIT_OK);
     raw_expect(fd, "pong");
     close(fd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 10 (and 11's immediate half): an admitted send, NONE or
@@ -533,7 +459,7 @@ static void stream_09_parts_consumed(void)
 static void stream_10_none_id_zero(void)
 {
     printf("# covers STREAM/10, STREAM/11 (immediate success)\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -549,8 +475,7 @@ static void stream_10_none_id_zero(void)
         raw_expect(fd, flags ? "dw" : "nw");
     }
     close(fd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 13: an id with no connection is NOT_CONNECTED/EHOSTUNREACH, also
@@ -558,7 +483,7 @@ static void stream_10_none_id_zero(void)
 static void stream_13_no_connection(void)
 {
     printf("# covers STREAM/13\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
     stream_bind(s);
     zlink_routing_id_t rid;
@@ -572,19 +497,18 @@ static void stream_13_no_connection(void)
     ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
     ZT_EQ_U64(id, 0);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_NOT_CONNECTED); /* close: same */
-    sock_close(s);
+    ZT_EQ_INT(zlt_send_to(s, &rid, "", 0, 0), ZLINK_SUBMIT_NOT_CONNECTED); /* close: same */
+    zlt_close(s);
     /* A peer that left. */
     int fd;
     zlink_routing_id_t from;
     s = stream_with_client(ctx, &fd, &rid);
     close(fd);
     st_expect_notice(s, &from);
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     ZT_EQ_INT(st_send_str(s, &rid, "gone"), ZLINK_SUBMIT_NOT_CONNECTED);
     ZT_EQ_INT(zlink_errno(), EHOSTUNREACH);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 14: a received part is the caller's: it outlives later receives
@@ -592,7 +516,7 @@ static void stream_13_no_connection(void)
 static void stream_14_receive_ownership(void)
 {
     printf("# covers STREAM/14\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -608,13 +532,13 @@ static void stream_14_receive_ownership(void)
     ZT_EQ_INT(zlink_recv(s, &view, b, 1, &nb, 0), ZLINK_RECV_OK);
     ZT_EQ_MEM(zlink_msg_data(&a[0]), "first", 5);
     close(fd);
-    sock_close(s);
+    zlt_close(s);
     ZT_EQ_MEM(zlink_msg_data(&a[0]), "first", 5);
     ZT_CHECK(zlink_msg_size(&b[0]) >= 1);
     ZT_EQ_MEM(zlink_msg_data(&b[0]), "second", zlink_msg_size(&b[0]));
     zlink_multipart_close(a, na);
     zlink_multipart_close(b, nb);
-    ctx_term(ctx);
+    zlt_ctx_term(ctx);
 }
 
 /* STREAM 16: nothing queued: DONTWAIT NO_DATA/EAGAIN at once, NONE after
@@ -622,7 +546,7 @@ static void stream_14_receive_ownership(void)
 static void stream_16_no_data(void)
 {
     printf("# covers STREAM/16\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -633,16 +557,15 @@ static void stream_16_no_data(void)
     ZT_EQ_INT(zlink_errno(), EAGAIN);
     ZT_EQ_INT(count, 3);
     ZT_CHECK(view == (const zlink_routing_id_t *)(uintptr_t)0x8);
-    set_int(s, ZLINK_RCVTIMEO, 40);
+    zlt_set_int(s, ZLINK_RCVTIMEO, 40);
     int64_t t0 = zt_now_ms();
     ZT_EQ_INT(zlink_recv(s, &view, part, 1, &count, 0), ZLINK_RECV_NO_DATA);
     int64_t waited = zt_now_ms() - t0;
     ZT_CHECK(waited >= 40);
-    ZT_CHECK(waited < T_MS(1000));
+    ZT_CHECK(waited < ZT_MS(1000));
     ZT_EQ_INT(count, 3);
     close(fd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 17: the routing id view names the record just received, stays
@@ -650,7 +573,7 @@ static void stream_16_no_data(void)
 static void stream_17_rid_lifetime(void)
 {
     printf("# covers STREAM/17\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
     int port = stream_bind(s);
     int fd1 = raw_connect(port);
@@ -658,28 +581,27 @@ static void stream_17_rid_lifetime(void)
     st_expect_notice(s, &r1);
     int fd2 = raw_connect(port);
     st_expect_notice(s, &r2);
-    ZT_CHECK(!rid_eq(&r1, &r2)); /* one id per connection */
+    ZT_CHECK(!zlt_rid_eq(&r1, &r2)); /* one id per connection */
     raw_send(fd1, "a", 1);
     zlink_msg_t part[1];
     size_t count = 0;
     const zlink_routing_id_t *view = NULL;
     ZT_EQ_INT(zlink_recv(s, &view, part, 1, &count, 0), ZLINK_RECV_OK);
     zlink_multipart_close(part, count);
-    ZT_CHECK(view != NULL && rid_eq(view, &r1));
+    ZT_CHECK(view != NULL && zlt_rid_eq(view, &r1));
     ZT_EQ_INT(st_send_str(s, &r2, "to-2"), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(st_send_str(s, &r1, "to-1"), ZLINK_SUBMIT_OK);
-    ZT_CHECK(rid_eq(view, &r1)); /* sends leave it alone */
+    ZT_CHECK(zlt_rid_eq(view, &r1)); /* sends leave it alone */
     raw_expect(fd2, "to-2");
     raw_expect(fd1, "to-1");
     raw_send(fd2, "b", 1);
     const zlink_routing_id_t *view2 = NULL;
     ZT_EQ_INT(zlink_recv(s, &view2, part, 1, &count, 0), ZLINK_RECV_OK);
     zlink_multipart_close(part, count);
-    ZT_CHECK(view2 != NULL && rid_eq(view2, &r2));
+    ZT_CHECK(view2 != NULL && zlt_rid_eq(view2, &r2));
     close(fd1);
     close(fd2);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 21: per routing id, bytes arrive in order and never mix with
@@ -688,7 +610,7 @@ static void stream_21_per_rid_order(void)
 {
     printf("# covers STREAM/21\n");
     enum { N = 256 * 1024, CHUNK = 997 };
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
     int port = stream_bind(s);
     int fd[2];
@@ -719,8 +641,8 @@ static void stream_21_per_rid_order(void)
         size_t len = 0;
         static unsigned char buf[N];
         ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
-        int k = rid_eq(&from, &rid[0]) ? 0 : 1;
-        ZT_CHECK(rid_eq(&from, &rid[k]));
+        int k = zlt_rid_eq(&from, &rid[0]) ? 0 : 1;
+        ZT_CHECK(zlt_rid_eq(&from, &rid[k]));
         ZT_CHECK(len > 0 && have[k] + len <= N);
         memcpy(got[k] + have[k], buf, len);
         have[k] += len;
@@ -730,7 +652,7 @@ static void stream_21_per_rid_order(void)
     /* The other direction: interleaved sends, each client reads its own. */
     for (size_t o = 0; o < N; o += 4096) {
         for (int k = 0; k < 2; k++)
-            ZT_EQ_INT(st_send(s, &rid[k], want[1 - k] + o, 4096, 0), ZLINK_SUBMIT_OK);
+            ZT_EQ_INT(zlt_send_to(s, &rid[k], want[1 - k] + o, 4096, 0), ZLINK_SUBMIT_OK);
     }
     for (int k = 0; k < 2; k++) {
         raw_recv_exact(fd[k], got[k], N);
@@ -738,8 +660,7 @@ static void stream_21_per_rid_order(void)
     }
     close(fd[0]);
     close(fd[1]);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 22: at RCVHWM the STREAM stops reading the connection and drops
@@ -781,7 +702,7 @@ static void *writer22_main(void *arg)
                 goto out;
             }
             struct pollfd p = {w->fd, POLLOUT, 0};
-            int pr = poll(&p, 1, T_MS(300));
+            int pr = poll(&p, 1, ZT_MS(300));
             if (pr == 0) {
                 pthread_mutex_lock(&w->lk);
                 if (w->stalled_at == 0)
@@ -789,7 +710,7 @@ static void *writer22_main(void *arg)
                 pthread_cond_broadcast(&w->cv);
                 pthread_mutex_unlock(&w->lk);
                 /* Keep waiting for room (the reader will come). */
-                pr = poll(&p, 1, T_MS(10000));
+                pr = poll(&p, 1, ZT_MS(10000));
                 if (pr <= 0) {
                     w->failed = true;
                     goto out;
@@ -812,9 +733,9 @@ out:
 static void stream_22_rcvhwm_stops_reads_no_drop(void)
 {
     printf("# covers STREAM/22\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
-    set_u64(s, ZLINK_RCVHWM, 16384);
+    zlt_set_u64(s, ZLINK_RCVHWM, 16384);
     int port = stream_bind(s);
     struct writer22 w;
     memset(&w, 0, sizeof w);
@@ -830,7 +751,7 @@ static void stream_22_rcvhwm_stops_reads_no_drop(void)
     /* Wait (bounded) for the writer to stall or finish. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += T_MS(5000) / 1000 + 1;
+    until.tv_sec += ZT_MS(5000) / 1000 + 1;
     pthread_mutex_lock(&w.lk);
     while (w.stalled_at == 0 && !w.done) {
         if (pthread_cond_timedwait(&w.cv, &w.lk, &until) != 0)
@@ -848,7 +769,7 @@ static void stream_22_rcvhwm_stops_reads_no_drop(void)
     while (have < S22_TOTAL) {
         size_t len = 0;
         ZT_EQ_INT(st_recv(s, &from, buf, sizeof buf, &len, 0), ZLINK_RECV_OK);
-        ZT_CHECK(rid_eq(&from, &rid));
+        ZT_CHECK(zlt_rid_eq(&from, &rid));
         ZT_CHECK(len > 0 && have + len <= S22_TOTAL);
         for (size_t i = 0; i < len; i++) {
             if (buf[i] != pattern(have + i, 22))
@@ -861,11 +782,10 @@ static void stream_22_rcvhwm_stops_reads_no_drop(void)
     ZT_EQ_INT(w.written, S22_TOTAL);
     close(w.fd);
     st_expect_notice(s, &from); /* after all the data */
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     pthread_cond_destroy(&w.cv);
     pthread_mutex_destroy(&w.lk);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 23 (RAW): a client that writes and closes mid-stream, while the
@@ -875,9 +795,9 @@ static void stream_23_midstream_close(void)
 {
     printf("# covers STREAM/23 (RAW: close mid-stream)\n");
     enum { N = 300000 };
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
-    set_u64(s, ZLINK_RCVHWM, 8192);
+    zlt_set_u64(s, ZLINK_RCVHWM, 8192);
     int port = stream_bind(s);
     int fd = raw_connect(port);
     zlink_routing_id_t rid, from;
@@ -890,23 +810,24 @@ static void stream_23_midstream_close(void)
     st_recv_bytes(s, &rid, got, N);
     ZT_EQ_MEM(got, data, N);
     st_expect_notice(s, &from);
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     char b[8];
     size_t len;
-    set_int(s, ZLINK_RCVTIMEO, 50);
+    zlt_set_int(s, ZLINK_RCVTIMEO, 50);
     ZT_EQ_INT(st_recv(s, &from, b, sizeof b, &len, 0), ZLINK_RECV_NO_DATA);
     ZT_EQ_INT(st_send_str(s, &rid, "x"), ZLINK_SUBMIT_NOT_CONNECTED);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM 28: peers are addressed by exactly 4-byte ids: any other size is
- * INVALID_ARGUMENT/EINVAL for data and for the zero-length close, and the
- * peer stays connected; n != 1 is INVALID_ARGUMENT too. */
+ * INVALID_ARGUMENT/EINVAL for data, for the zero-length close and for
+ * zlink_disconnect_rid, and the peer stays connected; n != 1 is
+ * INVALID_ARGUMENT too; an unknown 4-byte id is NOT_FOUND/ENOENT for
+ * zlink_disconnect_rid. */
 static void stream_28_rid_must_be_4_bytes(void)
 {
-    printf("# covers STREAM/28 (send_rid / close by rid; zlink_disconnect_rid not in 1.0)\n");
-    void *ctx = ctx_new();
+    printf("# covers STREAM/28 (send_rid, close by rid, zlink_disconnect_rid: 4-byte ids)\n");
+    void *ctx = zlt_ctx_new();
     int fd;
     zlink_routing_id_t rid;
     void *s = stream_with_client(ctx, &fd, &rid);
@@ -914,14 +835,22 @@ static void stream_28_rid_must_be_4_bytes(void)
     for (size_t i = 0; i < sizeof sizes; i++) {
         zlink_routing_id_t r = rid;
         r.size = sizes[i];
-        ZT_EQ_INT(st_send(s, &r, "data", 4, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlt_send_to(s, &r, "data", 4, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EINVAL);
-        ZT_EQ_INT(st_send(s, &r, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlt_send_to(s, &r, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_INT(zlink_disconnect_rid(s, &r), ZLINK_CONNECT_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EINVAL);
     }
     zlink_routing_id_t empty;
     memset(&empty, 0, sizeof empty);
-    ZT_EQ_INT(st_send(s, &empty, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlt_send_to(s, &empty, "", 0, 0), ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_disconnect_rid(s, &empty), ZLINK_CONNECT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_disconnect_rid(s, NULL), ZLINK_CONNECT_INVALID_ARGUMENT);
+    zlink_routing_id_t other = rid;
+    other.data[3] ^= 0x5A;
+    ZT_EQ_INT(zlink_disconnect_rid(s, &other), ZLINK_CONNECT_NOT_FOUND);
+    ZT_EQ_INT(zlink_errno(), ENOENT);
     zlink_msg_t m[2];
     ZT_EQ_INT(zlink_msg_init(&m[0]), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_send_rid(s, &rid, m, 0, 0, NULL, NULL), ZLINK_SUBMIT_INVALID_ARGUMENT);
@@ -933,11 +862,45 @@ static void stream_28_rid_must_be_4_bytes(void)
     raw_expect(fd, "still");
     raw_send(fd, "here", 4);
     st_expect_bytes(s, &rid, "here");
-    ZT_EQ_INT(st_send(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(s, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
     raw_expect_eof(fd);
     close(fd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
+}
+
+/* STREAM 28: zlink_disconnect_rid with a live raw client's id closes that
+ * connection: the client's recv() returns 0 (EOF) within a bounded poll(),
+ * the disconnect notice follows, the id is NOT_CONNECTED for sends and
+ * NOT_FOUND for another disconnect; a second client is not affected. */
+static void stream_28_disconnect_rid_closes_peer(void)
+{
+    printf("# covers STREAM/28 (zlink_disconnect_rid closes a live peer)\n");
+    void *ctx = zlt_ctx_new();
+    int fd, fd2;
+    zlink_routing_id_t rid, rid2, from;
+    void *s = stream_with_client(ctx, &fd, &rid);
+    fd2 = raw_connect(stream_port(s));
+    st_expect_notice(s, &rid2);
+    raw_send(fd, "hi", 2);
+    st_expect_bytes(s, &rid, "hi");
+    ZT_EQ_INT(zlink_disconnect_rid(s, &rid), ZLINK_CONNECT_OK);
+    struct pollfd p = {fd, POLLIN, 0};
+    ZT_EQ_INT(poll(&p, 1, ZT_MS(3000)), 1);
+    char c;
+    ZT_EQ_INT(recv(fd, &c, 1, MSG_DONTWAIT), 0); /* EOF */
+    st_expect_notice(s, &from);
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
+    ZT_EQ_INT(st_send_str(s, &rid, "late"), ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_disconnect_rid(s, &rid), ZLINK_CONNECT_NOT_FOUND);
+    ZT_EQ_INT(zlink_errno(), ENOENT);
+    /* The other client still talks both ways. */
+    ZT_EQ_INT(st_send_str(s, &rid2, "to-2"), ZLINK_SUBMIT_OK);
+    raw_expect(fd2, "to-2");
+    raw_send(fd2, "from-2", 6);
+    st_expect_bytes(s, &rid2, "from-2");
+    close(fd);
+    close(fd2);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM connects too: to a plain TCP listener; the connect notice names
@@ -947,11 +910,11 @@ static void stream_28_rid_must_be_4_bytes(void)
 static void stream_connect_outbound(void)
 {
     printf("# covers core-contract §1 (S connects once its mode is set), STREAM/6\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     int lport;
     int lfd = raw_listen(&lport);
     void *s = stream_new(ctx, 1);
-    set_int(s, ZLINK_RECONNECT_IVL, 20);
+    zlt_set_int(s, ZLINK_RECONNECT_IVL, 20);
     char ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", lport);
     ZT_EQ_INT(zlink_connect(s, ep), ZLINK_CONNECT_OK);
@@ -965,12 +928,12 @@ static void stream_connect_outbound(void)
     st_expect_bytes(s, &rid, "hi stream");
     close(fd);
     st_expect_notice(s, &from);
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     /* Reconnect: a new connection, a new id. */
     fd = raw_accept(lfd);
     zlink_routing_id_t rid2;
     st_expect_notice(s, &rid2);
-    ZT_CHECK(!rid_eq(&rid2, &rid));
+    ZT_CHECK(!zlt_rid_eq(&rid2, &rid));
     ZT_EQ_INT(st_send_str(s, &rid2, "again"), ZLINK_SUBMIT_OK);
     raw_expect(fd, "again");
     ZT_EQ_INT(st_send_str(s, &rid, "old"), ZLINK_SUBMIT_NOT_CONNECTED);
@@ -978,8 +941,7 @@ static void stream_connect_outbound(void)
     raw_expect_eof(fd);
     close(fd);
     close(lfd);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 /* STREAM against a second process: the child runs its own context and a
@@ -987,7 +949,7 @@ static void stream_connect_outbound(void)
  * with a zero-length send and exits 0 when all it saw was right. */
 static int stream_child(const char *port)
 {
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *c = stream_new(ctx, 1);
     char ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%s", port != NULL ? port : "0");
@@ -996,23 +958,22 @@ static int stream_child(const char *port)
     st_expect_notice(c, &rid);
     char hello[64];
     int n = snprintf(hello, sizeof hello, "hello from %ld", (long)getpid());
-    ZT_EQ_INT(st_send(c, &rid, hello, (size_t)n, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(c, &rid, hello, (size_t)n, 0), ZLINK_SUBMIT_OK);
     char reply[64];
     n = snprintf(reply, sizeof reply, "world to %ld", (long)getpid());
     st_expect_bytes(c, &rid, reply);
-    ZT_EQ_INT(st_send(c, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(c, &rid, "", 0, 0), ZLINK_SUBMIT_OK);
     zlink_routing_id_t from;
     st_expect_notice(c, &from);
-    ZT_CHECK(rid_eq(&from, &rid));
-    sock_close(c);
-    ctx_term(ctx);
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
+    zlt_finish(ctx, c);
     return 0;
 }
 
 static void stream_second_process(void)
 {
     printf("# covers STREAM against a second process\n");
-    void *ctx = ctx_new();
+    void *ctx = zlt_ctx_new();
     void *s = stream_new(ctx, 1);
     int port = stream_bind(s);
     char arg[16];
@@ -1025,12 +986,11 @@ static void stream_second_process(void)
     st_expect_bytes(s, &rid, hello);
     char reply[64];
     n = snprintf(reply, sizeof reply, "world to %ld", (long)pid);
-    ZT_EQ_INT(st_send(s, &rid, reply, (size_t)n, 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlt_send_to(s, &rid, reply, (size_t)n, 0), ZLINK_SUBMIT_OK);
     st_expect_notice(s, &from); /* the child's zero-length send closed it */
-    ZT_CHECK(rid_eq(&from, &rid));
+    ZT_CHECK(zlt_rid_eq(&from, &rid));
     ZT_EQ_INT(zt_wait(pid), 0);
-    sock_close(s);
-    ctx_term(ctx);
+    zlt_finish(ctx, s);
 }
 
 int main(int argc, char **argv)
@@ -1056,6 +1016,7 @@ int main(int argc, char **argv)
     ZT_RUN(stream_22_rcvhwm_stops_reads_no_drop);
     ZT_RUN(stream_23_midstream_close);
     ZT_RUN(stream_28_rid_must_be_4_bytes);
+    ZT_RUN(stream_28_disconnect_rid_closes_peer);
     ZT_RUN(stream_connect_outbound);
     ZT_RUN(stream_second_process);
     return zt_done();

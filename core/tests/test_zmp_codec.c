@@ -756,7 +756,7 @@ static void test_weight_rules(void)
     ZT_EQ_INT(zmp_parse_weight(body, 11, &w), EINVAL);
     body[0] = 'w';
     ZT_EQ_INT(zmp_parse_weight(body, 10, &w), EINVAL);
-    ZT_EQ_INT(zmp_control_kind((const uint8_t *)"FLOWSTATE\x01", 10), ZMP_CTL_OTHER);
+    ZT_EQ_INT(zmp_control_kind((const uint8_t *)"FLOWSTATE\x01", 10), ZMP_CTL_FLOWSTATE);
     ZT_EQ_INT(zmp_control_kind((const uint8_t *)"WEIGHTX", 7), ZMP_CTL_WEIGHT);
 }
 

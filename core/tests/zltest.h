@@ -40,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -316,6 +318,51 @@ static inline void zt_sleep_ms(int ms)
     ts.tv_nsec = (long)(ms % 1000) * 1000000L;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+/* ms scaled by ZT_TIMEOUT_MULT, as an int: for timeouts handed to the code
+ * under test (SNDTIMEO, poll()) that must stretch under the sanitizers. */
+#define ZT_MS(ms) ((int)((ms) * zt_timeout_mult()))
+
+/* ------------------------------------------- "a thread is blocked" (Linux) */
+
+/* The calling thread's kernel id, for zt_wait_blocked(). */
+static inline long zt_gettid(void)
+{
+    return (long)syscall(SYS_gettid);
+}
+
+/* Waits until thread tid sleeps in the kernel in a wait (a futex wait, as
+ * used by condition variables and wake words, or a poll): how a call that
+ * blocks inside a library looks from outside when its API cannot tell.
+ * Returns 1 once seen. Returns 0 when /proc cannot tell within 2 s; the
+ * caller then goes on without the guarantee, so the check only ever makes
+ * a case stricter, never flaky. */
+static inline int zt_wait_blocked(long tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+    int64_t end = zt_now_ms() + 2000;
+    while (zt_now_ms() < end) {
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            return 0;
+        long nr = -1;
+        unsigned long a0 = 0, op = 0;
+        int got = fscanf(f, "%ld %lx %lx", &nr, &a0, &op);
+        fclose(f);
+        if (got == 3 && nr == SYS_futex &&
+            ((op & 0x7F) == 0 /* FUTEX_WAIT */ || (op & 0x7F) == 9 /* FUTEX_WAIT_BITSET */))
+            return 1;
+#ifdef SYS_poll
+        if (got >= 1 && nr == SYS_poll)
+            return 1;
+#endif
+        if (got >= 1 && (nr == SYS_ppoll || nr == SYS_epoll_pwait))
+            return 1;
+        sched_yield();
+    }
+    return 0;
 }
 
 /* Writes "ipc:///tmp/zlt-<pid>-<tag>" into buf: short enough for a unix

@@ -35,6 +35,7 @@ static void connecter_on_connect(uv_connect_t *req, int status)
         zl_conn_terminate(c, -status);
         return;
     }
+    zl_conn_event(c, ZLINK_EVENT_CONNECTED, 0);
     zl_conn_start(c);
 }
 
@@ -80,6 +81,7 @@ static void connecter_on_retry(uv_timer_t *t)
 {
     zl_endpoint_t *ep = t->data;
     ep->retry_armed = false;
+    zl_ep_event(ep, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)ep->retry_delay);
     connecter_attempt(ep);
 }
 
@@ -105,6 +107,7 @@ static void connecter_schedule(zl_endpoint_t *ep)
     ep->have_sa = false; /* resolve names again */
     ep->retry_armed = true;
     uv_timer_start(&ep->retry, connecter_on_retry, (uint64_t)delay, 0);
+    zl_ep_event_retry_armed(ep, delay); /* monitor: CONNECT_DELAYED */
 }
 
 static void connecter_on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -222,7 +225,7 @@ int zl_engine_connect(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endp
         return ENOMEM;
     ep->addr = a;
     snprintf(ep->name, sizeof ep->name, "%s", endpoint);
-    ep->cur_ivl = ep->opts.reconnect_ivl;
+    ep->cur_ivl = 0; /* 0: the first retry waits RECONNECT_IVL as set then */
     zl_io_call(io, connecter_start_on_loop, ep);
     *out = ep;
     return 0;
