@@ -638,6 +638,177 @@ typedef enum zlink_receive_flow_state {
 ZLINK_EXPORT zlink_config_result_t
 zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t state);
 
+/* --------------------------------------------------------- socket monitor
+ *
+ * A monitor observes one socket's connection life (bind, accept, connect,
+ * handshake, disconnect, close) through its own bounded event queue, read
+ * with zlink_socket_monitor_recv. It never changes the socket's routing or
+ * queues, and a slow or absent reader never blocks the socket: when the
+ * queue's byte budget is used up, each newly arriving event is dropped
+ * (queued events are kept; nothing counts the drops). Events come out in
+ * the order they were committed; there is no timestamp, and no order holds
+ * between events committed on different I/O threads beyond that.
+ *
+ * One monitor per socket at a time. It stays open after its socket closes:
+ * the close queues MONITOR_STOPPED, the last event; once that is read,
+ * receives give INVALID_STATE/ESHUTDOWN. Receive and close of one monitor
+ * must not run concurrently (single consumer; the caller serializes).
+ * Every monitor must be closed with zlink_monitor_close.
+ */
+
+/* Event bits: the event field of an event, and the selection mask. */
+#define ZLINK_EVENT_CONNECTED (1u << 0)         /* value 0 */
+#define ZLINK_EVENT_CONNECT_DELAYED (1u << 1)   /* reconnect scheduled; value = delay ms */
+#define ZLINK_EVENT_CONNECT_RETRIED (1u << 2)   /* reconnect attempt; value = delay ms */
+#define ZLINK_EVENT_LISTENING (1u << 3)         /* value 0 */
+#define ZLINK_EVENT_BIND_FAILED (1u << 4)       /* value = errno */
+#define ZLINK_EVENT_ACCEPTED (1u << 5)          /* value 0 */
+#define ZLINK_EVENT_ACCEPT_FAILED (1u << 6)     /* value = errno */
+#define ZLINK_EVENT_CLOSED (1u << 7)            /* a listener or connecter closed */
+#define ZLINK_EVENT_CLOSE_FAILED (1u << 8)      /* reserved; not reported */
+#define ZLINK_EVENT_DISCONNECTED (1u << 9)      /* value = ZLINK_DISCONNECT_* */
+#define ZLINK_EVENT_MONITOR_STOPPED (1u << 10)  /* the socket closed; last event */
+#define ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL (1u << 11) /* value = errno */
+#define ZLINK_EVENT_CONNECTION_READY (1u << 12) /* value = ready peer count */
+#define ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL (1u << 13)  /* value = ZLINK_PROTOCOL_ERROR_* */
+#define ZLINK_EVENT_HANDSHAKE_FAILED_AUTH (1u << 14)      /* reserved (no auth yet) */
+#define ZLINK_EVENT_PEER_WEIGHT_CHANGED (1u << 15)        /* value = new weight */
+#define ZLINK_EVENT_SEND_FLOW_PAUSED (1u << 16)           /* value = epoch */
+#define ZLINK_EVENT_SEND_FLOW_RESUMED (1u << 17)          /* value = epoch */
+#define ZLINK_EVENT_FLOW_STATE_STALE (1u << 18)           /* value = received epoch */
+#define ZLINK_EVENT_ALL 0x7FFFFu
+
+/* DISCONNECTED values. */
+#define ZLINK_DISCONNECT_UNKNOWN 0          /* closed locally; a STREAM peer's orderly close */
+#define ZLINK_DISCONNECT_HANDSHAKE_FAILED 3 /* ended before the handshake completed */
+#define ZLINK_DISCONNECT_TRANSPORT_ERROR 4  /* lost: peer closed, reset, protocol error */
+#define ZLINK_DISCONNECT_CTX_TERM 5         /* closed after the context was shut down */
+
+/* HANDSHAKE_FAILED_PROTOCOL values. */
+#define ZLINK_PROTOCOL_ERROR_ZMP_MALFORMED_COMMAND_HELLO 0x10000013u
+#define ZLINK_PROTOCOL_ERROR_ZMP_MALFORMED_COMMAND_READY 0x10000016u
+
+/* transport_lane values. Only the second (Completion) connection of a
+ * ROUTER-ROUTER pair reports COMPLETION. */
+#define ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION 0u
+#define ZLINK_MONITOR_TRANSPORT_LANE_COMPLETION 1u
+
+/* flags bits. EDGE: this CONNECTION_READY event is a logical peer becoming
+ * ready (the count grew); without it the event is a count snapshot (a peer
+ * went away). The other two belong to the receive-flow events. */
+#define ZLINK_MONITOR_EVENT_FLAG_CONNECTION_READY_EDGE (1u << 0)
+#define ZLINK_MONITOR_EVENT_FLAG_SEND_FLOW_WRITABLE (1u << 1)
+#define ZLINK_MONITOR_EVENT_FLAG_FLOW_STATE_STALE_EPOCH (1u << 3)
+
+/* Options of zlink_socket_monitor_open (16 bytes). */
+typedef struct zlink_monitor_config {
+    uint32_t events;            /* ZLINK_EVENT_* bits to receive; 0 = none */
+    uint32_t reserved;          /* must be 0 */
+    uint64_t monitor_hwm_bytes; /* queue budget in bytes; 0 = ZLINK_MONITOR_HWM_DFLT */
+} zlink_monitor_config_t;
+
+/* One event, written whole (unused bytes zero) by zlink_socket_monitor_recv.
+ * Addresses are NUL-terminated "tcp://..." / "ipc://..." strings, empty
+ * when not known. connection_id names one physical connection in this
+ * process (nonzero; for correlation only, no call takes it). */
+typedef struct zlink_monitor_event {
+    uint64_t event;             /* one ZLINK_EVENT_* bit */
+    uint64_t value;             /* per event (see the bits above) */
+    zlink_routing_id_t rid;     /* the peer's routing id, size 0 if none */
+    char local_addr[256];
+    char remote_addr[256];
+    uint64_t connection_id;     /* 0 for listener/connecter events */
+    uint32_t transport_lane;    /* ZLINK_MONITOR_TRANSPORT_LANE_* */
+    uint32_t flags;             /* ZLINK_MONITOR_EVENT_FLAG_* */
+} zlink_monitor_event_t;
+
+/* Each queued event is charged this many bytes against monitor_hwm_bytes.
+ * An event is admitted when the queue is empty (whatever the budget) or
+ * when the queued charge plus its own stays within the budget. */
+#define ZLINK_MONITOR_EVENT_CHARGE ((uint64_t)sizeof(zlink_monitor_event_t) + 64u)
+/* The default budget: 4096 events. */
+#define ZLINK_MONITOR_HWM_DFLT (4096u * ZLINK_MONITOR_EVENT_CHARGE)
+
+/* Status snapshot. Groups of fields are valid only when their detail bit
+ * is set; every field of a group whose bit is absent is 0. */
+#define ZLINK_MONITOR_STATUS_ABI_VERSION 4u
+#define ZLINK_MONITOR_SOURCE_SOCKET 1u
+
+#define ZLINK_MONITOR_STATE_READY (1u << 0)       /* some peer is ready */
+#define ZLINK_MONITOR_STATE_BOUND_READY (1u << 1) /* some tcp/ipc listener is bound */
+#define ZLINK_MONITOR_STATE_CLOSED (1u << 3)      /* the socket is closed */
+
+#define ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS (1u << 1)
+#define ZLINK_MONITOR_STATUS_DETAIL_RCV_PENDING_MSGS (1u << 2)
+#define ZLINK_MONITOR_STATUS_DETAIL_AUTO_HWM_BUDGET (1u << 3)
+#define ZLINK_MONITOR_STATUS_DETAIL_AUTO_HWM_BUFFERS (1u << 4)
+#define ZLINK_MONITOR_STATUS_DETAIL_FLOW_STATE (1u << 5) /* DEALER and ROUTER */
+
+typedef struct zlink_monitor_status {
+    uint32_t abi_version;       /* ZLINK_MONITOR_STATUS_ABI_VERSION */
+    uint32_t struct_size;       /* sizeof(zlink_monitor_status_t) */
+    uint32_t source_kind;       /* ZLINK_MONITOR_SOURCE_SOCKET */
+    uint32_t state_flags;       /* ZLINK_MONITOR_STATE_* */
+    uint32_t detail_flags;      /* ZLINK_MONITOR_STATUS_DETAIL_* */
+    uint32_t reserved;
+    /* SND_PENDING_MSGS: records and bytes (charge) queued or in flight
+     * toward peers; RCV_PENDING_MSGS: from peers, not yet received. The
+     * four are read together under the socket's lock. */
+    uint64_t snd_pending_msgs;
+    uint64_t snd_pending_bytes;
+    uint64_t rcv_pending_msgs;
+    uint64_t rcv_pending_bytes;
+    /* AUTO_HWM_BUDGET */
+    uint32_t auto_hwm_enabled;
+    uint32_t auto_hwm_profile;
+    uint64_t auto_hwm_planned_sndhwm_bytes;
+    uint64_t auto_hwm_planned_rcvhwm_bytes;
+    uint64_t auto_hwm_last_recalc_ms;
+    uint32_t auto_hwm_last_recalc_reason;
+    uint32_t auto_hwm_send_blocked_ratio_ppm;
+    uint64_t auto_hwm_deferred_sndhwm_bytes;  /* valid when ..._valid != 0 */
+    uint64_t auto_hwm_deferred_rcvhwm_bytes;
+    uint32_t auto_hwm_deferred_sndhwm_valid;
+    uint32_t auto_hwm_deferred_rcvhwm_valid;
+    /* AUTO_HWM_BUFFERS */
+    uint64_t auto_hwm_applied_sndhwm_bytes;
+    uint64_t auto_hwm_applied_rcvhwm_bytes;
+    int32_t auto_hwm_effective_sndbuf;
+    int32_t auto_hwm_effective_rcvbuf;
+    uint64_t snd_bytes_in_flight;
+    uint64_t rcv_bytes_in_flight;
+    uint64_t minimum_core_message_charge_bytes;
+    uint64_t oversize_message_admission_count;
+    uint64_t oversize_message_admission_max_bytes;
+    /* FLOW_STATE: how this socket's peers' receive flow looks from here. */
+    uint64_t flow_paused_connections;   /* peers pausing us now */
+    uint64_t flow_pause_applied_total;  /* PAUSED transitions applied */
+    uint64_t flow_resume_applied_total; /* RUNNING transitions applied */
+    uint64_t flow_state_stale_total;    /* FLOWSTATE frames ignored as stale */
+    uint64_t flow_pause_duration_ms;    /* last completed pause (0: not tracked yet) */
+} zlink_monitor_status_t;
+
+/* Opens the monitor of socket. NULL with errno: EINVAL (cfg NULL, reserved
+ * not 0, an event bit outside ZLINK_EVENT_ALL), EFAULT (not a socket),
+ * ESHUTDOWN (socket closed), ETERM (context shut down), EBUSY (the socket
+ * already has an open monitor), ENOMEM. */
+ZLINK_EXPORT void *zlink_socket_monitor_open(void *socket, const zlink_monitor_config_t *cfg);
+/* Pops the oldest event into *ev. NONE waits up to the monitored socket's
+ * RCVTIMEO (read at the call; -1 infinite); DONTWAIT does not wait. With
+ * nothing to return: NO_DATA/EAGAIN and *ev untouched; TERMINATED/ETERM
+ * when the context was shut down; INVALID_STATE/ESHUTDOWN once the socket
+ * closed and MONITOR_STOPPED was read. ev NULL or an unknown flag:
+ * INVALID_STATE/EINVAL. Not a monitor: INVALID_HANDLE/EFAULT. */
+ZLINK_EXPORT zlink_recv_result_t zlink_socket_monitor_recv(void *monitor,
+                                                           zlink_monitor_event_t *ev,
+                                                           zlink_recv_flags_t flags);
+/* Writes a snapshot of the monitored socket (all of *st). */
+ZLINK_EXPORT zlink_config_result_t zlink_monitor_status(void *monitor,
+                                                        zlink_monitor_status_t *st);
+/* Closes the monitor, discards its unread events and sets *monitor to
+ * NULL. The socket may then open a new one. */
+ZLINK_EXPORT zlink_close_result_t zlink_monitor_close(void **monitor);
+
 /* SUB prefix subscriptions: "" matches everything; '*' is literal. */
 ZLINK_EXPORT zlink_config_result_t zlink_set_subscription(void *socket, const char *topic);
 ZLINK_EXPORT zlink_config_result_t zlink_unset_subscription(void *socket, const char *topic);
@@ -718,7 +889,8 @@ ZLINK_EXPORT zlink_close_result_t zlink_poller_destroy(void **poller_p);
 /* The number of registrations, or -1 with *error_out (may be NULL) set. */
 ZLINK_EXPORT int zlink_poller_size(void *poller, zlink_config_result_t *error_out);
 /*
- * Registration. source is a socket or a timer handle; a socket is pinned
+ * Registration. source is a socket, a socket monitor (reported as a SOCKET
+ * source, POLLIN only) or a timer handle. A socket or monitor is pinned
  * until it is removed, so it may be closed first: it then reports POLLERR
  * once and stays registered. Errors (argument > handle > state > target):
  *   INVALID_ARGUMENT/EINVAL  unknown bit or ITEMS_DFLT in events; a negative

@@ -19,6 +19,10 @@
  *    it, ROUTER waits or reports BACKPRESSURED with a wait token). A RESUME
  *    clears the mark and wakes the socket, which publishes WRITABLE records
  *    and wakes blocked senders.
+ *  - Monitor events on the sending side: SEND_FLOW_PAUSED / _RESUMED only
+ *    for a real transition (value = epoch; RESUMED carries the WRITABLE flag
+ *    when a record would fit now), FLOW_STATE_STALE for a duplicate or older
+ *    epoch (value = the received epoch). Always reported on lane 0.
  *  - Locks: s->lk for everything here (zl_flow_set takes it).
  */
 #include "socket.h"
@@ -81,20 +85,32 @@ bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
         e = e << 8 | b[11 + i];
     if (e <= p->flow_epoch_in) {
         s->flow_stale_total++;
+        zl_socket_event(s, true, ZLINK_EVENT_FLOW_STATE_STALE, e, p, NULL, NULL,
+                        ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION,
+                        ZLINK_MONITOR_EVENT_FLAG_FLOW_STATE_STALE_EPOCH);
         return true;
     }
     p->flow_epoch_in = e;
     bool paused = b[10] == 1;
     if (paused == p->remote_paused)
-        return true; /* no transition */
+        return true; /* no transition: no event */
     p->remote_paused = paused;
     if (paused) {
         s->flow_paused_conns++;
         s->flow_pause_total++;
         s->flow_last_pause_ns = zl_clock_ns();
+        zl_socket_event(s, true, ZLINK_EVENT_SEND_FLOW_PAUSED, e, p, NULL, NULL,
+                        ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION, 0);
     } else {
         s->flow_paused_conns--;
         s->flow_resume_total++;
+        s->flow_last_pause_ms = (uint64_t)((zl_clock_ns() - s->flow_last_pause_ns) / 1000000);
+        /* WRITABLE flag only when a record would really fit now. */
+        uint32_t flags = zl_q_has_room(p->out, ZL_FRAME_OVERHEAD)
+                             ? ZLINK_MONITOR_EVENT_FLAG_SEND_FLOW_WRITABLE
+                             : 0;
+        zl_socket_event(s, true, ZLINK_EVENT_SEND_FLOW_RESUMED, e, p, NULL, NULL,
+                        ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION, flags);
         zl_socket_wake(s); /* a wake edge: tokens and blocked senders */
     }
     return true;

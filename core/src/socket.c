@@ -17,6 +17,7 @@
 #include "ctx.h"
 #include "engine/engine.h"
 #include "errors.h"
+#include "monitor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,8 @@ void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w)
 
 int zl_socket_state(const zl_socket_t *s)
 {
-    if (s->tag != ZL_SOCK_TAG || (atomic_load(&s->gate) & (1ull << 63)))
+    /* The gate, not the tag: the tag changes at teardown without a lock. */
+    if (atomic_load(&s->gate) & (1ull << 63))
         return ESHUTDOWN;
     return atomic_load(&s->terminated) ? ETERM : 0;
 }
@@ -132,7 +134,13 @@ void zl_socket_pin(zl_socket_t *s)
 
 void zl_socket_unpin(zl_socket_t *s)
 {
-    if (atomic_fetch_sub(&s->pins, 1) == 1 && atomic_load(&s->orphan))
+    if (atomic_fetch_sub(&s->pins, 1) == (ZL_PINS_ORPHAN | 1))
+        zl_socket_free(s);
+}
+
+void zl_socket_orphan(zl_socket_t *s)
+{
+    if (atomic_fetch_or(&s->pins, ZL_PINS_ORPHAN) == 0)
         zl_socket_free(s);
 }
 
@@ -283,6 +291,7 @@ void zl_socket_terminate(zl_socket_t *s)
     s->terminated = true;
     zl_mutex_unlock(&s->lk);
     zl_socket_wake(s);
+    zl_monitor_socket_terminated(s); /* a blocked monitor receive: ETERM now */
 }
 
 /* ------------------------------------------------------------- pipes */

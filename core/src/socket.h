@@ -229,8 +229,10 @@ struct zl_socket {
     _Atomic int nwakers;              /* pollers watching (fast check) */
     zl_mutex_t wake_lk;               /* leaf: guards wakers */
     zl_waker_t *wakers;
-    _Atomic int pins;                 /* pollers holding the memory */
-    _Atomic bool orphan;              /* ctx gone: last unpin frees */
+    _Atomic uint64_t pins;            /* pollers and monitors holding the
+                                         memory, plus ZL_PINS_ORPHAN once the
+                                         context is gone (one word, so exactly
+                                         one party sees "no pins, orphan") */
     _Atomic int cq_edge;              /* a wake happened while tokens live */
     zl_cq_t cq;                       /* under lk */
     struct zl_monitor *monitor;       /* socket monitor, or NULL (monitor.c) */
@@ -238,6 +240,7 @@ struct zl_socket {
     uint64_t flow_paused_conns;       /* peers that currently pause us */
     uint64_t flow_pause_total, flow_resume_total, flow_stale_total;
     int64_t flow_last_pause_ns;       /* monotonic time of the last PAUSE */
+    uint64_t flow_last_pause_ms;      /* how long the last completed pause lasted */
     _Atomic int64_t req_deadline;     /* earliest pending request deadline
                                          (INT64_MAX: none) for waiters */
     zl_pipe_t *last_pipe;             /* the pipe the last send chose */
@@ -341,9 +344,13 @@ bool zl_socket_route_changed(zl_socket_t *s);
 int zl_socket_state(const zl_socket_t *s);
 
 /* Pins keep a socket's memory after close and after zlink_ctx_term until
- * the last pin goes (a poller's registration). Any thread. */
+ * the last pin goes (a poller's registration, an open monitor). Any
+ * thread. zl_socket_orphan (zlink_ctx_term) frees the socket now if
+ * nothing pins it, else leaves the free to the last unpin. */
+#define ZL_PINS_ORPHAN (1ull << 62)
 void zl_socket_pin(zl_socket_t *s);
 void zl_socket_unpin(zl_socket_t *s);
+void zl_socket_orphan(zl_socket_t *s);
 
 /* ---- socket monitor (monitor.c) ----
  *

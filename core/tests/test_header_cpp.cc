@@ -378,6 +378,203 @@ SIG(zlink_reply, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zli
 SIG(zlink_socket_set_receive_flow_state, zlink_config_result_t, (void *, zlink_receive_flow_state_t));
 
 
+// ----------------------------------------------------------------- polling
+
+PIN(ZLINK_POLLIN, 1);
+PIN(ZLINK_POLLOUT, 2);
+PIN(ZLINK_POLLERR, 4);
+PIN(ZLINK_POLLPRI, 8);
+PIN(ZLINK_POLLITEMS_DFLT, 16);
+PIN(ZLINK_POLLCOMPLETION, 32);
+PIN(ZLINK_POLLROUTE, 64);
+PIN(ZLINK_HAVE_POLLER, 1);
+PIN(ZLINK_POLLER_SOURCE_SOCKET, 1);
+PIN(ZLINK_POLLER_SOURCE_FD, 2);
+PIN(ZLINK_POLLER_SOURCE_TIMER, 3);
+PIN(sizeof(zlink_poller_event_flag_e), 4);
+PIN(sizeof(zlink_poller_source_kind_t), 4);
+PIN(sizeof(zlink_poller_event_mask_t), sizeof(short));
+PIN(sizeof(zlink_fd_t), sizeof(int));
+PIN(offsetof(zlink_pollitem_t, socket), 0);
+PIN(offsetof(zlink_pollitem_t, fd), sizeof(void *));
+PIN(offsetof(zlink_pollitem_t, events), sizeof(void *) + sizeof(zlink_fd_t));
+PIN(offsetof(zlink_pollitem_t, revents), sizeof(void *) + sizeof(zlink_fd_t) + sizeof(short));
+#if UINTPTR_MAX > 0xFFFFFFFFu
+PIN(sizeof(zlink_pollitem_t), 16);
+PIN(offsetof(zlink_poller_event_t, source_kind), 0);
+PIN(offsetof(zlink_poller_event_t, socket), 8);
+PIN(offsetof(zlink_poller_event_t, fd), 16);
+PIN(offsetof(zlink_poller_event_t, timer), 24);
+PIN(offsetof(zlink_poller_event_t, user_data), 32);
+PIN(offsetof(zlink_poller_event_t, events), 40);
+PIN(sizeof(zlink_poller_event_t), 48);
+#endif
+SIG(zlink_poll, int, (zlink_pollitem_t *, int, long, zlink_config_result_t *));
+SIG(zlink_poller_new, void *, ());
+SIG(zlink_poller_destroy, zlink_close_result_t, (void **));
+SIG(zlink_poller_size, int, (void *, zlink_config_result_t *));
+SIG(zlink_poller_add, zlink_config_result_t, (void *, void *, void *, short));
+SIG(zlink_poller_modify, zlink_config_result_t, (void *, void *, short));
+SIG(zlink_poller_remove, zlink_config_result_t, (void *, void *));
+SIG(zlink_poller_add_fd, zlink_config_result_t, (void *, zlink_fd_t, void *, short));
+SIG(zlink_poller_modify_fd, zlink_config_result_t, (void *, zlink_fd_t, short));
+SIG(zlink_poller_remove_fd, zlink_config_result_t, (void *, zlink_fd_t));
+SIG(zlink_poller_add_timer, zlink_config_result_t, (void *, void *, void *));
+SIG(zlink_poller_remove_timer, zlink_config_result_t, (void *, void *));
+SIG(zlink_poller_wait, int, (void *, zlink_poller_event_t *, int, long, zlink_config_result_t *));
+SIG(zlink_timer_new, void *, ());
+SIG(zlink_timer_destroy, zlink_close_result_t, (void **));
+SIG(zlink_timer_start, zlink_config_result_t, (void *, uint64_t, uint64_t));
+SIG(zlink_timer_stop, zlink_config_result_t, (void *));
+SIG(zlink_timer_recv, zlink_recv_result_t, (void *, uint64_t *, zlink_recv_flags_t));
+
+// Links and runs a few polling calls as an application would.
+static bool polling_smoke()
+{
+    zlink_pollitem_t item{};
+    zlink_poller_event_t ev{};
+    zlink_config_result_t err = ZLINK_CONFIG_INTERNAL;
+    void *poller = zlink_poller_new();
+    void *timer = zlink_timer_new();
+    uint64_t count = 0;
+    bool ok = poller != nullptr && timer != nullptr;
+
+    ok = ok && zlink_poll(&item, 1, 0, &err) == 0 && err == ZLINK_CONFIG_OK;
+    ok = ok && zlink_poller_size(poller, nullptr) == 0;
+    ok = ok && zlink_poller_add_timer(poller, timer, nullptr) == ZLINK_CONFIG_OK;
+    ok = ok && zlink_timer_start(timer, 1000, 1) == ZLINK_CONFIG_OK;
+    ok = ok && zlink_poller_wait(poller, &ev, 1, -1, nullptr) == 1;
+    ok = ok && ev.source_kind == ZLINK_POLLER_SOURCE_TIMER && ev.timer == timer;
+    ok = ok && zlink_timer_recv(timer, &count, ZLINK_RECV_FLAGS_DONTWAIT) == ZLINK_RECV_OK;
+    ok = ok && count == 1;
+    ok = ok && zlink_poller_remove_timer(poller, timer) == ZLINK_CONFIG_OK;
+    ok = ok && zlink_poller_destroy(&poller) == ZLINK_CLOSE_OK && poller == nullptr;
+    ok = ok && zlink_timer_destroy(&timer) == ZLINK_CLOSE_OK && timer == nullptr;
+    return ok;
+}
+
+// ------------------------------------------------------------ socket monitor
+
+PIN(ZLINK_EVENT_CONNECTED, 1u << 0);
+PIN(ZLINK_EVENT_CONNECT_DELAYED, 1u << 1);
+PIN(ZLINK_EVENT_CONNECT_RETRIED, 1u << 2);
+PIN(ZLINK_EVENT_LISTENING, 1u << 3);
+PIN(ZLINK_EVENT_BIND_FAILED, 1u << 4);
+PIN(ZLINK_EVENT_ACCEPTED, 1u << 5);
+PIN(ZLINK_EVENT_ACCEPT_FAILED, 1u << 6);
+PIN(ZLINK_EVENT_CLOSED, 1u << 7);
+PIN(ZLINK_EVENT_CLOSE_FAILED, 1u << 8);
+PIN(ZLINK_EVENT_DISCONNECTED, 1u << 9);
+PIN(ZLINK_EVENT_MONITOR_STOPPED, 1u << 10);
+PIN(ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, 1u << 11);
+PIN(ZLINK_EVENT_CONNECTION_READY, 1u << 12);
+PIN(ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, 1u << 13);
+PIN(ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, 1u << 14);
+PIN(ZLINK_EVENT_PEER_WEIGHT_CHANGED, 1u << 15);
+PIN(ZLINK_EVENT_SEND_FLOW_PAUSED, 1u << 16);
+PIN(ZLINK_EVENT_SEND_FLOW_RESUMED, 1u << 17);
+PIN(ZLINK_EVENT_FLOW_STATE_STALE, 1u << 18);
+PIN(ZLINK_EVENT_ALL, 0x7FFFFu);
+PIN(ZLINK_DISCONNECT_UNKNOWN, 0);
+PIN(ZLINK_DISCONNECT_HANDSHAKE_FAILED, 3);
+PIN(ZLINK_DISCONNECT_TRANSPORT_ERROR, 4);
+PIN(ZLINK_DISCONNECT_CTX_TERM, 5);
+PIN(ZLINK_PROTOCOL_ERROR_ZMP_MALFORMED_COMMAND_HELLO, 0x10000013u);
+PIN(ZLINK_PROTOCOL_ERROR_ZMP_MALFORMED_COMMAND_READY, 0x10000016u);
+PIN(ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION, 0u);
+PIN(ZLINK_MONITOR_TRANSPORT_LANE_COMPLETION, 1u);
+PIN(ZLINK_MONITOR_EVENT_FLAG_CONNECTION_READY_EDGE, 1u << 0);
+PIN(ZLINK_MONITOR_EVENT_FLAG_SEND_FLOW_WRITABLE, 1u << 1);
+PIN(ZLINK_MONITOR_EVENT_FLAG_FLOW_STATE_STALE_EPOCH, 1u << 3);
+PIN(sizeof(zlink_monitor_config_t), 16);
+PIN(offsetof(zlink_monitor_config_t, events), 0);
+PIN(offsetof(zlink_monitor_config_t, reserved), 4);
+PIN(offsetof(zlink_monitor_config_t, monitor_hwm_bytes), 8);
+PIN(offsetof(zlink_monitor_event_t, event), 0);
+PIN(offsetof(zlink_monitor_event_t, value), 8);
+PIN(offsetof(zlink_monitor_event_t, rid), 16);
+PIN(offsetof(zlink_monitor_event_t, local_addr), 272);
+PIN(offsetof(zlink_monitor_event_t, remote_addr), 528);
+PIN(offsetof(zlink_monitor_event_t, connection_id), 784);
+PIN(offsetof(zlink_monitor_event_t, transport_lane), 792);
+PIN(offsetof(zlink_monitor_event_t, flags), 796);
+PIN(sizeof(zlink_monitor_event_t), 800);
+PIN(ZLINK_MONITOR_EVENT_CHARGE, 864);
+PIN(ZLINK_MONITOR_HWM_DFLT, 4096u * 864u);
+PIN(ZLINK_MONITOR_STATUS_ABI_VERSION, 4u);
+PIN(ZLINK_MONITOR_SOURCE_SOCKET, 1u);
+PIN(ZLINK_MONITOR_STATE_READY, 1u);
+PIN(ZLINK_MONITOR_STATE_BOUND_READY, 2u);
+PIN(ZLINK_MONITOR_STATE_CLOSED, 8u);
+PIN(ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS, 2u);
+PIN(ZLINK_MONITOR_STATUS_DETAIL_RCV_PENDING_MSGS, 4u);
+PIN(ZLINK_MONITOR_STATUS_DETAIL_AUTO_HWM_BUDGET, 8u);
+PIN(ZLINK_MONITOR_STATUS_DETAIL_AUTO_HWM_BUFFERS, 16u);
+PIN(ZLINK_MONITOR_STATUS_DETAIL_FLOW_STATE, 32u);
+PIN(offsetof(zlink_monitor_status_t, abi_version), 0);
+PIN(offsetof(zlink_monitor_status_t, struct_size), 4);
+PIN(offsetof(zlink_monitor_status_t, source_kind), 8);
+PIN(offsetof(zlink_monitor_status_t, state_flags), 12);
+PIN(offsetof(zlink_monitor_status_t, detail_flags), 16);
+PIN(offsetof(zlink_monitor_status_t, reserved), 20);
+PIN(offsetof(zlink_monitor_status_t, snd_pending_msgs), 24);
+PIN(offsetof(zlink_monitor_status_t, snd_pending_bytes), 32);
+PIN(offsetof(zlink_monitor_status_t, rcv_pending_msgs), 40);
+PIN(offsetof(zlink_monitor_status_t, rcv_pending_bytes), 48);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_enabled), 56);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_profile), 60);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_planned_sndhwm_bytes), 64);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_planned_rcvhwm_bytes), 72);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_last_recalc_ms), 80);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_last_recalc_reason), 88);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_send_blocked_ratio_ppm), 92);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_deferred_sndhwm_bytes), 96);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_deferred_rcvhwm_bytes), 104);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_deferred_sndhwm_valid), 112);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_deferred_rcvhwm_valid), 116);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_applied_sndhwm_bytes), 120);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_applied_rcvhwm_bytes), 128);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_effective_sndbuf), 136);
+PIN(offsetof(zlink_monitor_status_t, auto_hwm_effective_rcvbuf), 140);
+PIN(offsetof(zlink_monitor_status_t, snd_bytes_in_flight), 144);
+PIN(offsetof(zlink_monitor_status_t, rcv_bytes_in_flight), 152);
+PIN(offsetof(zlink_monitor_status_t, minimum_core_message_charge_bytes), 160);
+PIN(offsetof(zlink_monitor_status_t, oversize_message_admission_count), 168);
+PIN(offsetof(zlink_monitor_status_t, oversize_message_admission_max_bytes), 176);
+PIN(offsetof(zlink_monitor_status_t, flow_paused_connections), 184);
+PIN(offsetof(zlink_monitor_status_t, flow_pause_applied_total), 192);
+PIN(offsetof(zlink_monitor_status_t, flow_resume_applied_total), 200);
+PIN(offsetof(zlink_monitor_status_t, flow_state_stale_total), 208);
+PIN(offsetof(zlink_monitor_status_t, flow_pause_duration_ms), 216);
+PIN(sizeof(zlink_monitor_status_t), 224);
+SIG(zlink_socket_monitor_open, void *, (void *, const zlink_monitor_config_t *));
+SIG(zlink_socket_monitor_recv, zlink_recv_result_t, (void *, zlink_monitor_event_t *, zlink_recv_flags_t));
+SIG(zlink_monitor_status, zlink_config_result_t, (void *, zlink_monitor_status_t *));
+SIG(zlink_monitor_close, zlink_close_result_t, (void **));
+
+// Links and runs the monitor calls as an application would.
+static bool monitor_smoke()
+{
+    zlink_monitor_config_t cfg{};
+    zlink_monitor_event_t ev{};
+    zlink_monitor_status_t st{};
+    void *ctx = zlink_ctx_new();
+    void *s = ctx != nullptr ? zlink_socket(ctx, ZLINK_PAIR) : nullptr;
+    cfg.events = ZLINK_EVENT_ALL;
+    void *m = s != nullptr ? zlink_socket_monitor_open(s, &cfg) : nullptr;
+    bool ok = m != nullptr;
+    ok = ok && zlink_socket_monitor_recv(m, &ev, ZLINK_RECV_FLAGS_DONTWAIT) == ZLINK_RECV_NO_DATA;
+    ok = ok && zlink_monitor_status(m, &st) == ZLINK_CONFIG_OK;
+    ok = ok && st.abi_version == ZLINK_MONITOR_STATUS_ABI_VERSION &&
+         st.struct_size == sizeof st && st.source_kind == ZLINK_MONITOR_SOURCE_SOCKET;
+    ok = ok && zlink_close(s) == ZLINK_CLOSE_OK;
+    ok = ok && zlink_socket_monitor_recv(m, &ev, ZLINK_RECV_FLAGS_NONE) == ZLINK_RECV_OK &&
+         ev.event == ZLINK_EVENT_MONITOR_STOPPED;
+    ok = ok && zlink_monitor_close(&m) == ZLINK_CLOSE_OK && m == nullptr;
+    ok = ok && zlink_ctx_term(ctx) == ZLINK_CLOSE_OK;
+    return ok;
+}
+
 // ---------------------------------------------------------------------- run
 
 static int failures;
@@ -419,6 +616,8 @@ int main()
     zlink_msg_t msg{};
     CHECK(sizeof msg == 64);
     CHECK(free_fn_check != nullptr);
+    CHECK(polling_smoke());
+    CHECK(monitor_smoke());
 
     if (failures != 0) {
         std::printf("not ok - test_header_cpp (%d failed checks)\n", failures);

@@ -258,11 +258,9 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
     zl_socket_t *s = c->sockets;
     while (s != NULL) {
         zl_socket_t *next = s->ctx_next;
-        /* A socket a poller still pins outlives the context; the last
-         * unpin frees it. */
-        atomic_store(&s->orphan, true);
-        if (atomic_load(&s->pins) == 0)
-            zl_socket_free(s);
+        /* A socket a poller or monitor still pins outlives the context;
+         * the last unpin frees it. */
+        zl_socket_orphan(s);
         s = next;
     }
     while (c->inproc != NULL) {

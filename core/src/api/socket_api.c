@@ -9,6 +9,7 @@
  */
 #include "../ctx.h"
 #include "../errors.h"
+#include "../monitor.h"
 #include "../socket.h"
 
 #include <stdlib.h>
@@ -48,6 +49,7 @@ ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket)
     uint64_t expected = 0;
     if (!atomic_compare_exchange_strong(&s->gate, &expected, 1ull << 63))
         return zl_close_fail((expected & (1ull << 63)) ? ESTALE : EBUSY);
+    zl_monitor_socket_closed(s); /* DISCONNECTED per peer, MONITOR_STOPPED */
     zl_socket_teardown(s);
     zl_ctx_socket_closed(s->ctx);
     return ZLINK_CLOSE_OK;

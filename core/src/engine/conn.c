@@ -100,6 +100,7 @@ zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t l
            sizeof *c - offsetof(zl_conn_t, state));
     c->pool_next = NULL;
     c->state = ZL_CS_CONNECTING;
+    c->id = zl_next_connection_id();
     c->sock = ep->sock;
     c->sock_type = ep->sock_type;
     c->ep = ep;
@@ -194,6 +195,7 @@ void zl_conn_terminate(zl_conn_t *c, int err)
 {
     if (c->state == ZL_CS_CLOSING || c->state == ZL_CS_FREE)
         return;
+    zl_conn_state_t was = c->state;
     c->state = ZL_CS_CLOSING;
     if (c->err == 0)
         c->err = err;
@@ -210,6 +212,7 @@ void zl_conn_terminate(zl_conn_t *c, int err)
         c->in = NULL;
         c->out = NULL;
     }
+    zl_conn_event_ended(c, was); /* monitor: HANDSHAKE_FAILED_*, DISCONNECTED */
     /* A partial record is discarded, never delivered. */
     if (c->chunk != NULL)
         zl_conn_commit_slices(c);
@@ -388,6 +391,7 @@ void zl_conn_attach(zl_conn_t *c)
         zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
         return;
     }
+    pipe->id = c->id; /* one connection id from CONNECTED to DISCONNECTED */
     c->pipe = pipe;
     c->pipe_owner = true;
     c->out = pipe->out;
@@ -410,8 +414,9 @@ void zl_conn_attach(zl_conn_t *c)
         zl_conn_fail(c, rc, ZMP_ERR_REFUSED);
         return;
     }
+    zl_conn_event_ready(c); /* monitor: CONNECTION_READY edge */
     if (c->ep->kind == ZL_EP_CONNECTER)
-        c->ep->cur_ivl = c->ep->opts.reconnect_ivl;
+        c->ep->cur_ivl = 0; /* next loss: start again from RECONNECT_IVL as it is then */
     /* Output the socket may already have queued; then input that arrived
      * while we were waiting to attach. */
     zl_conn_pump(c);

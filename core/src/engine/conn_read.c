@@ -251,6 +251,7 @@ static void conn_parse_frames(zl_conn_t *c)
             return;
         }
         if (rc != 0) {
+            zl_conn_flush_batch(c); /* whole records before the violation are delivered */
             zl_conn_fail(c, rc == EMSGSIZE ? EMSGSIZE : EPROTO, c->dec.error_code);
             return;
         }

@@ -85,6 +85,7 @@ static void ep_on_close_task(zl_task_t *t)
 {
     zl_endpoint_t *ep = (zl_endpoint_t *)((char *)t - offsetof(zl_endpoint_t, close_task));
     ep->closing = true;
+    zl_ep_event(ep, ZLINK_EVENT_CLOSED, 0);
     if (ep->kind == ZL_EP_LISTENER)
         zl_listener_stop(ep);
     else

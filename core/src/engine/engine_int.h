@@ -89,6 +89,7 @@ struct zl_conn {
 
     /* Everything below: loop thread only. */
     zl_conn_state_t state;
+    uint64_t id;                   /* connection id (monitor events; the pipe's id) */
     int handles;                   /* uv handles open (stream, timer) */
     zl_socket_t *sock;
     int sock_type;
@@ -272,6 +273,7 @@ struct zl_endpoint {
     bool gai_pending;
     bool retry_armed;
     int cur_ivl;                   /* next reconnect delay (ms) */
+    int retry_delay;               /* delay of the armed retry (monitor events) */
     zl_conn_t *lane0, *lane1;      /* the connection in use (and its lane 1) */
     bool have_sa;
     struct sockaddr_storage sa;    /* resolved peer address */
@@ -302,6 +304,31 @@ void zl_connecter_stop(zl_endpoint_t *ep);
 void zl_connecter_open_lane1(zl_endpoint_t *ep, zl_conn_t *lane0);
 /* connecter.c: a conn of this connecter is gone; maybe reconnect. */
 void zl_connecter_conn_gone(zl_endpoint_t *ep, zl_conn_t *c);
+
+/* ------------------------------------------- conn_events.c (socket monitor)
+ *
+ * Build and post monitor events (monitor.h) for a connection or an
+ * endpoint; each does nothing, cheaply, when the socket has no monitor
+ * subscribed to the event. Loop thread, except zl_engine_bind_failed (the
+ * application thread that called zl_engine_bind). No locks held. */
+
+/* CONNECTED, ACCEPTED: value, the conn's addresses, lane and id. */
+void zl_conn_event(zl_conn_t *c, uint32_t event, uint64_t value);
+/* CONNECTION_READY edge after the pipe attached (one per logical peer). */
+void zl_conn_event_ready(zl_conn_t *c);
+/* The conn ended (from zl_conn_terminate, after its pipe ended; was = the
+ * state before CLOSING): HANDSHAKE_FAILED_* when the handshake failed,
+ * DISCONNECTED when the transport had been up, and a CONNECTION_READY
+ * count snapshot when a ready peer went away. */
+void zl_conn_event_ended(zl_conn_t *c, zl_conn_state_t was);
+/* LISTENING, CLOSED, ACCEPT_FAILED, CONNECT_RETRIED: the endpoint's
+ * address as local (listener) or remote (connecter). */
+void zl_ep_event(zl_endpoint_t *ep, uint32_t event, uint64_t value);
+/* CONNECT_DELAYED: a retry was armed in delay_ms (kept in ep->retry_delay
+ * for the CONNECT_RETRIED that follows). */
+void zl_ep_event_retry_armed(zl_endpoint_t *ep, int delay_ms);
+/* BIND_FAILED for a zl_engine_bind that returned err. */
+void zl_engine_bind_failed(zl_socket_t *s, const char *endpoint, int err);
 
 /* Process-wide count behind zl_engine_live_objects (atomic). */
 extern _Atomic int zl_engine_live;

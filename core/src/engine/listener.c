@@ -52,19 +52,27 @@ static int ipc_prepare(const char *path)
 static void listener_on_connection(uv_stream_t *server, int status)
 {
     zl_endpoint_t *ep = server->data;
+    if (status < 0 && !ep->closing)
+        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)-status);
     if (status < 0 || ep->closing)
         return;
     zl_conn_t *c = zl_conn_new(ep->io, ep, false, 0);
-    if (c == NULL)
+    if (c == NULL) {
+        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, ENOMEM);
         return; /* out of memory: libuv pauses accepting until we accept */
+    }
     bool ipc = ep->addr.transport == ZL_TR_IPC;
-    if (zl_conn_init_handles(c, ipc) != 0)
+    if (zl_conn_init_handles(c, ipc) != 0) {
+        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, ENOMEM);
         return;
+    }
     int rc = uv_accept(server, &c->h.stream);
     if (rc != 0) {
+        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)-rc);
         zl_conn_terminate(c, -rc);
         return;
     }
+    zl_conn_event(c, ZLINK_EVENT_ACCEPTED, 0);
     zl_conn_start(c);
 }
 
@@ -131,9 +139,20 @@ static void listener_bind_on_loop(void *arg)
     ep->handles = 1;
     zl_io_live_add(ep->io, 1);
     b->rc = 0;
+    zl_ep_event(ep, ZLINK_EVENT_LISTENING, 0);
 }
 
+static int engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+
 int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
+{
+    int rc = engine_bind(s, io, endpoint, out);
+    if (rc != 0)
+        zl_engine_bind_failed(s, endpoint, rc); /* monitor: BIND_FAILED */
+    return rc;
+}
+
+static int engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
 {
     zl_sockopts_t o;
     zl_socket_get_opts(s, &o);

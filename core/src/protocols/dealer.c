@@ -103,6 +103,8 @@ void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     if (w > ZLINK_WEIGHT_MAX)
         return;
     bool revived = p->peer.weight == 0 && w > 0;
+    if (w != p->peer.weight)
+        zl_socket_event(s, true, ZLINK_EVENT_PEER_WEIGHT_CHANGED, w, p, NULL, NULL, 0, 0);
     p->peer.weight = w;
     if (revived)
         zl_socket_wake(s);

@@ -1,0 +1,49 @@
+/*
+ * timer.h — generic timers (zlink_timer_*): the object and what the poller
+ * needs from it. See the design notes in timer.c.
+ */
+#ifndef ZL_TIMER_H
+#define ZL_TIMER_H
+
+#include "platform.h"
+
+typedef struct zl_pollsig zl_pollsig_t;
+typedef struct zl_timer zl_timer_t;
+
+#define ZL_TIMER_TAG 0x5A544D52u  /* "ZTMR" */
+
+struct zl_timer {
+    uint32_t tag;              /* ZL_TIMER_TAG while alive */
+    zl_mutex_t lk;             /* guards everything below; a leaf except
+                                  that zl_pollsig_raise runs under it */
+    bool running;
+    int64_t start_ns;          /* monotonic time of the last start */
+    uint64_t interval_ns;      /* > 0 */
+    uint64_t repeat;           /* fires of this run; 0 = without end */
+    uint64_t taken;            /* fires already returned since the start */
+    uint64_t frozen;           /* fires of this run when it stopped */
+    void *owner;               /* the poller holding it, or NULL */
+    zl_pollsig_t *sig;         /* that poller's wake word */
+    _Atomic uint32_t seq;      /* bumped by start/stop for blocked receives */
+    _Atomic int recv_waiters;  /* zlink_timer_recv(NONE) calls asleep */
+};
+
+/* The timer behind handle, or NULL when handle is not a live timer. Reads
+ * the tag word only; any thread. */
+zl_timer_t *zl_timer_from(void *handle);
+
+/* Lets one poller (owner, with wake word sig) watch t: start and stop will
+ * raise sig. 0; EEXIST when owner already holds t; EBUSY when another
+ * poller does. Caller: a poller under its own lock; takes t->lk. */
+int zl_timer_attach(zl_timer_t *t, void *owner, zl_pollsig_t *sig);
+/* Undoes zl_timer_attach if owner holds t; afterwards t never raises sig.
+ * Takes t->lk. */
+void zl_timer_detach(zl_timer_t *t, void *owner);
+
+/* Readiness for a wait: true when at least one fire waits to be received.
+ * Otherwise *next_ns is the monotonic time of the next fire, or -1 when
+ * none is scheduled (stopped, or too far to represent). Any thread; takes
+ * t->lk; may auto-stop a timer whose repeat count is reached. */
+bool zl_timer_check(zl_timer_t *t, int64_t now_ns, int64_t *next_ns);
+
+#endif /* ZL_TIMER_H */
