@@ -8,26 +8,45 @@
 
 #include <stdlib.h>
 
-/* Under s->lk: whether the target of t has recovered: a pipe of the
- * target whose queue drained to its LWM (credit edge), which includes a
- * newly attached or reconnected pipe. A "no" registers the caller on every
- * queue it looked at, so the next credit edge wakes the socket (and sets
- * cq_edge). */
+/* Under s->lk: whether the target of t had a wake edge since its refusal:
+ * a pipe of the target stamped after t->since. */
+static void token_publish(zl_socket_t *s, zl_token_t *t, int result, int err);
+
+static bool pipe_serves(const zl_socket_t *s, const zl_pipe_t *p, const zl_token_t *t)
+{
+    if (t->has_rid && !zl_rid_equal(&p->rid, &t->rid))
+        return false;
+    if (s->type == ZLINK_DEALER && p->peer.weight == 0)
+        return false;
+    if (t->for_request && p->peer.type != ZLINK_ROUTER)
+        return false; /* requests go to ROUTER peers only */
+    if (zl_pipe_paused(p))
+        return false; /* RESUME is the edge */
+    return atomic_load(&p->credit_stamp) > t->since;
+}
+
 static bool token_target_ready(zl_socket_t *s, const zl_token_t *t)
 {
     ZL_FOREACH_PIPE(s, p) {
-        if (!p->attached || p->ended)
-            continue;
-        if (t->has_rid && !zl_rid_equal(&p->rid, &t->rid))
-            continue;
-        if (s->type == ZLINK_DEALER && p->peer.weight == 0)
-            continue;
-        if (zl_pipe_paused(p))
-            continue; /* RESUME is the edge */
-        if (zl_q_at_lwm(p->out))
+        if (p->attached && !p->ended && pipe_serves(s, p, t))
             return true;
     }
     return false;
+}
+
+void zl_cq_pipe_ending(zl_socket_t *s, zl_pipe_t *p)
+{
+    /* A WRITABLE that became due on p stays due when p then goes away. */
+    zl_token_t **pp = &s->cq.tokens;
+    while (*pp != NULL) {
+        zl_token_t *t = *pp;
+        if (pipe_serves(s, p, t)) {
+            *pp = t->next;
+            token_publish(s, t, ZLINK_SEND_ADMITTED, 0);
+        } else {
+            pp = &t->next;
+        }
+    }
 }
 
 void zl_cq_append(zl_socket_t *s, zl_cq_rec_t *r)
@@ -64,7 +83,7 @@ static void token_publish(zl_socket_t *s, zl_token_t *t, int result, int err)
 }
 
 int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_context,
-                   uint64_t *id_out)
+                   bool for_request, uint64_t since, uint64_t *id_out)
 {
     zl_cq_t *cq = &s->cq;
     if (zl_cq_slots_used(s) >= ZL_CQ_SLOTS)
@@ -76,6 +95,8 @@ int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_con
         return ENOMEM;
     t->id = ++cq->next_id;
     t->user_context = user_context;
+    t->for_request = for_request;
+    t->since = since;
     if (rid != NULL && (s->type == ZLINK_ROUTER || s->type == ZLINK_STREAM)) {
         t->has_rid = true;
         t->rid = *rid;

@@ -10,14 +10,16 @@
  *    token becomes exactly one WRITABLE record (ADMITTED). An explicit
  *    removal of the target (zlink_disconnect_rid, zlink_disconnect) ends it
  *    as WRITABLE TERMINAL/ENOENT. Close and term discard tokens and records.
- *  - Edges are detected lazily but never lost: checking a target registers
- *    the checker on the target's queue (zl_q_has_room), so the next credit,
- *    attach, detach or weight change calls zl_socket_wake, which raises
- *    s->cq_edge; every observation point (completion receive, a poller's
- *    readiness check, readiness for POLLOUT) first publishes what became
- *    ready. A token is registered, then its target is checked once more
- *    (register-then-recheck), so an edge between the refusal and the
- *    registration is published at once.
+ *  - Edges are stamped, never lost and never withdrawn: each wake edge of a
+ *    pipe (credit back at the LWM after a refusal, attach or reconnect,
+ *    weight 0 -> positive, RESUME) gives the pipe a new stamp from the
+ *    socket's credit_seq and raises s->cq_edge. A token remembers
+ *    credit_seq as it was just before its refused attempt; it is due once
+ *    any pipe of its target carries a later stamp. Registration checks the
+ *    stamps once (register-then-recheck), so an edge between the refusal
+ *    and the registration is published at once, and a later refill of the
+ *    queue cannot take a due WRITABLE back. Every observation point
+ *    (completion receive, readiness, a poller) publishes what is due.
  *  - Slots: queued records plus live tokens never exceed ZL_CQ_SLOTS.
  *  - Locks: everything here runs under s->lk.
  */
@@ -29,13 +31,17 @@
 #define ZL_CQ_SLOTS 65536u
 
 /* Under s->lk: a DONTWAIT submit to rid (NULL unless ROUTER/STREAM) was
- * refused for lack of room. Registers a token, rechecks the target, and
- * writes the token's id. Returns 0, ENOMEM (no slot) or EOVERFLOW. */
+ * refused for lack of room (for_request: a request, whose targets are
+ * ROUTER peers only). Registers a token, rechecks the target, and writes
+ * the token's id. Returns 0, ENOMEM (no slot) or EOVERFLOW. */
 int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_context,
-                   uint64_t *id_out);
+                   bool for_request, uint64_t since, uint64_t *id_out);
 /* Under s->lk: publishes a WRITABLE record for every token whose target
  * can take a record now (cheap when no edge happened). */
 void zl_cq_process(zl_socket_t *s);
+/* Under s->lk: p is ending: tokens it had already made due are published
+ * before it leaves (a due WRITABLE is never withdrawn). */
+void zl_cq_pipe_ending(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: ends every token aimed at rid (NULL: every token) as
  * WRITABLE TERMINAL with errno e. */
 void zl_cq_terminate(zl_socket_t *s, const zlink_routing_id_t *rid, int e);

@@ -111,7 +111,8 @@ bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
                              : 0;
         zl_socket_event(s, true, ZLINK_EVENT_SEND_FLOW_RESUMED, e, p, NULL, NULL,
                         ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION, flags);
-        zl_socket_wake(s); /* a wake edge: tokens and blocked senders */
+        zl_pipe_stamp(p);  /* a wake edge: tokens ... */
+        zl_socket_wake(s); /* ... and blocked senders */
     }
     return true;
 }

@@ -247,11 +247,15 @@ static bool admit(zl_q_t *q, uint64_t charge)
 
 static bool writer_register(zl_q_t *q, uint64_t charge)
 {
-    atomic_store(&q->writer_blocked, true);
+    /* The flag is shared by every writer-side waiter of this queue: clear
+     * it again only if this call raised it, or another waiter's
+     * registration would be erased. */
+    bool was = atomic_exchange(&q->writer_blocked, true);
     fold_consumed(q);
     if (!admits(q, charge))
         return false;
-    atomic_store(&q->writer_blocked, false);
+    if (!was)
+        atomic_store(&q->writer_blocked, false);
     return true;
 }
 
@@ -259,25 +263,6 @@ bool zl_q_has_room(zl_q_t *q, uint64_t charge)
 {
     zl_mutex_lock(&q->lk);
     bool ok = !q->reader_closed && admit(q, charge);
-    zl_mutex_unlock(&q->lk);
-    return ok;
-}
-
-bool zl_q_at_lwm(zl_q_t *q)
-{
-    zl_mutex_lock(&q->lk);
-    bool ok = false;
-    if (!q->reader_closed) {
-        fold_consumed(q);
-        ok = q->hwm == 0 || q->bytes <= q->lwm;
-        if (!ok) {
-            atomic_store(&q->writer_blocked, true);
-            fold_consumed(q);
-            ok = q->bytes <= q->lwm;
-            if (ok)
-                atomic_store(&q->writer_blocked, false);
-        }
-    }
     zl_mutex_unlock(&q->lk);
     return ok;
 }
@@ -347,10 +332,10 @@ bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
     if (q->hwm != 0 && q->bytes >= q->hwm) {
         fold_consumed(q);
         if (q->bytes >= q->hwm) {
-            atomic_store(&q->writer_blocked, true);
+            bool was = atomic_exchange(&q->writer_blocked, true);
             fold_consumed(q);
             full = q->bytes >= q->hwm;
-            if (!full)
+            if (!full && !was)
                 atomic_store(&q->writer_blocked, false);
         }
     }

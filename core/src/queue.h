@@ -139,11 +139,6 @@ void zl_q_set_hwm(zl_q_t *q, uint64_t hwm);
  * writer is notified when room appears. */
 bool zl_q_has_room(zl_q_t *q, uint64_t charge);
 
-/* Whether the queue has drained to its LWM (or has no HWM): the moment a
- * refused writer is told about credit. A "no" registers the writer like a
- * refused push, so that moment notifies it. */
-bool zl_q_at_lwm(zl_q_t *q);
-
 /* Reader only: appends a record the reader itself generates (STREAM
  * connect/disconnect notices), ignoring the HWM and notifying nobody; the
  * caller wakes its own waiters. */

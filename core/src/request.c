@@ -222,8 +222,8 @@ uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     zl_rtoken_t *t = calloc(1, sizeof *t);
     if (t == NULL)
         return 0;
-    /* Tokens count up from a per-socket base, so they never equal the
-     * wire sequence by construction of meaning (opaque to the caller). */
+    /* Tokens count up from a random per-socket base far above any
+     * sequence a peer numbers from 1: opaque, and not the sequence. */
     t->token = ++s->cq.next_rtoken;
     t->seq = f->seq;
     t->rid = p->rid;
@@ -231,6 +231,21 @@ uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     s->cq.rtokens = t;
     s->cq.nrtokens++;
     return t->token;
+}
+
+void zl_req_forget_source(zl_socket_t *s, const zlink_routing_id_t *rid)
+{
+    zl_rtoken_t **pp = &s->cq.rtokens;
+    while (*pp != NULL) {
+        zl_rtoken_t *t = *pp;
+        if (zl_rid_equal(&t->rid, rid)) {
+            *pp = t->next;
+            free(t);
+            s->cq.nrtokens--;
+        } else {
+            pp = &t->next;
+        }
+    }
 }
 
 void zl_req_clear(zl_socket_t *s)
@@ -263,8 +278,11 @@ int zl_req_admitted(zl_socket_t *s, zl_req_t *r)
         pp = &(*pp)->next;
     *pp = r;
     s->cq.nreqs++;
-    if (r->deadline_ns < atomic_load(&s->req_deadline))
+    if (r->deadline_ns < atomic_load(&s->req_deadline)) {
         atomic_store(&s->req_deadline, r->deadline_ns);
+        /* A thread already waiting for completions must now wake earlier. */
+        zl_socket_wake(s);
+    }
     return 0;
 }
 
@@ -302,11 +320,13 @@ ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routi
         } else {
             r->user_context = user_context;
             r->deadline_ns = (int64_t)timeout_ms; /* resolved at admission */
-            uint64_t token = 0;
-            rc = zl_socket_submit_request(s, rid, parts, n, (int)flags, r, &token);
+            uint64_t token = 0, id = 0;
+            rc = zl_socket_submit_request(s, rid, parts, n, (int)flags, r, &id, &token);
             if (rc == 0) {
+                /* r belongs to the socket now (and may already be gone):
+                 * the id was copied out under the socket's lock. */
                 if (completion_id_out != NULL)
-                    *completion_id_out = r->id; /* r now belongs to the socket */
+                    *completion_id_out = id;
             } else {
                 free(r);
                 if (completion_id_out != NULL)

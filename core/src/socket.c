@@ -224,6 +224,19 @@ void zl_socket_notify(void *arg)
     zl_socket_wake(arg);
 }
 
+void zl_pipe_stamp(zl_pipe_t *p)
+{
+    uint64_t v = atomic_fetch_add(&p->sock->credit_seq, 1) + 1;
+    atomic_store(&p->credit_stamp, v);
+}
+
+void zl_pipe_credit_notify(void *arg)
+{
+    zl_pipe_t *p = arg;
+    zl_pipe_stamp(p);
+    zl_socket_wake(p->sock);
+}
+
 /* --------------------------------------------------------- lifecycle */
 
 static void opts_defaults(zl_sockopts_t *o, const zl_ctx_t *ctx, int type)
@@ -279,6 +292,9 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
     opts_defaults(&s->opts, ctx, type);
     s->flow_state = -1;
     atomic_init(&s->req_deadline, INT64_MAX);
+    /* Reply tokens start far from any wire sequence a peer would use. */
+    zl_plat_random(&s->cq.next_rtoken, sizeof s->cq.next_rtoken);
+    s->cq.next_rtoken = (s->cq.next_rtoken >> 2) | (1ull << 62);
     if (ops->init != NULL)
         ops->init(s);
     s->tag = ZL_SOCK_TAG;
@@ -332,7 +348,8 @@ zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
     uint64_t sndhwm = s->opts.sndhwm, rcvhwm = s->opts.rcvhwm;
     zl_mutex_unlock(&s->lk);
     zl_q_end_t me = {zl_socket_notify, s};
-    p->out = zl_q_new(sndhwm, out_reader, me);
+    zl_q_end_t credit = {zl_pipe_credit_notify, p};
+    p->out = zl_q_new(sndhwm, out_reader, credit);
     p->in = zl_q_new(rcvhwm, me, in_writer);
     if (p->out == NULL || p->in == NULL) {
         free(p->out);
@@ -392,6 +409,7 @@ static int pipe_attach_locked(zl_socket_t *s, zl_pipe_t *p)
     p->attached = true;
     pipe_link(s, p);
     s->route_gen++;
+    zl_pipe_stamp(p); /* an attach is a wake edge for tokens */
     zl_socket_wake(s);
     return 0;
 }
@@ -428,6 +446,8 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
     }
     if (s->cq.nreqs > 0)
         zl_req_pipe_ended(s, p); /* the pair ended: NOT_CONNECTED at once */
+    if (s->cq.ntokens > 0 && p->attached)
+        zl_cq_pipe_ending(s, p);
     p->attached = false;
     /* Senders blocked on this pipe must re-select. */
     zl_socket_wake(s);
@@ -597,9 +617,11 @@ int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b)
 
     zl_pipe_t *ps = calloc(1, sizeof *ps);
     zl_pipe_t *pb = calloc(1, sizeof *pb);
+    /* Readers are notified as sockets; writers as pipes (credit edges). */
     zl_q_end_t es = {zl_socket_notify, s}, eb = {zl_socket_notify, b};
-    zl_q_t *s2b = zl_q_new(hwm_min(so.sndhwm, bo.rcvhwm), eb, es);
-    zl_q_t *b2s = zl_q_new(hwm_min(bo.sndhwm, so.rcvhwm), es, eb);
+    zl_q_end_t cs = {zl_pipe_credit_notify, ps}, cb = {zl_pipe_credit_notify, pb};
+    zl_q_t *s2b = zl_q_new(hwm_min(so.sndhwm, bo.rcvhwm), eb, cs);
+    zl_q_t *b2s = zl_q_new(hwm_min(bo.sndhwm, so.rcvhwm), es, cb);
     if (ps == NULL || pb == NULL || s2b == NULL || b2s == NULL) {
         free(ps);
         free(pb);
@@ -911,6 +933,37 @@ bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_
 }
 
 /* Removes the endpoint matching ep (bind side when want_bind). */
+/* Under s->lk: an endpoint's removal (zlink_disconnect / zlink_unbind)
+ * ends the wait tokens whose target went with it, as WRITABLE TERMINAL /
+ * ENOENT: PAIR's one target; the routing ids of ROUTER/STREAM pipes made
+ * through it (ep; inproc: binder's pipes); DEALER's whole candidate set
+ * once no endpoint is left. */
+static void removal_ends_tokens(zl_socket_t *s, const zl_endpoint_t *ep, const zl_socket_t *binder)
+{
+    if (s->cq.ntokens == 0)
+        return;
+    switch (s->type) {
+    case ZLINK_PAIR:
+        zl_cq_terminate(s, NULL, ENOENT);
+        break;
+    case ZLINK_ROUTER:
+    case ZLINK_STREAM:
+        ZL_FOREACH_PIPE(s, p) {
+            bool through = ep != NULL ? p->ep == ep
+                                      : p->inproc && (binder == NULL || p->inproc_peer->sock == binder);
+            if (through && p->attached)
+                zl_cq_terminate(s, &p->rid, ENOENT);
+        }
+        break;
+    case ZLINK_DEALER:
+        if (s->neps == 0)
+            zl_cq_terminate(s, NULL, ENOENT);
+        break;
+    default:
+        break;
+    }
+}
+
 static int endpoint_remove(zl_socket_t *s, const char *ep, bool want_bind)
 {
     zl_endpoint_t *found = NULL;
@@ -923,6 +976,7 @@ static int endpoint_remove(zl_socket_t *s, const char *ep, bool want_bind)
         if (strcmp(zl_endpoint_requested(e), ep) == 0 || strcmp(zl_endpoint_name(e), ep) == 0) {
             found = e;
             s->eps[i] = s->eps[--s->neps];
+            removal_ends_tokens(s, found, NULL);
             break;
         }
     }
@@ -964,6 +1018,9 @@ int zl_socket_unbind(zl_socket_t *s, const char *ep)
         if (zl_ctx_inproc_find(s->ctx, name) != s)
             return ENOENT;
         zl_ctx_inproc_unbind(s->ctx, name, s);
+        zl_mutex_lock(&s->lk);
+        removal_ends_tokens(s, NULL, NULL);
+        zl_mutex_unlock(&s->lk);
         inproc_drop(s, NULL, true);
         return 0;
     }
@@ -975,7 +1032,12 @@ int zl_socket_disconnect(zl_socket_t *s, const char *ep)
     const char *name;
     if (is_inproc(ep, &name)) {
         zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
-        if (b == NULL || inproc_drop(s, b, false) == 0)
+        if (b == NULL)
+            return ENOENT;
+        zl_mutex_lock(&s->lk);
+        removal_ends_tokens(s, NULL, b);
+        zl_mutex_unlock(&s->lk);
+        if (inproc_drop(s, b, false) == 0)
             return ENOENT;
         return 0;
     }
@@ -992,8 +1054,10 @@ int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid)
             break;
         }
     }
-    if (victim != NULL)
+    if (victim != NULL) {
         zl_cq_terminate(s, rid, ENOENT); /* an explicit removal ends tokens */
+        zl_req_forget_source(s, rid);    /* and the reply tokens of that source */
+    }
     if (victim != NULL && !victim->inproc) {
         /* The engine ends the pipe when the connection is gone. */
         victim->attached = false;
@@ -1325,6 +1389,8 @@ int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_
  * the reply token a reply retires. */
 typedef struct submit_extra {
     zl_req_t *req;      /* zlink_request: admitted -> waits for its outcome */
+    uint64_t *req_id;   /* zlink_request: receives the id, under s->lk (req
+                           belongs to the socket once admitted) */
     uint64_t reply_seq; /* zlink_reply: the request's sequence */
     uint64_t reply_token;
 } submit_extra_t;
@@ -1338,12 +1404,15 @@ struct send_args {
     size_t n;
     uint64_t payload;   /* sum of part sizes, for MAXMSGSIZE */
     const submit_extra_t *x;
+    uint64_t credit_seq; /* s->credit_seq before the last attempt */
 };
 
 /* Under s->lk: one admission attempt (the wait loop retries on EAGAIN). */
 static int send_attempt(zl_socket_t *s, void *arg)
 {
     struct send_args *a = arg;
+    /* Edges after this point count for a wait token of this attempt. */
+    a->credit_seq = atomic_load(&s->credit_seq);
     if (s->opts.maxmsgsize > 0 && a->payload > (uint64_t)s->opts.maxmsgsize)
         return EMSGSIZE;
     const submit_extra_t *x = a->x;
@@ -1366,6 +1435,7 @@ static int send_attempt(zl_socket_t *s, void *arg)
             int64_t ms = x->req->deadline_ns > 0 ? x->req->deadline_ns : s->opts.request_timeout_ms;
             x->req->deadline_ns = zl_clock_ns() + ms * 1000000;
             zl_req_admitted(s, x->req);
+            *x->req_id = x->req->id;
         }
         return rc;
     }
@@ -1378,10 +1448,13 @@ static int send_attempt(zl_socket_t *s, void *arg)
 }
 
 static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
-                         size_t n, uint64_t payload, int flags, const submit_extra_t *x)
+                         size_t n, uint64_t payload, int flags, const submit_extra_t *x,
+                         uint64_t *credit_seq)
 {
-    struct send_args a = {rid, frames, n, payload, x};
-    return zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
+    struct send_args a = {rid, frames, n, payload, x, 0};
+    int rc = zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
+    *credit_seq = a.credit_seq;
+    return rc;
 }
 
 static void frames_release(zl_frame_t *frames, size_t n)
@@ -1422,7 +1495,8 @@ static int frames_from_parts(zl_frame_t *frames, size_t first, zlink_msg_t *part
 }
 
 static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const char *topic,
-                         zlink_msg_t *parts, size_t n, int flags, const submit_extra_t *x)
+                         zlink_msg_t *parts, size_t n, int flags, const submit_extra_t *x,
+                         uint64_t *credit_seq)
 {
     size_t extra = topic != NULL ? 1 : 0;
     size_t all = n + extra;
@@ -1448,7 +1522,7 @@ static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const ch
     if (rc == 0)
         rc = rc2;
     if (rc == 0)
-        rc = submit_frames(s, rid, frames, all, payload, flags, x);
+        rc = submit_frames(s, rid, frames, all, payload, flags, x, credit_seq);
     if (rc != 0)
         frames_release(frames, all);
     if (frames != small)
@@ -1473,28 +1547,33 @@ int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t 
 }
 
 int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                             size_t n, int flags, zl_req_t *req, uint64_t *token)
+                             size_t n, int flags, zl_req_t *req, uint64_t *req_id,
+                             uint64_t *token)
 {
-    submit_extra_t x = {req, 0, 0};
+    submit_extra_t x = {req, req_id, 0, 0};
     return submit_with(s, rid, parts, n, flags, req->user_context, token, &x);
 }
 
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                            size_t n, uint64_t seq, uint64_t reply_token)
 {
-    submit_extra_t x = {NULL, seq, reply_token};
-    return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x);
+    submit_extra_t x = {NULL, NULL, seq, reply_token};
+    uint64_t unused;
+    return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
 }
 
 static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                        size_t n, int flags, void *user_context, uint64_t *token,
                        const submit_extra_t *x)
 {
-    int rc = submit_common(s, rid, NULL, parts, n, flags, x);
+    uint64_t since = 0;
+    int rc = submit_common(s, rid, NULL, parts, n, flags, x, &since);
     if (rc == EAGAIN && (flags & ZLINK_DONTWAIT) && has_tokens(s->type)) {
         uint64_t id = 0;
         zl_mutex_lock(&s->lk);
-        int trc = s->closing ? ESHUTDOWN : zl_cq_register(s, rid, user_context, &id);
+        int trc = s->closing ? ESHUTDOWN
+                             : zl_cq_register(s, rid, user_context, x != NULL && x->req != NULL,
+                                              since, &id);
         zl_mutex_unlock(&s->lk);
         if (trc != 0)
             return trc;
@@ -1507,7 +1586,8 @@ static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_
 int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
                            int flags)
 {
-    return submit_common(s, NULL, topic, parts, n, flags, NULL);
+    uint64_t unused;
+    return submit_common(s, NULL, topic, parts, n, flags, NULL, &unused);
 }
 
 /* ------------------------------------------------------------- receive */

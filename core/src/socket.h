@@ -94,6 +94,8 @@ typedef struct zl_token {
     struct zl_token *next;
     uint64_t id;
     void *user_context;
+    uint64_t since;                  /* s->credit_seq before the refusal */
+    bool for_request;                /* a refused request: ROUTER peers only */
     bool has_rid;                    /* ROUTER/STREAM: the target is rid */
     zlink_routing_id_t rid;
 } zl_token_t;
@@ -169,6 +171,9 @@ struct zl_pipe {
     int64_t swrr_acc;         /* DEALER smooth weighted round-robin */
     bool swrr_tried;          /* DEALER: refused during this selection */
     bool remote_paused;       /* the peer's receive flow is PAUSED */
+    _Atomic uint64_t credit_stamp; /* s->credit_seq at this pipe's last wake
+                                      edge (credit at LWM, attach, weight
+                                      0 -> positive, RESUME) */
     bool reply_head_checked;  /* rxq head already looked at for replies */
     uint64_t flow_epoch_out;  /* last FLOWSTATE epoch we sent on this pipe */
     uint64_t flow_epoch_in;   /* last FLOWSTATE epoch we applied from it */
@@ -234,6 +239,7 @@ struct zl_socket {
                                          context is gone (one word, so exactly
                                          one party sees "no pins, orphan") */
     _Atomic int cq_edge;              /* a wake happened while tokens live */
+    _Atomic uint64_t credit_seq;      /* counts wake edges of pipes */
     zl_cq_t cq;                       /* under lk */
     struct zl_monitor *monitor;       /* socket monitor, or NULL (monitor.c) */
     int flow_state;                   /* -1 never set, 0 RUNNING, 1 PAUSED */
@@ -396,7 +402,8 @@ int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t 
  * the socket from then on) waits for its outcome; req->deadline_ns holds
  * the caller's timeout in ms (0: the socket's REQUEST_TIMEOUT) on entry. */
 int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                             size_t n, int flags, zl_req_t *req, uint64_t *token);
+                             size_t n, int flags, zl_req_t *req, uint64_t *req_id,
+                             uint64_t *token);
 /* zlink_reply: sends a REPLY with seq to rid (waits per SNDTIMEO) and
  * retires reply_token when admitted. */
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
@@ -453,6 +460,8 @@ bool zl_req_seq_live(zl_socket_t *s, const zl_pipe_t *p, uint64_t seq);
 /* Under s->lk: p's peer broke the protocol: its connection closes (inproc
  * pipes cannot misbehave this way). */
 void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: retires every reply token of source rid (its removal). */
+void zl_req_forget_source(zl_socket_t *s, const zlink_routing_id_t *rid);
 /* Under s->lk: frees requests and tokens (close). */
 void zl_req_clear(zl_socket_t *s);
 
@@ -473,6 +482,12 @@ static inline bool zl_pipe_paused(const zl_pipe_t *p)
 {
     return p->remote_paused;
 }
+
+/* Records a wake edge of p (its stamp becomes a new credit_seq) and wakes
+ * its socket: wait tokens aimed at p become WRITABLE. Any thread, no lock
+ * (the out queue's writer-end notify). */
+void zl_pipe_credit_notify(void *arg);
+void zl_pipe_stamp(zl_pipe_t *p);
 
 /* Under s->lk: PROBE — queues one empty record to a new pipe. */
 void zl_pipe_send_probe(zl_pipe_t *p);

@@ -106,8 +106,10 @@ void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     if (w != p->peer.weight)
         zl_socket_event(s, true, ZLINK_EVENT_PEER_WEIGHT_CHANGED, w, p, NULL, NULL, 0, 0);
     p->peer.weight = w;
-    if (revived)
+    if (revived) {
+        zl_pipe_stamp(p); /* weight 0 -> positive is a wake edge */
         zl_socket_wake(s);
+    }
 }
 
 const zl_proto_ops_t zl_dealer_ops = {

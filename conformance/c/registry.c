@@ -1,0 +1,71 @@
+/*
+ * registry.c — the cases this runner implements: manifest id -> body. The
+ * manifest (conformance/cases.json) says what each case is; the runner
+ * checks that the two lists agree (runner.c).
+ */
+#include "conf.h"
+
+/* pl_poll.c */
+conf_case_fn pl_poll_returns_count_zero_or_minus_one;
+conf_case_fn pl_poll_infinite_and_immediate;
+conf_case_fn pl_poll_revents_is_a_snapshot;
+/* pl_registration.c */
+conf_case_fn pl_add_twice_is_conflict;
+conf_case_fn pl_timer_owner_and_destroy_busy;
+conf_case_fn pl_socket_in_two_pollers;
+conf_case_fn pl_missing_source_is_not_found;
+conf_case_fn pl_bad_and_unsupported_bits;
+conf_case_fn pl_completion_bit_sources_and_kinds;
+conf_case_fn pl_completion_bit_has_one_owner;
+/* pl_wait_events.c */
+conf_case_fn pl_closed_socket_pinned_pollerr_once;
+conf_case_fn pl_fd_pri_and_error_bits;
+conf_case_fn pl_event_fields_per_kind;
+conf_case_fn pl_event_array_is_caller_owned;
+conf_case_fn pl_signal_does_not_interrupt_waits;
+/* pl_completion.c */
+conf_case_fn pl_completion_level_and_calls_consume_nothing;
+conf_case_fn pl_writable_record_holds_out_and_completion;
+conf_case_fn pl_completion_last_read_clears;
+conf_case_fn pl_completions_beyond_event_capacity;
+conf_case_fn pl_reply_behind_data_waits;
+/* pl_lifetime.c */
+conf_case_fn pl_destroy_during_wait_is_busy;
+conf_case_fn pl_calls_during_wait_are_busy;
+conf_case_fn pl_new_enomem_and_destroy_nulls;
+conf_case_fn pl_size_counts_registrations;
+conf_case_fn pl_wait_results;
+conf_case_fn pl_nothing_waitable_returns_at_once;
+conf_case_fn pl_error_out_may_be_null;
+
+const conf_impl_t conf_impls[] = {
+    {"PL-01", pl_poll_returns_count_zero_or_minus_one},
+    {"PL-02", pl_poll_infinite_and_immediate},
+    {"PL-03", pl_poll_revents_is_a_snapshot},
+    {"PL-04", pl_add_twice_is_conflict},
+    {"PL-05", pl_timer_owner_and_destroy_busy},
+    {"PL-06", pl_socket_in_two_pollers},
+    {"PL-07", pl_missing_source_is_not_found},
+    {"PL-08", pl_bad_and_unsupported_bits},
+    {"PL-09", pl_completion_bit_sources_and_kinds},
+    {"PL-10", pl_completion_bit_has_one_owner},
+    {"PL-11", pl_closed_socket_pinned_pollerr_once},
+    {"PL-12", pl_fd_pri_and_error_bits},
+    {"PL-13", pl_event_fields_per_kind},
+    {"PL-14", pl_event_array_is_caller_owned},
+    {"PL-15", pl_signal_does_not_interrupt_waits},
+    {"PL-16", pl_completion_level_and_calls_consume_nothing},
+    {"PL-17", pl_writable_record_holds_out_and_completion},
+    {"PL-18", pl_completion_last_read_clears},
+    {"PL-19", pl_completions_beyond_event_capacity},
+    {"PL-20", pl_reply_behind_data_waits},
+    {"PL-21", pl_destroy_during_wait_is_busy},
+    {"PL-22", pl_calls_during_wait_are_busy},
+    {"PL-23", pl_new_enomem_and_destroy_nulls},
+    {"PL-24", pl_size_counts_registrations},
+    {"PL-25", pl_wait_results},
+    {"PL-26", pl_nothing_waitable_returns_at_once},
+    {"PL-27", pl_error_out_may_be_null},
+};
+
+const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
