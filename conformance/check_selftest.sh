@@ -22,7 +22,7 @@ expect() {
         echo "not ok - $name: exit $got, expected $want"
         sed 's/^/  | /' "$tmp/out" "$tmp/err"
         failures=$((failures + 1))
-    elif ! grep -Eq -- "$pattern" "$tmp/out"; then
+    elif [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$tmp/out"; then
         echo "not ok - $name: no line matches /$pattern/"
         sed 's/^/  | /' "$tmp/out"
         failures=$((failures + 1))

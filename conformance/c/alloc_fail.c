@@ -15,6 +15,14 @@
 #include <stddef.h>
 #include <string.h>
 
+/* These run before a sanitizer runtime has initialised itself (its own
+ * start-up allocates): they must not be instrumented. */
+#if defined(__GNUC__)
+#define NOT_INSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
+#else
+#define NOT_INSTRUMENTED
+#endif
+
 typedef void *malloc_fn(size_t);
 typedef void *calloc_fn(size_t, size_t);
 
@@ -31,7 +39,7 @@ static calloc_fn *next_calloc;
 static _Alignas(16) unsigned char boot_arena[4096];
 static size_t boot_used;
 
-static void *boot_alloc(size_t size)
+NOT_INSTRUMENTED static void *boot_alloc(size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     if (size > sizeof boot_arena - boot_used)
@@ -41,7 +49,7 @@ static void *boot_alloc(size_t size)
     return p; /* static storage: already zero */
 }
 
-static void resolve(void)
+NOT_INSTRUMENTED static void resolve(void)
 {
     if (next_malloc != NULL && next_calloc != NULL)
         return;
@@ -51,7 +59,7 @@ static void resolve(void)
     t_resolving = 0;
 }
 
-void *malloc(size_t size)
+NOT_INSTRUMENTED void *malloc(size_t size)
 {
     if (t_failing) {
         t_failed++;
@@ -64,7 +72,7 @@ void *malloc(size_t size)
     return next_malloc(size);
 }
 
-void *calloc(size_t n, size_t size)
+NOT_INSTRUMENTED void *calloc(size_t n, size_t size)
 {
     if (t_failing) {
         t_failed++;

@@ -27,8 +27,7 @@ long long conf_int(const conf_params_t *params, const char *key);
 /* The array-of-strings parameter key: writes up to cap pointers (owned by
  * the manifest) to out and returns how many there are; a missing, empty or
  * ill-typed parameter, or more than cap strings, fails the case. */
-size_t conf_strings(const conf_params_t *params, const char *key, const char **out,
-                    size_t cap);
+size_t conf_strings(const conf_params_t *params, const char *key, const char **out, size_t cap);
 
 typedef void conf_case_fn(const conf_params_t *params);
 

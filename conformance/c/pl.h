@@ -35,7 +35,7 @@ zlink_submit_result_t pl_send_dontwait(void *s, const char *text, void *uctx,
 /* A DONTWAIT zlink_completion_recv on s gives the record of id, of kind
  * (REQUEST: result OK, reply == the reply's one part; WRITABLE: ADMITTED,
  * user_context uctx). */
-#define pl_expect_record(s, kind, id, uctx, reply) \
+#define pl_expect_record(s, kind, id, uctx, reply)                                                 \
     pl__expect_record(__FILE__, __LINE__, (s), (kind), (id), (uctx), (reply))
 void pl__expect_record(const char *file, int line, void *s, zlink_completion_kind_t kind,
                        zlink_completion_id_t id, void *uctx, const char *reply);

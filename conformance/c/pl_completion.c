@@ -23,8 +23,7 @@ static zlink_completion_id_t request(void *d, const char *text, void *uctx)
     zlink_msg_t m;
     zlt_msg_set(&m, text, strlen(text));
     zlink_completion_id_t id = 0;
-    ZT_EQ_INT(zlink_request(d, NULL, &m, 1, ZLINK_SEND_FLAGS_NONE, 0, uctx, &id),
-              ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(zlink_request(d, NULL, &m, 1, ZLINK_SEND_FLAGS_NONE, 0, uctx, &id), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
     ZT_CHECK(id != 0);
     return id;
@@ -48,8 +47,7 @@ static zlink_reply_token_t take_request(void *r, const char *text, zlink_routing
     return tok;
 }
 
-static void reply(void *r, const zlink_routing_id_t *src, zlink_reply_token_t tok,
-                  const char *text)
+static void reply(void *r, const zlink_routing_id_t *src, zlink_reply_token_t tok, const char *text)
 {
     zlink_msg_t m;
     zlt_msg_set(&m, text, strlen(text));
@@ -99,9 +97,11 @@ void pl__expect_record(const char *file, int line, void *s, zlink_completion_kin
         zt__fail(file, line, "completion_recv: result %d, errno %d; expected record %llu", (int)r,
                  zlink_errno(), (unsigned long long)id);
     if (c.kind != kind || c.completion_id != id || c.user_context != uctx)
-        zt__fail(file, line, "record of kind %d, id %llu, context %p; expected kind %d, id %llu, "
-                 "context %p", (int)c.kind, (unsigned long long)c.completion_id, c.user_context,
-                 (int)kind, (unsigned long long)id, uctx);
+        zt__fail(file, line,
+                 "record of kind %d, id %llu, context %p; expected kind %d, id %llu, "
+                 "context %p",
+                 (int)c.kind, (unsigned long long)c.completion_id, c.user_context, (int)kind,
+                 (unsigned long long)id, uctx);
     if (kind == ZLINK_COMPLETION_REQUEST) {
         size_t n = strlen(reply);
         if (c.request_result != ZLINK_REQUEST_OK || c.reply_part_count != 1 ||
@@ -135,9 +135,10 @@ void pl__expect_event(const char *file, int line, void *p, void *s, long ms, sho
     zlink_poller_event_t ev[8];
     int n = zlt__wait_ok(file, line, p, ev, 8, ms);
     if (n != 1 || ev[0].socket != s || ev[0].events != want)
-        zt__fail(file, line, "wait: %d event(s), first for %p with bits %d; expected one for %p "
-                 "with bits %d", n, n > 0 ? ev[0].socket : NULL, n > 0 ? ev[0].events : 0, s,
-                 want);
+        zt__fail(file, line,
+                 "wait: %d event(s), first for %p with bits %d; expected one for %p "
+                 "with bits %d",
+                 n, n > 0 ? ev[0].socket : NULL, n > 0 ? ev[0].events : 0, s, want);
 }
 
 /* ------------------------------------------------------------------- cases */
@@ -279,14 +280,13 @@ static void credit_race(int rounds)
 struct connecter {
     void *s;
     const char *ep;
-    _Atomic int go;
+    _Atomic int connecting;
 };
 
 static void *connecter_main(void *arg)
 {
     struct connecter *c = arg;
-    while (!atomic_load(&c->go))
-        sched_yield();
+    atomic_store(&c->connecting, 1);
     zlt_connect(c->s, c->ep);
     return NULL;
 }
@@ -307,7 +307,12 @@ static void attach_race(int rounds)
         struct connecter c = {b, ep, 0};
         pthread_t th;
         ZT_EQ_INT(pthread_create(&th, NULL, connecter_main, &c), 0);
-        atomic_store(&c.go, 1);
+        /* The send lands before, during or after the attach: a varying
+         * spin once the other thread is about to connect. */
+        while (!atomic_load(&c.connecting))
+            sched_yield();
+        for (volatile int spin = (i * 7919) % 1500; spin > 0; spin--) {
+        }
         zlink_completion_id_t token = 0;
         zlink_submit_result_t rc = pl_send_dontwait(a, "r", &c, &token);
         ZT_EQ_INT(pthread_join(th, NULL), 0);
@@ -389,7 +394,7 @@ void pl_completions_beyond_event_capacity(const conf_params_t *params)
     zlink_completion_id_t ids[MAXS][MAXR];
     int next[MAXS] = {0};
     for (int i = 0; i < nsock; i++) {
-        char rid[8];
+        char rid[16];
         snprintf(rid, sizeof rid, "D%d", i);
         d[i] = zlt_dealer_to(ctx, r, ep, rid);
         zlt_poller_add(p, d[i], &next[i], ZLINK_POLLCOMPLETION);

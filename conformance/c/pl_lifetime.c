@@ -53,7 +53,8 @@ void pl_calls_during_wait_are_busy(const conf_params_t *params)
     zlt_expect_config(zlink_poller_add(p, other, NULL, ZLINK_POLLIN), ZLINK_CONFIG_BUSY, EBUSY);
     zlt_expect_config(zlink_poller_modify(p, b, ZLINK_POLLOUT), ZLINK_CONFIG_BUSY, EBUSY);
     zlt_expect_config(zlink_poller_remove(p, b), ZLINK_CONFIG_BUSY, EBUSY);
-    zlt_expect_config(zlink_poller_add_fd(p, fds2[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_BUSY, EBUSY);
+    zlt_expect_config(zlink_poller_add_fd(p, fds2[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_BUSY,
+                      EBUSY);
     zlt_expect_config(zlink_poller_modify_fd(p, fds[0], ZLINK_POLLOUT), ZLINK_CONFIG_BUSY, EBUSY);
     zlt_expect_config(zlink_poller_remove_fd(p, fds[0]), ZLINK_CONFIG_BUSY, EBUSY);
     zlt_expect_config(zlink_poller_add_timer(p, t2, NULL), ZLINK_CONFIG_BUSY, EBUSY);
@@ -88,7 +89,8 @@ void pl_new_enomem_and_destroy_nulls(const conf_params_t *params)
     unsigned failed = conf_alloc_fail_end();
     if (failed == 0)
         ZT_FAIL("zlink_poller_new allocated nothing through malloc/calloc: the failure "
-                "injection did not reach it (%s)", none != NULL ? "it returned a poller" : "NULL");
+                "injection did not reach it (%s)",
+                none != NULL ? "it returned a poller" : "NULL");
     ZT_CHECK(none == NULL);
     ZT_EQ_INT(err, ENOMEM);
     void *p = zlink_poller_new();
@@ -239,4 +241,3 @@ void pl_error_out_may_be_null(const conf_params_t *params)
     ZT_CHECK(zt_now_ms() - t0 < ZLT_EDGE_BOUND_MS);
     zlt_pipe_close(fds);
 }
-

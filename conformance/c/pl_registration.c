@@ -4,31 +4,51 @@
  */
 #include "pl.h"
 
+/* One source of each kind (a PAIR socket, a pipe's read end, a timer) and
+ * a poller that holds none of them yet. */
+typedef struct sources {
+    void *ctx, *s, *t, *p;
+    int fds[2];
+} sources_t;
+
+static void sources_open(sources_t *x)
+{
+    x->ctx = zlt_ctx_new();
+    x->s = zlt_sock(x->ctx, ZLINK_PAIR);
+    x->t = zlink_timer_new();
+    ZT_CHECK(x->t != NULL);
+    zlt_pipe(x->fds);
+    x->p = zlt_poller_new();
+}
+
+/* Checks that the poller holds `registered` registrations; frees it all. */
+static void sources_close(sources_t *x, int registered)
+{
+    ZT_EQ_INT(zlink_poller_size(x->p, NULL), registered);
+    zlt_poller_destroy(x->p);
+    ZT_EQ_INT(zlink_timer_destroy(&x->t), ZLINK_CLOSE_OK);
+    zlt_pipe_close(x->fds);
+    zlt_finish(x->ctx, x->s);
+}
+
 /* Adding a registered socket, FD or timer again is CONFLICT/EEXIST. */
 void pl_add_twice_is_conflict(const conf_params_t *params)
 {
     (void)params;
-    void *ctx = zlt_ctx_new();
-    void *s = zlt_sock(ctx, ZLINK_PAIR);
-    void *t = zlink_timer_new();
-    int fds[2];
-    zlt_pipe(fds);
-    void *p = zlt_poller_new();
-    zlt_poller_add(p, s, NULL, ZLINK_POLLIN);
-    zlt_expect_config(zlink_poller_add(p, s, NULL, ZLINK_POLLOUT), ZLINK_CONFIG_CONFLICT, EEXIST);
-    ZT_EQ_INT(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_OK);
-    zlt_expect_config(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLOUT), ZLINK_CONFIG_CONFLICT,
-                  EEXIST);
-    ZT_EQ_INT(zlink_poller_add_timer(p, t, NULL), ZLINK_CONFIG_OK);
-    zlt_expect_config(zlink_poller_add_timer(p, t, NULL), ZLINK_CONFIG_CONFLICT, EEXIST);
-    zlt_expect_config(zlink_poller_add(p, t, NULL, ZLINK_POLLIN), ZLINK_CONFIG_CONFLICT, EEXIST);
-    ZT_EQ_INT(zlink_poller_size(p, NULL), 3);
-    zlt_poller_destroy(p);
-    ZT_EQ_INT(zlink_timer_destroy(&t), ZLINK_CLOSE_OK);
-    zlt_pipe_close(fds);
-    zlt_finish(ctx, s);
+    sources_t x;
+    sources_open(&x);
+    zlt_poller_add(x.p, x.s, NULL, ZLINK_POLLIN);
+    zlt_expect_config(zlink_poller_add(x.p, x.s, NULL, ZLINK_POLLOUT), ZLINK_CONFIG_CONFLICT,
+                      EEXIST);
+    ZT_EQ_INT(zlink_poller_add_fd(x.p, x.fds[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_OK);
+    zlt_expect_config(zlink_poller_add_fd(x.p, x.fds[0], NULL, ZLINK_POLLOUT),
+                      ZLINK_CONFIG_CONFLICT, EEXIST);
+    ZT_EQ_INT(zlink_poller_add_timer(x.p, x.t, NULL), ZLINK_CONFIG_OK);
+    zlt_expect_config(zlink_poller_add_timer(x.p, x.t, NULL), ZLINK_CONFIG_CONFLICT, EEXIST);
+    zlt_expect_config(zlink_poller_add(x.p, x.t, NULL, ZLINK_POLLIN), ZLINK_CONFIG_CONFLICT,
+                      EEXIST);
+    sources_close(&x, 3);
 }
-
 
 /* A timer held by one poller cannot be added to another. */
 static void timer_in_two_pollers_is_invalid_state(void)
@@ -38,7 +58,7 @@ static void timer_in_two_pollers_is_invalid_state(void)
     ZT_EQ_INT(zlink_poller_add_timer(p1, t, NULL), ZLINK_CONFIG_OK);
     zlt_expect_config(zlink_poller_add_timer(p2, t, NULL), ZLINK_CONFIG_INVALID_STATE, EBUSY);
     zlt_expect_config(zlink_poller_add(p2, t, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_STATE,
-                  EBUSY);
+                      EBUSY);
     ZT_EQ_INT(zlink_poller_size(p2, NULL), 0);
     /* Once p1 lets go, p2 may take it. */
     ZT_EQ_INT(zlink_poller_remove_timer(p1, t), ZLINK_CONFIG_OK);
@@ -157,60 +177,54 @@ void pl_missing_source_is_not_found(const conf_params_t *params)
     zlt_finish(ctx, s, other);
 }
 
-
 /* Unknown bits are INVALID_ARGUMENT/EINVAL. */
 static void bad_bit_is_invalid_argument(void)
 {
-    void *ctx = zlt_ctx_new();
-    void *s = zlt_sock(ctx, ZLINK_PAIR);
-    void *t = zlink_timer_new();
-    int fds[2];
-    zlt_pipe(fds);
-    void *p = zlt_poller_new();
-    const short bad[] = {ZLINK_POLLITEMS_DFLT, ZLINK_POLLIN | ZLINK_POLLITEMS_DFLT, 128, 0x100,
-                         (short)0x8000, -1};
+    sources_t x;
+    sources_open(&x);
+    const short bad[] = {
+        ZLINK_POLLITEMS_DFLT, ZLINK_POLLIN | ZLINK_POLLITEMS_DFLT, 128, 0x100, (short)0x8000, -1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        zlt_expect_config(zlink_poller_add(p, s, NULL, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT,
-                      EINVAL);
-        zlt_expect_config(zlink_poller_add_fd(p, fds[0], NULL, bad[i]),
-                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+        zlt_expect_config(zlink_poller_add(x.p, x.s, NULL, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT,
+                          EINVAL);
+        zlt_expect_config(zlink_poller_add_fd(x.p, x.fds[0], NULL, bad[i]),
+                          ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     }
-    zlt_expect_config(zlink_poller_add_fd(p, -1, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_ARGUMENT,
-                  EINVAL);
-    zlt_poller_add(p, s, NULL, ZLINK_POLLIN);
-    ZT_EQ_INT(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_OK);
-    ZT_EQ_INT(zlink_poller_add_timer(p, t, NULL), ZLINK_CONFIG_OK);
+    zlt_expect_config(zlink_poller_add_fd(x.p, -1, NULL, ZLINK_POLLIN),
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_poller_add(x.p, x.s, NULL, ZLINK_POLLIN);
+    ZT_EQ_INT(zlink_poller_add_fd(x.p, x.fds[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_OK);
+    ZT_EQ_INT(zlink_poller_add_timer(x.p, x.t, NULL), ZLINK_CONFIG_OK);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        zlt_expect_config(zlink_poller_modify(p, s, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
-        zlt_expect_config(zlink_poller_modify_fd(p, fds[0], bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT,
-                      EINVAL);
-        zlt_expect_config(zlink_poller_modify(p, t, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+        zlt_expect_config(zlink_poller_modify(x.p, x.s, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT,
+                          EINVAL);
+        zlt_expect_config(zlink_poller_modify_fd(x.p, x.fds[0], bad[i]),
+                          ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+        zlt_expect_config(zlink_poller_modify(x.p, x.t, bad[i]), ZLINK_CONFIG_INVALID_ARGUMENT,
+                          EINVAL);
     }
     /* The argument is checked before the handles. */
-    zlt_expect_config(zlink_poller_add(NULL, s, NULL, 128), ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+    zlt_expect_config(zlink_poller_add(NULL, x.s, NULL, 128), ZLINK_CONFIG_INVALID_ARGUMENT,
+                      EINVAL);
     /* Bad handles. */
     uint64_t junk[16] = {0};
-    zlt_expect_config(zlink_poller_add(NULL, s, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
-                  EFAULT);
-    zlt_expect_config(zlink_poller_add(junk, s, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
-                  EFAULT);
-    zlt_expect_config(zlink_poller_add(p, NULL, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
-                  EFAULT);
-    zlt_expect_config(zlink_poller_add(p, junk, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
-                  EFAULT);
-    zlt_expect_config(zlink_poller_add_timer(p, junk, NULL), ZLINK_CONFIG_INVALID_HANDLE, EFAULT);
-    zlt_expect_config(zlink_poller_add_timer(p, s, NULL), ZLINK_CONFIG_INVALID_HANDLE, EFAULT);
+    zlt_expect_config(zlink_poller_add(NULL, x.s, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
+                      EFAULT);
+    zlt_expect_config(zlink_poller_add(junk, x.s, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
+                      EFAULT);
+    zlt_expect_config(zlink_poller_add(x.p, NULL, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
+                      EFAULT);
+    zlt_expect_config(zlink_poller_add(x.p, junk, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_HANDLE,
+                      EFAULT);
+    zlt_expect_config(zlink_poller_add_timer(x.p, junk, NULL), ZLINK_CONFIG_INVALID_HANDLE, EFAULT);
+    zlt_expect_config(zlink_poller_add_timer(x.p, x.s, NULL), ZLINK_CONFIG_INVALID_HANDLE, EFAULT);
     /* A closed socket cannot be added. */
-    void *closed = zlt_sock(ctx, ZLINK_PAIR);
+    void *closed = zlt_sock(x.ctx, ZLINK_PAIR);
     zlt_close(closed);
-    zlt_expect_config(zlink_poller_add(p, closed, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_STATE,
-                  ESHUTDOWN);
+    zlt_expect_config(zlink_poller_add(x.p, closed, NULL, ZLINK_POLLIN), ZLINK_CONFIG_INVALID_STATE,
+                      ESHUTDOWN);
     /* Nothing changed on any failure. */
-    ZT_EQ_INT(zlink_poller_size(p, NULL), 3);
-    zlt_poller_destroy(p);
-    ZT_EQ_INT(zlink_timer_destroy(&t), ZLINK_CLOSE_OK);
-    zlt_pipe_close(fds);
-    zlt_finish(ctx, s);
+    sources_close(&x, 3);
 }
 
 /* Bits the source lacks are NOT_SUPPORTED/ENOTSUP. */
@@ -227,30 +241,31 @@ static void unsupported_bit_is_not_supported(void)
     void *p = zlt_poller_new();
     /* PRI is for FDs. */
     zlt_expect_config(zlink_poller_add(p, pair, NULL, ZLINK_POLLIN | ZLINK_POLLPRI),
-                  ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+                      ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
     /* ROUTE is for ROUTERs. */
     zlt_expect_config(zlink_poller_add(p, pair, NULL, ZLINK_POLLROUTE), ZLINK_CONFIG_NOT_SUPPORTED,
-                  ENOTSUP);
+                      ENOTSUP);
     zlt_expect_config(zlink_poller_add(p, dealer, NULL, ZLINK_POLLIN | ZLINK_POLLROUTE),
-                  ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+                      ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
     zlt_expect_config(zlink_poller_add(p, sub, NULL, ZLINK_POLLROUTE), ZLINK_CONFIG_NOT_SUPPORTED,
-                  ENOTSUP);
+                      ENOTSUP);
     zlt_expect_config(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLROUTE),
-                  ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+                      ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
     zlt_poller_add(p, router, NULL, ZLINK_POLLIN | ZLINK_POLLROUTE);
     /* A timer has IN only. */
     ZT_EQ_INT(zlink_poller_add_timer(p, t, NULL), ZLINK_CONFIG_OK);
-    zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLOUT), ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+    zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLOUT), ZLINK_CONFIG_NOT_SUPPORTED,
+                      ENOTSUP);
     zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLIN | ZLINK_POLLPRI),
-                  ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
+                      ZLINK_CONFIG_NOT_SUPPORTED, ENOTSUP);
     zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLROUTE), ZLINK_CONFIG_NOT_SUPPORTED,
-                  ENOTSUP);
+                      ENOTSUP);
     ZT_EQ_INT(zlink_poller_modify(p, t, 0), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_poller_modify(p, t, ZLINK_POLLIN | ZLINK_POLLERR), ZLINK_CONFIG_OK);
     /* modify checks like add, and leaves the mask alone on failure. */
     zlt_poller_add(p, pair, NULL, ZLINK_POLLIN);
     zlt_expect_config(zlink_poller_modify(p, pair, ZLINK_POLLROUTE), ZLINK_CONFIG_NOT_SUPPORTED,
-                  ENOTSUP);
+                      ENOTSUP);
     zlink_poller_event_t ev[4];
     ZT_EQ_INT(zlt_wait_ok(p, ev, 4, 0), 0); /* pair: IN only, no OUT reported */
     ZT_EQ_INT(zlink_poller_size(p, NULL), 3);
@@ -278,11 +293,11 @@ static void completion_bit_on_completion_sockets(void)
     void *socks[4];
     for (int i = 0; i < 4; i++) {
         socks[i] = zlt_sock(ctx, types[i]);
-        zlt_poller_add(p, socks[i], NULL, ZLINK_POLLCOMPLETION); /* alone */
+        zlt_poller_add(p, socks[i], NULL, ZLINK_POLLCOMPLETION);                    /* alone */
         ZT_EQ_INT(zlink_poller_modify(p, socks[i], ZLINK_POLLIN), ZLINK_CONFIG_OK); /* off */
-        ZT_EQ_INT(zlink_poller_modify(p, socks[i],
-                                      ZLINK_POLLIN | ZLINK_POLLOUT | ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_OK); /* on again, OR'ed */
+        ZT_EQ_INT(
+            zlink_poller_modify(p, socks[i], ZLINK_POLLIN | ZLINK_POLLOUT | ZLINK_POLLCOMPLETION),
+            ZLINK_CONFIG_OK); /* on again, OR'ed */
         ZT_EQ_INT(zlink_poller_remove(p, socks[i]), ZLINK_CONFIG_OK);
         zlt_poller_add(p, socks[i], NULL, ZLINK_POLLIN | ZLINK_POLLCOMPLETION);
     }
@@ -295,19 +310,19 @@ static void completion_bit_on_completion_sockets(void)
     int fds[2];
     zlt_pipe(fds);
     zlt_expect_config(zlink_poller_add(p, pub, NULL, ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     zlt_expect_config(zlink_poller_add(p, sub, NULL, ZLINK_POLLIN | ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     zlt_expect_config(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     zlt_expect_config(zlink_poller_add(p, t, NULL, ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     ZT_EQ_INT(zlink_poller_add_timer(p, t, NULL), ZLINK_CONFIG_OK);
-    zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_INVALID_ARGUMENT,
-                  EINVAL);
+    zlt_expect_config(zlink_poller_modify(p, t, ZLINK_POLLCOMPLETION),
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     ZT_EQ_INT(zlink_poller_add_fd(p, fds[0], NULL, ZLINK_POLLIN), ZLINK_CONFIG_OK);
     zlt_expect_config(zlink_poller_modify_fd(p, fds[0], ZLINK_POLLIN | ZLINK_POLLCOMPLETION),
-                  ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
+                      ZLINK_CONFIG_INVALID_ARGUMENT, EINVAL);
     zlt_poller_destroy(p);
     ZT_EQ_INT(zlink_timer_destroy(&t), ZLINK_CLOSE_OK);
     zlt_pipe_close(fds);
@@ -395,8 +410,8 @@ void pl_completion_bit_has_one_owner(const conf_params_t *params)
      * records intact; p1 cannot take it back meanwhile. */
     ZT_EQ_INT(zlink_poller_modify(p1, s, ZLINK_POLLIN), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_poller_modify(p2, s, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_OK);
-    zlt_expect_config(zlink_poller_modify(p1, s, ZLINK_POLLCOMPLETION),
-                      ZLINK_CONFIG_INVALID_STATE, EBUSY);
+    zlt_expect_config(zlink_poller_modify(p1, s, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_INVALID_STATE,
+                      EBUSY);
     pl_expect_event(p2, s, 0, ZLINK_POLLCOMPLETION);
     pl_expect_record(s, ZLINK_COMPLETION_REQUEST, id1, &u1, "one");
     /* p2 removes its registration: p1 takes the bit, the second record

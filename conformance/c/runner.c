@@ -173,8 +173,7 @@ static int manifest_load(const char *path, manifest_t *m)
         const cj_value_t *id = cj_get(c, "id");
         const cj_value_t *params = cj_get(c, "params");
         if (!nonempty_string(id) || !id_well_formed(id->str)) {
-            report_error("%s line %d: case %zu has no id of the form XX-00", path, c->line,
-                         i + 1);
+            report_error("%s line %d: case %zu has no id of the form XX-00", path, c->line, i + 1);
             problems++;
             continue;
         }
@@ -184,16 +183,15 @@ static int manifest_load(const char *path, manifest_t *m)
             problems++;
         }
         if (params == NULL || params->kind != CJ_OBJECT) {
-            report_error("%s line %d: case %s needs a \"params\" object", path, c->line,
-                         id->str);
+            report_error("%s line %d: case %s needs a \"params\" object", path, c->line, id->str);
             problems++;
         }
         for (size_t k = 0; k < c->n; k++) {
             const char *key = c->keys[k];
-            if (strcmp(key, "id") != 0 && strcmp(key, "title") != 0 &&
-                strcmp(key, "seed") != 0 && strcmp(key, "params") != 0) {
-                report_error("%s line %d: case %s has an unknown member \"%s\"", path,
-                             c->line, id->str, key);
+            if (strcmp(key, "id") != 0 && strcmp(key, "title") != 0 && strcmp(key, "seed") != 0 &&
+                strcmp(key, "params") != 0) {
+                report_error("%s line %d: case %s has an unknown member \"%s\"", path, c->line,
+                             id->str, key);
                 problems++;
             }
         }
@@ -476,10 +474,9 @@ static void echo_output(const char *id, const outcome_t *o)
 
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: c_runner [-v] MANIFEST [CASE-ID ...]\n"
-            "       c_runner --check MANIFEST\n"
-            "       c_runner --list MANIFEST\n");
+    fprintf(stderr, "usage: c_runner [-v] MANIFEST [CASE-ID ...]\n"
+                    "       c_runner --check MANIFEST\n"
+                    "       c_runner --list MANIFEST\n");
     return EXIT_USAGE;
 }
 
@@ -552,12 +549,13 @@ int main(int argc, char **argv)
             fail++;
     }
     if (check)
-        fprintf(stderr, "conformance (c): %zu cases in %s, %zu implemented, %u missing, %d "
-                        "error(s)\n",
+        fprintf(stderr,
+                "conformance (c): %zu cases in %s, %zu implemented, %u missing, %d "
+                "error(s)\n",
                 m.n, path, m.n - missing, missing, problems);
     else
-        fprintf(stderr, "conformance (c): %u pass, %u fail, %u missing, %d error(s)\n", pass,
-                fail, missing, problems);
+        fprintf(stderr, "conformance (c): %u pass, %u fail, %u missing, %d error(s)\n", pass, fail,
+                missing, problems);
     manifest_free(&m);
     if (problems > 0)
         return EXIT_USAGE;

@@ -98,13 +98,14 @@ bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     if (paused) {
         s->flow_paused_conns++;
         s->flow_pause_total++;
-        s->flow_last_pause_ns = zl_clock_ns();
+        p->flow_pause_start_ns = zl_clock_ns();
+        s->flow_last_pause_ns = p->flow_pause_start_ns;
         zl_socket_event(s, true, ZLINK_EVENT_SEND_FLOW_PAUSED, e, p, NULL, NULL,
                         ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION, 0);
     } else {
         s->flow_paused_conns--;
         s->flow_resume_total++;
-        s->flow_last_pause_ms = (uint64_t)((zl_clock_ns() - s->flow_last_pause_ns) / 1000000);
+        s->flow_last_pause_ms = (uint64_t)((zl_clock_ns() - p->flow_pause_start_ns) / 1000000);
         /* WRITABLE flag only when a record would really fit now. */
         uint32_t flags = zl_q_has_room(p->out, ZL_FRAME_OVERHEAD)
                              ? ZLINK_MONITOR_EVENT_FLAG_SEND_FLOW_WRITABLE

@@ -529,3 +529,54 @@ bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out)
     zl_mutex_unlock(&q->lk);
     return f != NULL;
 }
+
+/* Under q->lk: whether frame f is a standalone control named name. */
+static bool is_named_control(zl_frame_t *f, const void *name, size_t nlen)
+{
+    if (!(f->flags & ZL_F_CONTROL) || (f->flags & ZL_F_MORE))
+        return false;
+    return zl_msg_size(&f->msg) >= nlen && memcmp(zl_msg_data(&f->msg), name, nlen) == 0;
+}
+
+/* Under q->lk: drops queued controls named name (rare: rebuilds the FIFO). */
+static void drop_named_controls(zl_fq_t *fq, size_t *records, uint64_t *bytes, const void *name,
+                                size_t nlen)
+{
+    bool any = false;
+    for (size_t i = 0; i < fq->count && !any; i++)
+        any = is_named_control(zl_fq_at(fq, i), name, nlen);
+    if (!any)
+        return;
+    zl_fq_t keep;
+    zl_fq_init(&keep);
+    bool in_record = false; /* never drop a frame inside a record */
+    while (fq->count > 0) {
+        zl_frame_t *f = zl_fq_front(fq);
+        if (!in_record && is_named_control(f, name, nlen)) {
+            *bytes -= zl_frame_charge(f);
+            (*records)--;
+            zl_msg_release(&f->msg);
+        } else {
+            zl_frame_t *d = zl_fq_push(&keep);
+            if (d == NULL)
+                abort(); /* out of memory */
+            memcpy(d, f, sizeof *d);
+            in_record = (f->flags & ZL_F_MORE) != 0;
+        }
+        zl_fq_pop(fq);
+    }
+    zl_fq_splice(fq, &keep);
+    zl_fq_fini(&keep);
+}
+
+int zl_q_push_control_latest(zl_q_t *q, zl_frame_t *f, const void *name, size_t nlen)
+{
+    zl_mutex_lock(&q->lk);
+    if (q->reader_closed) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_CLOSED;
+    }
+    drop_named_controls(&q->fq, &q->records, &q->bytes, name, nlen);
+    zl_mutex_unlock(&q->lk);
+    return zl_q_push(q, f, 1, true);
+}

@@ -189,6 +189,12 @@ void zl_q_close_writer(zl_q_t *q);
  * ZL_Q_CLOSED and a blocked writer is notified. */
 void zl_q_close_reader(zl_q_t *q);
 
+/* Writer: queues a named control frame (CONTROL flag; its body starts with
+ * name[0..nlen)) after removing any still-queued control of the same name:
+ * only the latest of each kind is kept, in enqueue order (contract §7).
+ * Controls bypass the HWM. Returns ZL_Q_OK or ZL_Q_CLOSED (f untouched). */
+int zl_q_push_control_latest(zl_q_t *q, zl_frame_t *f, const void *name, size_t nlen);
+
 /* Inproc only: control frames (WEIGHT, SUBSCRIBE, CANCEL) travel beside
  * the records, since no engine is there to hand them to the socket. The
  * writer appends (frame moved out); the reader pops one at a time (false

@@ -525,7 +525,17 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
         zl_socket_wake(peer);
         return;
     }
-    if (zl_pipe_push(p, &f, 1, true) != 0)
+    /* Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a
+     * kind stays queued. Subscriptions are all kept, in order. */
+    size_t nlen = 0;
+    if ((flags & ZL_F_CONTROL) && len >= 9 && memcmp(body, "FLOWSTATE", 9) == 0)
+        nlen = 9;
+    else if ((flags & ZL_F_CONTROL) && len >= 6 && memcmp(body, "WEIGHT", 6) == 0)
+        nlen = 6;
+    int rc = p->ended        ? ZL_Q_CLOSED
+             : nlen > 0      ? zl_q_push_control_latest(p->out, &f, body, nlen)
+                             : zl_q_push(p->out, &f, 1, true);
+    if (rc != ZL_Q_OK)
         zl_msg_release(&f.msg);
 }
 

@@ -177,6 +177,7 @@ struct zl_pipe {
     bool reply_head_checked;  /* rxq head already looked at for replies */
     uint64_t flow_epoch_out;  /* last FLOWSTATE epoch we sent on this pipe */
     uint64_t flow_epoch_in;   /* last FLOWSTATE epoch we applied from it */
+    int64_t flow_pause_start_ns; /* when this peer's current pause began */
     uint64_t attach_seq;      /* attach order, DEALER tiebreak */
     bool attached;            /* a route: the pattern may send to it */
     bool linked;              /* in s->pipes */
@@ -217,7 +218,7 @@ typedef struct zl_proto_ops {
 } zl_proto_ops_t;
 
 struct zl_socket {
-    uint32_t tag;
+    _Atomic uint32_t tag;             /* read without s->lk by handle checks */
     int type;
     zl_ctx_t *ctx;
     const zl_proto_ops_t *ops;

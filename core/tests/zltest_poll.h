@@ -145,10 +145,14 @@ static inline void zlt_completion_init(zlink_completion_t *c)
     c->struct_size = sizeof *c;
 }
 
-/* ------------------------------------------- a thread in zlink_poller_wait */
+/* ---------------------------------------------------- a thread in a wait */
 
+/* A thread in zlink_poller_wait (poller set) or zlink_poll (poller NULL,
+ * on items[0..n)); zlt_poll_thread_t is the same thing. */
 typedef struct zlt_waiter {
     void *poller;
+    zlink_pollitem_t items[4];
+    int n;
     long timeout_ms;
     pthread_t th;
     _Atomic long tid;
@@ -159,27 +163,39 @@ typedef struct zlt_waiter {
     zlink_poller_event_t ev[8];
 } zlt_waiter_t;
 
+typedef zlt_waiter_t zlt_poll_thread_t;
+
 static inline void *zlt__waiter_main(void *arg)
 {
     zlt_waiter_t *w = (zlt_waiter_t *)arg;
     atomic_store(&w->tid, zt_gettid());
     int64_t t0 = zt_now_ms();
-    w->rc = zlink_poller_wait(w->poller, w->ev, 8, w->timeout_ms, &w->err);
+    if (w->poller != NULL)
+        w->rc = zlink_poller_wait(w->poller, w->ev, 8, w->timeout_ms, &w->err);
+    else
+        w->rc = zlink_poll(w->items, w->n, w->timeout_ms, &w->err);
     w->errnum = zlink_errno();
     w->elapsed_ms = zt_now_ms() - t0;
     return NULL;
 }
 
-/* Starts w waiting on p and returns once it sleeps inside the wait (as far
- * as /proc can tell). */
+/* Starts w and returns once it sleeps inside the wait (as far as /proc can
+ * tell). */
+static inline void zlt__waiter_run(zlt_waiter_t *w)
+{
+    atomic_store(&w->tid, 0);
+    ZT_EQ_INT(pthread_create(&w->th, NULL, zlt__waiter_main, w), 0);
+    ZT_EVENTUALLY(atomic_load(&w->tid) != 0, 2000);
+    zt_wait_blocked(atomic_load(&w->tid));
+}
+
+/* Starts w waiting on poller p. */
 static inline void zlt_waiter_start(zlt_waiter_t *w, void *p, long timeout_ms)
 {
     memset(w, 0, sizeof *w);
     w->poller = p;
     w->timeout_ms = timeout_ms;
-    ZT_EQ_INT(pthread_create(&w->th, NULL, zlt__waiter_main, w), 0);
-    ZT_EVENTUALLY(atomic_load(&w->tid) != 0, 2000);
-    zt_wait_blocked(atomic_load(&w->tid));
+    zlt__waiter_run(w);
 }
 
 static inline void zlt_waiter_join(zlt_waiter_t *w)
@@ -254,38 +270,11 @@ static inline void zlt__poll_fails(const char *file, int line, zlink_pollitem_t 
                  (int)got, e, (int)want, err);
 }
 
-/* A thread blocked in zlink_poll on items[0..n). */
-typedef struct zlt_poll_thread {
-    zlink_pollitem_t items[4];
-    int n;
-    long timeout_ms;
-    pthread_t th;
-    _Atomic long tid;
-    int rc;
-    zlink_config_result_t err;
-    int errnum;
-    int64_t elapsed_ms;
-} zlt_poll_thread_t;
-
-static inline void *zlt__poll_thread_main(void *arg)
-{
-    zlt_poll_thread_t *pt = (zlt_poll_thread_t *)arg;
-    atomic_store(&pt->tid, zt_gettid());
-    int64_t t0 = zt_now_ms();
-    pt->rc = zlink_poll(pt->items, pt->n, pt->timeout_ms, &pt->err);
-    pt->errnum = zlink_errno();
-    pt->elapsed_ms = zt_now_ms() - t0;
-    return NULL;
-}
-
-/* Starts pt (items, n and timeout_ms filled in) and returns once it sleeps
- * inside zlink_poll (as far as /proc can tell). */
+/* Starts pt (items, n and timeout_ms filled in) in zlink_poll. */
 static inline void zlt_poll_thread_start(zlt_poll_thread_t *pt)
 {
-    atomic_store(&pt->tid, 0);
-    ZT_EQ_INT(pthread_create(&pt->th, NULL, zlt__poll_thread_main, pt), 0);
-    ZT_EVENTUALLY(atomic_load(&pt->tid) != 0, 2000);
-    zt_wait_blocked(atomic_load(&pt->tid));
+    pt->poller = NULL;
+    zlt__waiter_run(pt);
 }
 
 /* Joins pt: it returned want_rc before ZLT_EDGE_BOUND_MS. */

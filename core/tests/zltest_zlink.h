@@ -413,10 +413,12 @@ static inline const char *zlt_ipc_endpoint(char *buf, size_t cap, const char *ta
  * tcp's port 0 became a real port, the others are the name bound. */
 static inline void zlt_bind(void *s, const char *tr, char *ep, size_t cap)
 {
+    /* Each file that includes this header has its own seq: its address
+     * tells the files of one program apart. */
     static int seq;
     char want[128];
-    char tag[32];
-    snprintf(tag, sizeof tag, "%d", ++seq);
+    char tag[40];
+    snprintf(tag, sizeof tag, "%lx-%d", (unsigned long)(uintptr_t)&seq, ++seq);
     if (zlt_is_tcp(tr))
         snprintf(want, sizeof want, "tcp://127.0.0.1:0");
     else if (strcmp(tr, "ipc") == 0)

@@ -457,10 +457,11 @@ ZLINK_EXPORT zlink_config_result_t
 zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t state)
 {
     zl_socket_t *s = socket;
-    if (s == NULL)
-        return zl_config_fail(EFAULT);
+    /* Argument before handle (contract §2 precedence). */
     if ((int)state != ZLINK_RECEIVE_FLOW_RUNNING && (int)state != ZLINK_RECEIVE_FLOW_PAUSED)
         return zl_config_fail(EINVAL);
+    if (s == NULL)
+        return zl_config_fail(EFAULT);
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         /* closing -> ESHUTDOWN (INVALID_STATE); closed or foreign -> EFAULT */
