@@ -837,9 +837,11 @@ static bool transport_known(const char *ep)
     return sep != NULL && sep != ep;
 }
 
-int zl_socket_bind(zl_socket_t *s, const char *ep)
+/* The checks bind and connect share: a "transport://" prefix; STREAM needs
+ * its receive mode chosen and has no inproc. *name is the inproc name, or
+ * NULL for an engine transport. Returns 0 or EINVAL / EPROTONOSUPPORT. */
+static int endpoint_precheck(zl_socket_t *s, const char *ep, const char **name)
 {
-    const char *name;
     if (!transport_known(ep))
         return EINVAL;
     if (s->type == ZLINK_STREAM) {
@@ -849,11 +851,22 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
         if (mode == ZLINK_STREAM_RECV_UNSPECIFIED)
             return EINVAL;
     }
-    if (is_inproc(ep, &name)) {
-        if (s->type == ZLINK_STREAM)
-            return EPROTONOSUPPORT;
-        if (*name == '\0')
-            return EINVAL;
+    if (!is_inproc(ep, name)) {
+        *name = NULL;
+        return 0;
+    }
+    if (s->type == ZLINK_STREAM)
+        return EPROTONOSUPPORT;
+    return **name == '\0' ? EINVAL : 0;
+}
+
+int zl_socket_bind(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    int prc = endpoint_precheck(s, ep, &name);
+    if (prc != 0)
+        return prc;
+    if (name != NULL) {
         int rc = zl_ctx_inproc_bind(s->ctx, name, s);
         if (rc == 0) {
             zl_mutex_lock(&s->lk);
@@ -882,25 +895,14 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
 int zl_socket_connect(zl_socket_t *s, const char *ep)
 {
     const char *name;
-    if (!transport_known(ep))
-        return EINVAL;
-    if (s->type == ZLINK_STREAM) {
-        zl_mutex_lock(&s->lk);
-        int mode = s->opts.stream_mode;
-        zl_mutex_unlock(&s->lk);
-        if (mode == ZLINK_STREAM_RECV_UNSPECIFIED)
-            return EINVAL;
-    }
-    if (is_inproc(ep, &name)) {
-        if (s->type == ZLINK_STREAM)
-            return EPROTONOSUPPORT;
-        if (*name == '\0')
-            return EINVAL;
+    int prc = endpoint_precheck(s, ep, &name);
+    if (prc != 0)
+        return prc;
+    if (name != NULL) {
         zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
             return ENOENT; /* inproc needs the bind first (doc/decisions.md) */
-        int rc = zl_inproc_connect(s, b);
-        return rc;
+        return zl_inproc_connect(s, b);
     }
     zl_io_t *io = zl_ctx_pick_io(s->ctx);
     if (io == NULL)

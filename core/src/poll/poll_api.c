@@ -47,6 +47,23 @@ static zlink_config_result_t config_busy(void)
     return ZLINK_CONFIG_BUSY;
 }
 
+/* The prologue of every registration call: validates the handle, takes
+ * p->lk and refuses while a wait is active. On ZLINK_CONFIG_OK the caller
+ * holds p->lk; otherwise errno is set and no lock is held. */
+static zlink_config_result_t poller_enter(void *handle, zl_poller_t **out)
+{
+    zl_poller_t *p = poller_from(handle);
+    if (p == NULL)
+        return zl_config_fail(EFAULT);
+    zl_mutex_lock(&p->lk);
+    if (p->waiting) {
+        zl_mutex_unlock(&p->lk);
+        return config_busy();
+    }
+    *out = p;
+    return ZLINK_CONFIG_OK;
+}
+
 /* -1 with both outputs set (zlink_poll, _size, _wait). Any thread. */
 static int int_fail(zlink_config_result_t *error_out, int e)
 {
@@ -352,14 +369,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add(void *poller, void *source, 
 {
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     resolved_t r;
     int rc = resolve_source(source, &r);
     if (rc == 0) {
@@ -377,14 +390,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
 {
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     zl_pollsrc_t *src = find_handle(p, source);
     int rc;
     if (src == NULL)
@@ -397,14 +406,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove(void *poller, void *source)
 {
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     zl_pollsrc_t *src = find_handle(p, source);
     int rc = 0;
     if (src == NULL)
@@ -420,14 +425,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_fd(void *poller, zlink_fd_t 
 {
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     int rc = mask_supported(ZLINK_POLLER_SOURCE_FD, 0, events);
     if (rc == 0)
         rc = poller_register(p, NULL, NULL, fd, user_data, events);
@@ -440,14 +441,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify_fd(void *poller, zlink_fd
 {
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     zl_pollsrc_t *src = find_fd(p, fd);
     int rc = src == NULL ? ENOENT : poller_change(p, src, events);
     zl_mutex_unlock(&p->lk);
@@ -458,14 +455,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
 {
     if (fd < 0)
         return zl_config_fail(EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     zl_pollsrc_t *src = find_fd(p, fd);
     int rc = 0;
     if (src == NULL)
@@ -479,14 +472,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
 ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *timer,
                                                           void *user_data)
 {
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     resolved_t r = {.kind = ZLINK_POLLER_SOURCE_TIMER, .timer = zl_timer_from(timer)};
     int rc = r.timer == NULL ? EFAULT
                              : poller_register(p, &r, timer, -1, user_data, ZLINK_POLLIN);
@@ -496,14 +485,10 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *ti
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_timer(void *poller, void *timer)
 {
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
-        return zl_config_fail(EFAULT);
-    zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return config_busy();
-    }
+    zl_poller_t *p;
+    zlink_config_result_t busy = poller_enter(poller, &p);
+    if (busy != ZLINK_CONFIG_OK)
+        return busy;
     int rc = 0;
     if (zl_timer_from(timer) == NULL) {
         rc = EFAULT;
