@@ -35,6 +35,9 @@
 #include "zlink.h"
 #include "zltest.h"
 
+#define ZR_MAX_UNREAD (1u << 16) /* what the ZLink side may send one raw peer */
+#include "zltest_rawzmp.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,250 +57,28 @@
 
 #define MAXF 64
 
-static int T(int ms)
+/* ------------------------------------------- raw peers (zltest_rawzmp.h) */
+
+/* A raw peer (heap) connected to ep. */
+static raw_t *raw_open(const char *ep)
 {
-    return (int)(ms * zt_timeout_mult());
-}
-
-/* ------------------------------------------------------- wire builder */
-
-typedef struct wire {
-    uint8_t b[2048];
-    size_t n;
-} wire_t;
-
-static void w_bytes(wire_t *w, const void *p, size_t n)
-{
-    ZT_CHECK(w->n + n <= sizeof w->b);
-    if (n > 0)
-        memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void w_u8(wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static void w_u32(wire_t *w, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static void w_hdr(wire_t *w, uint8_t flags, uint32_t size)
-{
-    const uint8_t h[4] = {0x5A, 0x01, flags, 0};
-    w_bytes(w, h, 4);
-    w_u32(w, size);
-}
-
-static void w_data(wire_t *w, bool more, const char *s)
-{
-    w_hdr(w, more ? 0x01 : 0x00, (uint32_t)strlen(s));
-    w_bytes(w, s, strlen(s));
-}
-
-static const char *type_name(int type)
-{
-    switch (type) {
-    case ZLINK_PAIR: return "PAIR";
-    case ZLINK_PUB: return "PUB";
-    case ZLINK_SUB: return "SUB";
-    case ZLINK_DEALER: return "DEALER";
-    case ZLINK_ROUTER: return "ROUTER";
-    default: return "?";
-    }
-}
-
-static void w_hello(wire_t *w, int type, const char *rid)
-{
-    size_t l = strlen(rid);
-    w_hdr(w, 0x02, (uint32_t)(4 + l));
-    const uint8_t b[4] = {0x01, (uint8_t)(type >> 8), (uint8_t)type, (uint8_t)l};
-    w_bytes(w, b, 4);
-    w_bytes(w, rid, l);
-}
-
-static void w_prop(wire_t *w, const char *name, const void *v, uint32_t vlen)
-{
-    w_u8(w, (uint8_t)strlen(name));
-    w_bytes(w, name, strlen(name));
-    w_u32(w, vlen);
-    w_bytes(w, v, vlen);
-}
-
-/* The READY of a DEALER / ROUTER with the given lane properties. */
-static void w_ready_dr(wire_t *w, int type, const char *rid, int count, int lane)
-{
-    wire_t p = {.n = 0};
-    const char *tn = type_name(type);
-    w_prop(&p, "Socket-Type", tn, (uint32_t)strlen(tn));
-    w_prop(&p, "Routing-Id", rid, (uint32_t)strlen(rid));
-    uint8_t c = (uint8_t)count, l = (uint8_t)lane;
-    w_prop(&p, "Zlink-Lane-Count", &c, 1);
-    w_prop(&p, "Zlink-Lane", &l, 1);
-    const uint8_t wt[4] = {0, 0, 0, 100};
-    w_prop(&p, "Zlink-Weight", wt, 4);
-    w_hdr(w, 0x02, (uint32_t)(1 + p.n));
-    w_u8(w, 0x04);
-    w_bytes(w, p.b, p.n);
-}
-
-/* ------------------------------------------------------- raw endpoints */
-
-typedef struct raw {
-    int fd;
-    uint8_t in[1 << 16];
-    size_t n;
-    bool closed;
-} raw_t;
-
-static int tcp_port_of(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    ZT_CHECK(colon != NULL);
-    return atoi(colon + 1);
-}
-
-/* ep is "tcp://127.0.0.1:PORT" or "ipc://PATH". */
-static socklen_t ep_sockaddr(const char *ep, struct sockaddr_storage *ss)
-{
-    memset(ss, 0, sizeof *ss);
-    if (strncmp(ep, "ipc://", 6) == 0) {
-        struct sockaddr_un *sun = (struct sockaddr_un *)ss;
-        sun->sun_family = AF_UNIX;
-        ZT_CHECK(strlen(ep + 6) < sizeof sun->sun_path);
-        strcpy(sun->sun_path, ep + 6);
-        return sizeof *sun;
-    }
-    ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
-    struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons((uint16_t)tcp_port_of(ep));
-    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return sizeof *sin;
-}
-
-static raw_t *raw_from_fd(int fd)
-{
-    raw_t *r = calloc(1, sizeof *r);
+    raw_t *r = malloc(sizeof *r);
     ZT_CHECK(r != NULL);
-    r->fd = fd;
+    raw_connect(r, ep);
     return r;
-}
-
-static raw_t *raw_connect(const char *ep)
-{
-    struct sockaddr_storage ss;
-    socklen_t len = ep_sockaddr(ep, &ss);
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ZT_CHECK(fd >= 0);
-    if (connect(fd, (struct sockaddr *)&ss, len) != 0)
-        ZT_FAIL("raw connect to %s: %s", ep, strerror(errno));
-    return raw_from_fd(fd);
 }
 
 static void raw_free(raw_t *r)
 {
-    if (r->fd >= 0)
-        close(r->fd);
+    raw_close(r);
     free(r);
-}
-
-static void raw_send(raw_t *r, const wire_t *w)
-{
-    size_t at = 0;
-    while (at < w->n) {
-        ssize_t k = send(r->fd, w->b + at, w->n - at, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            ZT_FAIL("raw send: %s", strerror(errno));
-        at += (size_t)k;
-    }
-}
-
-static bool raw_fill(raw_t *r, int ms)
-{
-    if (r->closed)
-        return true;
-    struct pollfd p = {.fd = r->fd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    if (rc == 0)
-        return false;
-    ZT_CHECK(r->n < sizeof r->in);
-    ssize_t k = recv(r->fd, r->in + r->n, sizeof r->in - r->n, 0);
-    if (k > 0)
-        r->n += (size_t)k;
-    else if (k == 0 || errno == ECONNRESET || errno == EPIPE)
-        r->closed = true;
-    else if (errno != EINTR && errno != EAGAIN)
-        ZT_FAIL("raw recv: %s", strerror(errno));
-    return true;
-}
-
-typedef struct rframe {
-    uint8_t flags, kind;
-    uint32_t size;
-    const uint8_t *body;
-} rframe_t;
-
-static size_t raw_frames(const raw_t *r, rframe_t *out)
-{
-    size_t at = 0, k = 0;
-    while (r->n - at >= 8) {
-        const uint8_t *h = r->in + at;
-        ZT_EQ_INT(h[0], 0x5A);
-        ZT_EQ_INT(h[1], 0x01);
-        uint32_t size = ((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) |
-                        ((uint32_t)h[6] << 8) | h[7];
-        size_t hl = (h[3] >= 1 && h[3] <= 3) ? 16 : 8;
-        if (r->n - at < hl + size)
-            break;
-        ZT_CHECK(k < MAXF);
-        out[k].flags = h[2];
-        out[k].kind = h[3];
-        out[k].size = size;
-        out[k].body = h + hl;
-        k++;
-        at += hl + size;
-    }
-    return k;
-}
-
-static void raw_wait_frames(raw_t *r, size_t n)
-{
-    rframe_t f[MAXF];
-    int64_t end = zt_now_ms() + T(5000);
-    while (raw_frames(r, f) < n) {
-        if (r->closed)
-            ZT_FAIL("connection closed after %zu of %zu expected frames", raw_frames(r, f), n);
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            ZT_FAIL("fewer than %zu frames within %d ms", n, T(5000));
-    }
-}
-
-static void raw_wait_closed(raw_t *r)
-{
-    int64_t end = zt_now_ms() + T(5000);
-    while (!r->closed) {
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            ZT_FAIL("the ZLink side did not close the connection within %d ms", T(5000));
-    }
 }
 
 /* The code of the ERROR the ZLink side sent, or -1. */
 static int raw_error_code(const raw_t *r)
 {
     rframe_t f[MAXF];
-    size_t n = raw_frames(r, f);
+    size_t n = raw_frames(r, f, MAXF);
     for (size_t i = 0; i < n; i++)
         if (f[i].flags == 0x02 && f[i].size >= 3 && f[i].body[0] == 0x05)
             return f[i].body[1];
@@ -307,7 +88,7 @@ static int raw_error_code(const raw_t *r)
 static size_t raw_data_frames(const raw_t *r)
 {
     rframe_t f[MAXF];
-    size_t n = raw_frames(r, f), k = 0;
+    size_t n = raw_frames(r, f, MAXF), k = 0;
     for (size_t i = 0; i < n; i++)
         if ((f[i].flags & 0x1E) == 0)
             k++;
@@ -345,25 +126,19 @@ static void rlisten_open(rlisten_t *l, const char *ipc_ep)
 
 static void rlisten_close(rlisten_t *l)
 {
-    close(l->fd);
-    if (strncmp(l->ep, "ipc://", 6) == 0)
-        unlink(l->ep + 6);
+    raw_unlisten(l->fd, l->ep);
 }
 
 /* Accepts one connection within ms, or returns NULL. */
 static raw_t *rlisten_accept(rlisten_t *l, int ms)
 {
-    struct pollfd p = {.fd = l->fd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    if (rc == 0)
+    raw_t *r = malloc(sizeof *r);
+    ZT_CHECK(r != NULL);
+    if (!raw_accept_within(l->fd, r, ms)) {
+        free(r);
         return NULL;
-    int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-    ZT_CHECK(fd >= 0);
-    return raw_from_fd(fd);
+    }
+    return r;
 }
 
 /* ------------------------------------------------------ READY parsing */
@@ -875,14 +650,14 @@ static bool px_both_closed(proxy_t *p, int i)
 /* The Zlink-Lane and Routing-Id the client announced on connection i. */
 static void px_client_lane(proxy_t *p, int i, int *lane, char *rid, size_t cap)
 {
-    raw_t *r = calloc(1, sizeof *r);
-    ZT_CHECK(r != NULL);
+    uint8_t head[sizeof p->c[i].head];
+    raw_t r = {.fd = -1, .in = head, .cap = sizeof head};
     pthread_mutex_lock(&p->mu);
-    memcpy(r->in, p->c[i].head, p->c[i].head_n);
-    r->n = p->c[i].head_n;
+    memcpy(head, p->c[i].head, p->c[i].head_n);
+    r.n = p->c[i].head_n;
     pthread_mutex_unlock(&p->mu);
     rframe_t f[MAXF];
-    ZT_CHECK(raw_frames(r, f) >= 2);
+    ZT_CHECK(raw_frames(&r, f, MAXF) >= 2);
     ready_t rd;
     parse_ready(&f[1], &rd);
     *lane = -1;
@@ -895,7 +670,6 @@ static void px_client_lane(proxy_t *p, int i, int *lane, char *rid, size_t cap)
             rid[rd.vlen[k]] = '\0';
         }
     }
-    free(r);
 }
 
 /* ========================================================= killing lanes */
@@ -1008,25 +782,26 @@ static void accepting_side_ready(void)
             char ep[128];
             void *z = sock_new(ctx, zt, "zl");
             bind_ep(z, "tcp://127.0.0.1:0", ep, sizeof ep);
-            raw_t *r = raw_connect(ep);
+            raw_t *r = raw_open(ep);
             wire_t w = {.n = 0};
             w_hello(&w, rt, "raw");
             raw_send(r, &w);
             /* The accepting side sends HELLO at once, READY only after ours. */
             raw_wait_frames(r, 1);
             rframe_t f[MAXF];
-            ZT_EQ_INT(raw_frames(r, f), 1);
+            ZT_EQ_INT(raw_frames(r, f, MAXF), 1);
             check_hello(&f[0], zt, "zl");
             ZT_CHECK(!raw_fill(r, 50)); /* nothing more before our READY */
             w.n = 0;
             w_ready_dr(&w, rt, "raw", want, 0);
             raw_send(r, &w);
             raw_wait_frames(r, 2);
-            raw_frames(r, f);
+            raw_frames(r, f, MAXF);
             check_dr_ready(&f[1], zt, "zl", want, 0);
             raw_free(r);
             sock_close(z);
             ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+            w_free(&w);
         }
     }
 }
@@ -1052,14 +827,14 @@ static void connecting_side_ready(void)
             ZT_CHECK(r != NULL);
             raw_wait_frames(r, 1);
             rframe_t f[MAXF];
-            ZT_EQ_INT(raw_frames(r, f), 1); /* HELLO only: READY needs our HELLO */
+            ZT_EQ_INT(raw_frames(r, f, MAXF), 1); /* HELLO only: READY needs our HELLO */
             check_hello(&f[0], zt, "zl");
             ZT_CHECK(!raw_fill(r, 50));
             wire_t w = {.n = 0};
             w_hello(&w, rt, "raw");
             raw_send(r, &w);
             raw_wait_frames(r, 2);
-            raw_frames(r, f);
+            raw_frames(r, f, MAXF);
             check_dr_ready(&f[1], zt, "zl", want, 0);
             w.n = 0;
             w_ready_dr(&w, rt, "raw", want, 0);
@@ -1071,13 +846,13 @@ static void connecting_side_ready(void)
                 ZT_CHECK(l1 != NULL);
                 raw_wait_frames(l1, 1);
                 rframe_t g[MAXF];
-                raw_frames(l1, g);
+                raw_frames(l1, g, MAXF);
                 check_hello(&g[0], zt, "zl");
                 w.n = 0;
                 w_hello(&w, rt, "raw");
                 raw_send(l1, &w);
                 raw_wait_frames(l1, 2);
-                raw_frames(l1, g);
+                raw_frames(l1, g, MAXF);
                 check_dr_ready(&g[1], zt, "zl", 2, 1);
                 raw_free(l1);
             }
@@ -1085,6 +860,7 @@ static void connecting_side_ready(void)
             sock_close(z);
             rlisten_close(&l);
             ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+            w_free(&w);
         }
     }
 }
@@ -1107,10 +883,10 @@ static void ready_without_lanes_and_metadata(void)
             int64_t max = 123456;
             ZT_EQ_INT(zlink_setsockopt(z, ZLINK_MAXMSGSIZE, &max, sizeof max), ZLINK_CONFIG_OK);
             bind_ep(z, "tcp://127.0.0.1:0", ep, sizeof ep);
-            raw_t *r = raw_connect(ep);
+            raw_t *r = raw_open(ep);
             raw_wait_frames(r, 2); /* HELLO + READY without waiting for us */
             rframe_t f[MAXF];
-            raw_frames(r, f);
+            raw_frames(r, f, MAXF);
             check_hello(&f[0], zt, "");
             ready_t rd;
             parse_ready(&f[1], &rd);
@@ -1142,7 +918,7 @@ static void ready_without_lanes_and_metadata(void)
     raw_send(r, &w);
     raw_wait_frames(r, 2);
     rframe_t f[MAXF];
-    raw_frames(r, f);
+    raw_frames(r, f, MAXF);
     ready_t rd;
     parse_ready(&f[1], &rd);
     ZT_EQ_INT(rd.nprops, 6);
@@ -1154,6 +930,7 @@ static void ready_without_lanes_and_metadata(void)
     sock_close(z);
     rlisten_close(&l);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&w);
 }
 
 /* ================================ both lanes played by a raw ROUTER */
@@ -1161,11 +938,12 @@ static void ready_without_lanes_and_metadata(void)
 /* Raw lane `lane` of a ROUTER named rid to a ZLink ROUTER at ep. */
 static raw_t *raw_lane(const char *ep, const char *rid, int lane)
 {
-    raw_t *r = raw_connect(ep);
+    raw_t *r = raw_open(ep);
     wire_t w = {.n = 0};
     w_hello(&w, ZLINK_ROUTER, rid);
     w_ready_dr(&w, ZLINK_ROUTER, rid, 2, lane);
     raw_send(r, &w);
+    w_free(&w);
     return r;
 }
 
@@ -1193,7 +971,7 @@ static void listener_lane_pairing(void)
     raw_t *l0 = raw_lane(ep, "P", 0);
     raw_wait_frames(l0, 2);
     rframe_t f[MAXF];
-    raw_frames(l0, f);
+    raw_frames(l0, f, MAXF);
     check_dr_ready(&f[1], ZLINK_ROUTER, "zl", 2, 0);
     l1 = raw_lane(ep, "Q", 1);
     raw_wait_closed(l1);
@@ -1212,11 +990,11 @@ static void listener_lane_pairing(void)
     raw_wait_frames(l0, 2);
     l1 = raw_lane(ep, "P", 1);
     raw_wait_frames(l1, 2);
-    raw_frames(l1, f);
+    raw_frames(l1, f, MAXF);
     check_dr_ready(&f[1], ZLINK_ROUTER, "zl", 2, 1);
     router_send_when_routable(z, "P", "to-P");
     raw_wait_frames(l0, 3);
-    raw_frames(l0, f);
+    raw_frames(l0, f, MAXF);
     ZT_EQ_INT(f[2].flags, 0x00);
     ZT_EQ_INT(f[2].size, 4);
     ZT_EQ_MEM(f[2].body, "to-P", 4);
@@ -1240,6 +1018,7 @@ static void listener_lane_pairing(void)
 
     sock_close(z);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&w);
 }
 
 /* A ZLink ROUTER connecter against a raw ROUTER listener: lane 1 follows
@@ -1260,7 +1039,7 @@ static void connecter_lanes(void)
     raw_send(l0, &w);
     raw_wait_frames(l0, 2);
     rframe_t f[MAXF];
-    raw_frames(l0, f);
+    raw_frames(l0, f, MAXF);
     check_dr_ready(&f[1], ZLINK_ROUTER, "zl", 2, 0);
     /* No lane 1 before lane 0 is validated. */
     raw_t *none = rlisten_accept(&l, 50);
@@ -1271,13 +1050,13 @@ static void connecter_lanes(void)
     raw_t *l1 = rlisten_accept(&l, T(5000));
     ZT_CHECK(l1 != NULL);
     raw_wait_frames(l1, 1);
-    raw_frames(l1, f);
+    raw_frames(l1, f, MAXF);
     check_hello(&f[0], ZLINK_ROUTER, "zl");
     w.n = 0;
     w_hello(&w, ZLINK_ROUTER, "raw");
     raw_send(l1, &w);
     raw_wait_frames(l1, 2);
-    raw_frames(l1, f);
+    raw_frames(l1, f, MAXF);
     check_dr_ready(&f[1], ZLINK_ROUTER, "zl", 2, 1);
     /* Nothing attached until lane 1 is validated too. */
     ZT_EQ_INT(send_str(z, ZLINK_ROUTER, "raw", "early", ZLINK_DONTWAIT),
@@ -1287,7 +1066,7 @@ static void connecter_lanes(void)
     raw_send(l1, &w);
     router_send_when_routable(z, "raw", "to-raw");
     raw_wait_frames(l0, 3);
-    raw_frames(l0, f);
+    raw_frames(l0, f, MAXF);
     ZT_EQ_INT(f[2].size, 6);
     ZT_EQ_MEM(f[2].body, "to-raw", 6);
     w.n = 0;
@@ -1306,12 +1085,13 @@ static void connecter_lanes(void)
     w_hello(&w, ZLINK_ROUTER, "raw");
     raw_send(l0, &w);
     raw_wait_frames(l0, 2);
-    raw_frames(l0, f);
+    raw_frames(l0, f, MAXF);
     check_dr_ready(&f[1], ZLINK_ROUTER, "zl", 2, 0);
     raw_free(l0);
     sock_close(z);
     rlisten_close(&l);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&w);
 }
 
 /* ============================ bad count: failure before any payload */
@@ -1376,7 +1156,7 @@ static void bad_count_fails_before_payload(void)
     raw_send(r, &w);
     raw_wait_frames(r, 3);
     rframe_t f[MAXF];
-    raw_frames(r, f);
+    raw_frames(r, f, MAXF);
     ZT_EQ_INT(f[2].flags, 0x00);
     ZT_EQ_INT(f[2].size, 7);
     ZT_EQ_MEM(f[2].body, "payload", 7);
@@ -1386,6 +1166,7 @@ static void bad_count_fails_before_payload(void)
     sock_close(z);
     rlisten_close(&l);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&w);
 }
 
 /* A ZLink ROUTER connecter (lane 0) gets a READY whose Zlink-Lane is 1, not
@@ -1423,6 +1204,7 @@ static void lane_not_echoed_fails(void)
     sock_close(z);
     rlisten_close(&l);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&w);
 }
 
 /* ========================================== records on the wire */
@@ -1444,7 +1226,7 @@ static void *send3_main(void *arg)
 /* What a raw peer receives after ZLink's HELLO + READY (connection ep). */
 static void wire_after_handshake(const char *ep, uint8_t *out, size_t *n)
 {
-    raw_t *r = raw_connect(ep);
+    raw_t *r = raw_open(ep);
     wire_t w = {.n = 0};
     w_hello(&w, ZLINK_PAIR, "");
     w_hdr(&w, 0x02, 1);
@@ -1452,11 +1234,12 @@ static void wire_after_handshake(const char *ep, uint8_t *out, size_t *n)
     raw_send(r, &w);
     raw_wait_frames(r, 5); /* HELLO, READY, 3 data frames */
     rframe_t f[MAXF];
-    ZT_EQ_INT(raw_frames(r, f), 5);
+    ZT_EQ_INT(raw_frames(r, f, MAXF), 5);
     size_t at = (size_t)(f[2].body - r->in) - 8;
     *n = r->n - at;
     memcpy(out, r->in + at, *n);
     raw_free(r);
+    w_free(&w);
 }
 
 /* A 3-part record from a PAIR is exactly 3 data frames, MORE on all but the
@@ -1508,7 +1291,7 @@ static void record_frames_on_the_wire(void)
     char ep[128];
     void *z = sock_new(ctx, ZLINK_ROUTER, "zl");
     bind_ep(z, "tcp://127.0.0.1:0", ep, sizeof ep);
-    raw_t *r = raw_connect(ep);
+    raw_t *r = raw_open(ep);
     wire_t w = {.n = 0};
     w_hello(&w, ZLINK_DEALER, "raw");
     wire_t p = {.n = 0};
@@ -1558,7 +1341,7 @@ static void record_frames_on_the_wire(void)
     raw_wait_frames(r, 4);
     ZT_CHECK(!raw_fill(r, 50));
     rframe_t f[MAXF];
-    ZT_EQ_INT(raw_frames(r, f), 4); /* HELLO, READY, 2 data frames */
+    ZT_EQ_INT(raw_frames(r, f, MAXF), 4); /* HELLO, READY, 2 data frames */
     ZT_EQ_INT(f[2].flags, 0x01);
     ZT_EQ_INT(f[2].size, 2);
     ZT_EQ_MEM(f[2].body, "r1", 2);
@@ -1567,6 +1350,8 @@ static void record_frames_on_the_wire(void)
     raw_free(r);
     sock_close(z);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+    w_free(&p);
+    w_free(&w);
 }
 
 int main(void)

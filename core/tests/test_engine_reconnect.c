@@ -35,6 +35,7 @@
  */
 #include "zlink.h"
 #include "zltest.h"
+#include "zltest_rawzmp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,11 +51,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-static int T(int ms)
-{
-    return (int)(ms * zt_timeout_mult());
-}
 
 /* ------------------------------------------------------ ZLink helpers */
 
@@ -140,31 +136,6 @@ static void io_barrier(void *ctx)
 
 /* ------------------------------------------------------- raw sockets */
 
-static int tcp_port_of(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    ZT_CHECK(colon != NULL);
-    return atoi(colon + 1);
-}
-
-static socklen_t ep_sockaddr(const char *ep, struct sockaddr_storage *ss)
-{
-    memset(ss, 0, sizeof *ss);
-    if (strncmp(ep, "ipc://", 6) == 0) {
-        struct sockaddr_un *sun = (struct sockaddr_un *)ss;
-        sun->sun_family = AF_UNIX;
-        ZT_CHECK(strlen(ep + 6) < sizeof sun->sun_path);
-        strcpy(sun->sun_path, ep + 6);
-        return sizeof *sun;
-    }
-    ZT_CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0);
-    struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons((uint16_t)tcp_port_of(ep));
-    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return sizeof *sin;
-}
-
 /* A tcp port nobody listens on, held (bound, SO_REUSEADDR, not listening)
  * so no other process takes it: connects are refused, and a listener with
  * SO_REUSEADDR (libuv sets it) may still bind it. Returns the fd. */
@@ -202,13 +173,6 @@ static int raw_listen(const char *ep)
         ZT_FAIL("raw bind %s: %s", ep, strerror(errno));
     ZT_EQ_INT(listen(fd, 64), 0);
     return fd;
-}
-
-static void raw_unlisten(int fd, const char *ep)
-{
-    close(fd);
-    if (strncmp(ep, "ipc://", 6) == 0)
-        unlink(ep + 6);
 }
 
 /* Reads a HELLO from fd (within 5 s) and copies its routing id into rid;
@@ -616,38 +580,17 @@ static int raw_dealer(void *b, const char *ep)
     ZT_EQ_INT(connect(fd, (struct sockaddr *)&ss, len), 0);
     /* HELLO DEALER "raw"; READY with the four lane-era properties (no
      * Zlink-Weight: absent means 100); one record "raw-alive". */
-    uint8_t hs[256];
-    size_t n = 0;
-    const uint8_t hello[] = {0x5A, 0x01, 0x02, 0x00, 0, 0, 0, 7, 0x01, 0x10, 0x04, 3, 'r', 'a', 'w'};
-    memcpy(hs, hello, sizeof hello);
-    n += sizeof hello;
-    size_t ready_at = n;
-    const uint8_t rh[] = {0x5A, 0x01, 0x02, 0x00, 0, 0, 0, 0, 0x04};
-    memcpy(hs + n, rh, sizeof rh);
-    n += sizeof rh;
-    const struct {
-        const char *name, *val;
-        uint32_t vlen;
-    } props[] = {{"Socket-Type", "DEALER", 6},
-                 {"Routing-Id", "raw", 3},
-                 {"Zlink-Lane-Count", "\x01", 1},
-                 {"Zlink-Lane", "\x00", 1}};
-    for (size_t i = 0; i < 4; i++) {
-        size_t nl = strlen(props[i].name);
-        hs[n++] = (uint8_t)nl;
-        memcpy(hs + n, props[i].name, nl);
-        n += nl;
-        const uint8_t vl[4] = {0, 0, 0, (uint8_t)props[i].vlen};
-        memcpy(hs + n, vl, 4);
-        n += 4;
-        memcpy(hs + n, props[i].val, props[i].vlen);
-        n += props[i].vlen;
-    }
-    hs[ready_at + 7] = (uint8_t)(n - ready_at - 8); /* READY body size */
-    const uint8_t rec[] = {0x5A, 0x01, 0x00, 0x00, 0, 0, 0, 9, 'r', 'a', 'w', '-', 'a', 'l', 'i', 'v', 'e'};
-    memcpy(hs + n, rec, sizeof rec);
-    n += sizeof rec;
-    ZT_EQ_INT(send(fd, hs, n, MSG_NOSIGNAL), (ssize_t)n);
+    wire_t w = {.n = 0}, props = {.n = 0};
+    w_hello(&w, ZLINK_DEALER, "raw");
+    w_prop(&props, "Socket-Type", "DEALER", 6);
+    w_prop(&props, "Routing-Id", "raw", 3);
+    w_prop(&props, "Zlink-Lane-Count", "\x01", 1);
+    w_prop(&props, "Zlink-Lane", "\x00", 1);
+    w_ready(&w, &props);
+    w_data(&w, false, "raw-alive");
+    ZT_EQ_INT(send(fd, w.b, w.n, MSG_NOSIGNAL), (ssize_t)w.n);
+    w_free(&props);
+    w_free(&w);
     expect_str(b, "raw-alive");
     return fd;
 }

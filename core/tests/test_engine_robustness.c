@@ -34,12 +34,15 @@
  * ERROR_REPLY, REQUEST / ERROR_REPLY and subscription frames inside a
  * record.
  *
- * The wire bytes are built by this file's own encoder, not by zmp.c, so an
- * encoder bug cannot hide a decoder bug.
+ * The wire bytes are built by the tests' own encoder (zltest_rawzmp.h),
+ * not by zmp.c, so an encoder bug cannot hide a decoder bug.
  */
 #include "engine/zmp.h"
 #include "zlink.h"
 #include "zltest.h"
+
+#define ZR_MAX_UNREAD (1u << 18) /* what the ZLink side may send one raw peer */
+#include "zltest_rawzmp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,171 +64,11 @@
 #define NO_LIMIT INT64_MIN
 #define MAXF 256 /* frames the ZLink side may send on one raw connection */
 
-static int T(int ms)
-{
-    return (int)(ms * zt_timeout_mult());
-}
-
-/* ------------------------------------------------------- wire builder */
-
-typedef struct wire {
-    uint8_t *b;
-    size_t n, cap;
-} wire_t;
-
-static void w_init(wire_t *w)
-{
-    w->cap = 4096;
-    w->n = 0;
-    w->b = malloc(w->cap);
-    ZT_CHECK(w->b != NULL);
-}
-
-static void w_free(wire_t *w)
-{
-    free(w->b);
-    w->b = NULL;
-    w->n = w->cap = 0;
-}
-
-static void w_bytes(wire_t *w, const void *p, size_t n)
-{
-    if (w->n + n > w->cap) {
-        while (w->n + n > w->cap)
-            w->cap *= 2;
-        w->b = realloc(w->b, w->cap);
-        ZT_CHECK(w->b != NULL);
-    }
-    if (n > 0)
-        memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void w_fill(wire_t *w, uint8_t byte, size_t n)
-{
-    uint8_t chunk[256];
-    memset(chunk, byte, sizeof chunk);
-    while (n > 0) {
-        size_t k = n < sizeof chunk ? n : sizeof chunk;
-        w_bytes(w, chunk, k);
-        n -= k;
-    }
-}
-
-static void w_u8(wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static void w_u16(wire_t *w, uint16_t v)
-{
-    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 2);
-}
-
-static void w_u32(wire_t *w, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static void w_u64(wire_t *w, uint64_t v)
-{
-    w_u32(w, (uint32_t)(v >> 32));
-    w_u32(w, (uint32_t)v);
-}
-
-/* An 8-byte header with any bytes. */
-static void w_hdr(wire_t *w, uint8_t magic, uint8_t ver, uint8_t flags, uint8_t kind,
-                  uint32_t size)
-{
-    w_u8(w, magic);
-    w_u8(w, ver);
-    w_u8(w, flags);
-    w_u8(w, kind);
-    w_u32(w, size);
-}
-
-/* A whole frame; kinds 1..3 carry the sequence (16-byte header). */
-static void w_frame(wire_t *w, uint8_t flags, uint8_t kind, uint64_t seq, const void *body,
-                    uint32_t size)
-{
-    w_hdr(w, 0x5A, 0x01, flags, kind, size);
-    if (kind >= 1 && kind <= 3)
-        w_u64(w, seq);
-    w_bytes(w, body, size);
-}
-
-static void w_data(wire_t *w, bool more, const char *s)
-{
-    w_frame(w, more ? 0x01 : 0x00, 0, 0, s, (uint32_t)strlen(s));
-}
-
-static const char *type_name(int type)
-{
-    switch (type) {
-    case ZLINK_PAIR: return "PAIR";
-    case ZLINK_PUB: return "PUB";
-    case ZLINK_SUB: return "SUB";
-    case ZLINK_DEALER: return "DEALER";
-    case ZLINK_ROUTER: return "ROUTER";
-    case ZLINK_XPUB: return "XPUB";
-    case ZLINK_XSUB: return "XSUB";
-    default: return "?";
-    }
-}
+/* ------------------------------------------- raw peer (zltest_rawzmp.h) */
 
 static bool has_lanes(int type)
 {
     return type == ZLINK_DEALER || type == ZLINK_ROUTER;
-}
-
-/* HELLO: CONTROL frame, body 01 | type u16 | rid len | rid. */
-static void w_hello(wire_t *w, int type, const char *rid)
-{
-    size_t l = strlen(rid);
-    w_hdr(w, 0x5A, 0x01, 0x02, 0, (uint32_t)(4 + l));
-    w_u8(w, 0x01);
-    w_u16(w, (uint16_t)type);
-    w_u8(w, (uint8_t)l);
-    w_bytes(w, rid, l);
-}
-
-/* One READY property: name len | name | value len u32 | value. */
-static void w_prop(wire_t *w, const char *name, const void *v, uint32_t vlen)
-{
-    w_u8(w, (uint8_t)strlen(name));
-    w_bytes(w, name, strlen(name));
-    w_u32(w, vlen);
-    w_bytes(w, v, vlen);
-}
-
-/* READY frame around already-built properties. */
-static void w_ready(wire_t *w, const wire_t *props)
-{
-    w_hdr(w, 0x5A, 0x01, 0x02, 0, (uint32_t)(1 + props->n));
-    w_u8(w, 0x04);
-    w_bytes(w, props->b, props->n);
-}
-
-/* The READY a DEALER / ROUTER sends: Socket-Type, Routing-Id,
- * Zlink-Lane-Count, Zlink-Lane, Zlink-Weight (count or lane < 0: left out). */
-static void w_ready_dr(wire_t *w, int type, const char *rid, int count, int lane)
-{
-    wire_t p;
-    w_init(&p);
-    const char *tn = type_name(type);
-    w_prop(&p, "Socket-Type", tn, (uint32_t)strlen(tn));
-    w_prop(&p, "Routing-Id", rid, (uint32_t)strlen(rid));
-    uint8_t c = (uint8_t)count, l = (uint8_t)lane;
-    if (count >= 0)
-        w_prop(&p, "Zlink-Lane-Count", &c, 1);
-    if (lane >= 0)
-        w_prop(&p, "Zlink-Lane", &l, 1);
-    uint8_t wt[4] = {0, 0, 0, 100};
-    w_prop(&p, "Zlink-Weight", wt, 4);
-    w_ready(w, &p);
-    w_free(&p);
 }
 
 /* The handshake a well-behaved peer of `type` sends (HELLO + READY). */
@@ -242,155 +85,12 @@ static void w_handshake(wire_t *w, int type)
     }
 }
 
-/* ------------------------------------------------------ the raw peer */
-
-typedef struct raw {
-    int fd;
-    uint8_t *in; /* everything the ZLink side sent */
-    size_t n, cap;
-    bool closed;
-} raw_t;
-
+/* A raw peer connected to 127.0.0.1:port. */
 static void raw_open(raw_t *r, int port)
 {
-    memset(r, 0, sizeof *r);
-    r->cap = 1u << 18;
-    r->in = malloc(r->cap);
-    ZT_CHECK(r->in != NULL);
-    r->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ZT_CHECK(r->fd >= 0);
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(r->fd, (struct sockaddr *)&sin, sizeof sin) != 0)
-        ZT_FAIL("raw connect to port %d: %s", port, strerror(errno));
-    int one = 1;
-    setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-static void raw_close(raw_t *r)
-{
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    free(r->in);
-    r->in = NULL;
-}
-
-/* Sends all of p; the connection must take it. */
-static void raw_send(raw_t *r, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t k = send(r->fd, b, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            ZT_FAIL("raw send: %s", strerror(errno));
-        b += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Sends what the connection takes; the ZLink side may already have closed
- * it (the violation is detected from the header alone). */
-static void raw_send_lenient(raw_t *r, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t k = send(r->fd, b, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return;
-        b += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Waits up to ms for input; appends it. Returns false on timeout. */
-static bool raw_fill(raw_t *r, int ms)
-{
-    if (r->closed)
-        return true;
-    struct pollfd p = {.fd = r->fd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    if (rc == 0)
-        return false;
-    if (r->n == r->cap)
-        ZT_FAIL("the ZLink side sent more than %zu bytes", r->cap);
-    ssize_t k = recv(r->fd, r->in + r->n, r->cap - r->n, 0);
-    if (k > 0) {
-        r->n += (size_t)k;
-    } else if (k == 0 || errno == ECONNRESET || errno == EPIPE) {
-        r->closed = true;
-    } else if (errno != EINTR && errno != EAGAIN) {
-        ZT_FAIL("raw recv: %s", strerror(errno));
-    }
-    return true;
-}
-
-/* Reads until the ZLink side closed the connection; fails after 5 s. */
-static void raw_wait_closed(raw_t *r)
-{
-    int64_t end = zt_now_ms() + T(5000);
-    while (!r->closed) {
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            ZT_FAIL("the ZLink side did not close the connection within %d ms", T(5000));
-    }
-}
-
-/* A frame the ZLink side sent. */
-typedef struct rframe {
-    uint8_t flags, kind;
-    uint32_t size;
-    const uint8_t *body;
-} rframe_t;
-
-/* Splits the whole frames received so far; checks each header. */
-static size_t raw_frames(const raw_t *r, rframe_t *out, size_t cap)
-{
-    size_t at = 0, k = 0;
-    while (r->n - at >= 8) {
-        const uint8_t *h = r->in + at;
-        ZT_EQ_INT(h[0], 0x5A);
-        ZT_EQ_INT(h[1], 0x01);
-        uint32_t size = ((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) |
-                        ((uint32_t)h[6] << 8) | h[7];
-        size_t hl = (h[3] >= 1 && h[3] <= 3) ? 16 : 8;
-        if (r->n - at < hl + size)
-            break;
-        ZT_CHECK(k < cap);
-        out[k].flags = h[2];
-        out[k].kind = h[3];
-        out[k].size = size;
-        out[k].body = h + hl;
-        k++;
-        at += hl + size;
-    }
-    return k;
-}
-
-/* Waits until the ZLink side sent at least n whole frames. */
-static void raw_wait_frames(raw_t *r, size_t n)
-{
-    rframe_t f[MAXF];
-    int64_t end = zt_now_ms() + T(5000);
-    while (raw_frames(r, f, MAXF) < n) {
-        if (r->closed)
-            ZT_FAIL("connection closed after %zu of %zu expected frames", raw_frames(r, f, MAXF),
-                    n);
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            ZT_FAIL("the ZLink side sent fewer than %zu frames within %d ms", n, T(5000));
-    }
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+    raw_connect(r, ep);
 }
 
 /* The ZLink side's first frame is a well-formed HELLO of type `type`. */
@@ -614,7 +314,7 @@ static void raw_handshake(raw_t *r, fx_t *f)
     wire_t w;
     w_init(&w);
     w_handshake(&w, raw_type_for(f->type));
-    raw_send(r, w.b, w.n);
+    raw_send_bytes(r, w.b, w.n);
     w_free(&w);
     raw_wait_frames(r, 2);
     check_hello(r, f->type);
@@ -628,7 +328,7 @@ static void raw_prove_alive(raw_t *r, fx_t *f)
     w_init(&w);
     if (f->type == ZLINK_PUB) {
         w_frame(&w, 0x08, 0, 0, "", 0); /* SUBSCRIBE to everything */
-        raw_send(r, w.b, w.n);
+        raw_send_bytes(r, w.b, w.n);
         w_free(&w);
         int64_t end = zt_now_ms() + T(5000);
         for (;;) {
@@ -649,7 +349,7 @@ static void raw_prove_alive(raw_t *r, fx_t *f)
     if (f->type == ZLINK_SUB)
         w_data(&w, true, "t");
     w_data(&w, false, "alive");
-    raw_send(r, w.b, w.n);
+    raw_send_bytes(r, w.b, w.n);
     w_free(&w);
     rec_t got;
     ZT_EQ_INT(recv_rec(f->s, f->type, 0, &got), ZLINK_RECV_OK);
@@ -830,7 +530,7 @@ static void build_hdr_case(wire_t *w, const hdr_case_t *c, bool with_body)
 {
     if (c->mid)
         w_data(w, true, "part");
-    w_hdr(w, c->magic, c->ver, c->flags, c->kind, 1);
+    w_hdr_raw(w, c->magic, c->ver, c->flags, c->kind, 1);
     if (c->kind >= 1 && c->kind <= 3)
         w_u64(w, c->seq);
     if (with_body)
@@ -883,17 +583,17 @@ static void codec_maxmsgsize_from_header(void)
     size_t need = 0;
     wire_t w;
     w_init(&w);
-    w_hdr(&w, 0x5A, 0x01, 0x00, 0, 0x40000000u); /* 1 GiB, no body */
+    w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 0x40000000u); /* 1 GiB, no body */
     zmp_decoder_init(&d, 100);
     ZT_EQ_INT(zmp_decode(&d, w.b, w.n, &h, &need), EMSGSIZE);
     ZT_EQ_INT(d.error_code, ZMP_ERR_BODY_TOO_LARGE);
 
     /* Sum: 60 (MORE) then a header announcing 41 more. */
     w.n = 0;
-    w_hdr(&w, 0x5A, 0x01, 0x01, 0, 60);
+    w_hdr_raw(&w, 0x5A, 0x01, 0x01, 0, 60);
     w_fill(&w, 'a', 60);
     size_t first = w.n;
-    w_hdr(&w, 0x5A, 0x01, 0x00, 0, 41);
+    w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 41);
     zmp_decoder_init(&d, 100);
     ZT_EQ_INT(zmp_decode(&d, w.b, first, &h, &need), 0);
     ZT_EQ_INT(zmp_decode(&d, w.b + first, 8, &h, &need), EMSGSIZE);
@@ -939,7 +639,7 @@ static void bad_magic_version_before_hello(void)
                    type_name(k_targets[t]));
             wire_t w;
             w_init(&w);
-            w_hdr(&w, mv[i][0], mv[i][1], 0x02, 0, 4);
+            w_hdr_raw(&w, mv[i][0], mv[i][1], 0x02, 0, 4);
             w_bytes(&w, "\x01\x10\x01\x00", 4); /* would be a PAIR HELLO */
             run_case(ctx, k_targets[t], NO_LIMIT, BEFORE_HELLO, &w, false, ZMP_ERR_MALFORMED);
             w_free(&w);
@@ -1014,12 +714,12 @@ static void malformed_hello(void)
             break;
         case 2:
             what = "rid length 5, 1 byte present";
-            w_hdr(&w, 0x5A, 0x01, 0x02, 0, 5);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 5);
             w_bytes(&w, "\x01\x10\x01\x05" "a", 5);
             break;
         case 3:
             what = "rid length 0, 1 extra byte";
-            w_hdr(&w, 0x5A, 0x01, 0x02, 0, 5);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 5);
             w_bytes(&w, "\x01\x10\x01\x00" "a", 5);
             break;
         case 4: {
@@ -1032,7 +732,7 @@ static void malformed_hello(void)
         }
         default:
             what = "empty CONTROL body";
-            w_hdr(&w, 0x5A, 0x01, 0x02, 0, 0);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 0);
             break;
         }
         for (size_t t = 0; t < NTARGETS; t++) {
@@ -1154,7 +854,7 @@ static void handshake_commands_after_handshake(void)
 
         printf("# ERROR from the peer -> %s\n", type_name(target));
         w.n = 0;
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 3 + 3);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 3 + 3);
         w_bytes(&w, "\x05\x01\x03" "bye", 6);
         run_case(ctx, target, NO_LIMIT, AFTER_HANDSHAKE, &w, false, CODE_NONE);
         w_free(&w);
@@ -1174,23 +874,23 @@ static void eof_mid_frame(void)
         switch (i) {
         case 0:
             what = "5 header bytes";
-            w_hdr(&w, 0x5A, 0x01, 0x00, 0, 3);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 3);
             w.n = 5;
             break;
         case 1:
             what = "3 of 100 body bytes";
-            w_hdr(&w, 0x5A, 0x01, 0x00, 0, 100);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 100);
             w_bytes(&w, "abc", 3);
             break;
         case 2:
             what = "REQUEST header cut in its sequence";
-            w_hdr(&w, 0x5A, 0x01, 0x00, 1, 1);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 1, 1);
             w_bytes(&w, "\0\0\0", 3);
             break;
         default:
             what = "a body cut inside a record";
             w_data(&w, true, "first");
-            w_hdr(&w, 0x5A, 0x01, 0x00, 0, 10);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 10);
             w_bytes(&w, "12345", 5);
             break;
         }
@@ -1229,7 +929,7 @@ static void truncated_multipart_delivers_complete_records_only(void)
             w_data(&w, true, "partial-b");
             if (cut)
                 w_bytes(&w, "\x5A\x01\x00\x00\x00\x00\x00\x09" "fin", 11);
-            raw_send(&r, w.b, w.n);
+            raw_send_bytes(&r, w.b, w.n);
             shutdown(r.fd, SHUT_WR);
             w_free(&w);
             rec_t got;
@@ -1277,15 +977,15 @@ static void complete_records_before_a_violation_are_delivered(void)
             w_data(&w, true, "before-2a");
             w_data(&w, false, "before-2b");
             if (v == 0) {
-                w_hdr(&w, 0x5A, 0x01, 0x20, 0, 1);
+                w_hdr_raw(&w, 0x5A, 0x01, 0x20, 0, 1);
                 w_u8(&w, 'x');
             } else if (v == 1) {
-                w_hdr(&w, 0x5A, 0x01, 0x00, 0, 101);
+                w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 101);
             } else {
                 w_data(&w, true, "partial");
                 w_frame(&w, 0x00, 2, 9, "x", 1);
             }
-            raw_send(&r, w.b, w.n);
+            raw_send_bytes(&r, w.b, w.n);
             w_free(&w);
             raw_wait_closed(&r);
             check_error(&r, v == 1 ? ZMP_ERR_BODY_TOO_LARGE : ZMP_ERR_MALFORMED);
@@ -1326,20 +1026,20 @@ static void control_body_limit(void)
         raw_prove_alive(&r, &f);
         wire_t w;
         w_init(&w);
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 4096);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 4096);
         w_fill(&w, 'c', 4096); /* an unknown control: ignored */
         if (target == ZLINK_SUB)
             w_data(&w, true, "t");
-        w_hdr(&w, 0x5A, 0x01, 0x00, 0, 1u << 20);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 1u << 20);
         w_fill(&w, 'd', 1u << 20);
-        raw_send(&r, w.b, w.n);
+        raw_send_bytes(&r, w.b, w.n);
         rec_t got;
         ZT_EQ_INT(recv_rec(f.s, f.type, 0, &got), ZLINK_RECV_OK);
         ZT_EQ_INT(got.n, target == ZLINK_SUB ? 2 : 1);
         ZT_EQ_INT(got.size[got.n - 1], 1u << 20);
         ZT_EQ_INT(got.part[got.n - 1][0], 'd');
         w.n = 0;
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 4097); /* header only */
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 4097); /* header only */
         raw_send_lenient(&r, w.b, w.n);
         raw_wait_closed(&r);
         check_error(&r, ZMP_ERR_BODY_TOO_LARGE);
@@ -1350,7 +1050,7 @@ static void control_body_limit(void)
 
         printf("# 4097-byte SUBSCRIBE -> %s\n", type_name(target));
         w.n = 0;
-        w_hdr(&w, 0x5A, 0x01, 0x08, 0, 4097);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x08, 0, 4097);
         w_fill(&w, 's', 4097);
         run_case(ctx, target, NO_LIMIT, AFTER_HANDSHAKE, &w, false, ZMP_ERR_BODY_TOO_LARGE);
         w_free(&w);
@@ -1381,16 +1081,16 @@ static void frame_over_maxmsgsize(void)
             uint32_t fits = target == ZLINK_SUB ? 99 : 100;
             if (target == ZLINK_SUB)
                 w_data(&w, true, "t");
-            w_hdr(&w, 0x5A, 0x01, 0x00, 0, fits);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, fits);
             w_fill(&w, 'm', fits);
-            raw_send(&r, w.b, w.n);
+            raw_send_bytes(&r, w.b, w.n);
             rec_t got;
             ZT_EQ_INT(recv_rec(f.s, f.type, 0, &got), ZLINK_RECV_OK);
             ZT_EQ_INT(got.size[got.n - 1], fits);
             w.n = 0;
             if (target == ZLINK_SUB)
                 w_data(&w, true, "t");
-            w_hdr(&w, 0x5A, 0x01, 0x00, 0, sizes[i]);
+            w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, sizes[i]);
             raw_send_lenient(&r, w.b, w.n);
             raw_wait_closed(&r);
             check_error(&r, ZMP_ERR_BODY_TOO_LARGE);
@@ -1424,20 +1124,20 @@ static void multipart_sum_over_maxmsgsize(void)
         uint32_t first = target == ZLINK_SUB ? 59 : 60;
         if (target == ZLINK_SUB)
             w_data(&w, true, "t");
-        w_hdr(&w, 0x5A, 0x01, 0x01, 0, first);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x01, 0, first);
         w_fill(&w, 'a', first);
-        w_hdr(&w, 0x5A, 0x01, 0x00, 0, 40);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 40);
         w_fill(&w, 'b', 40);
-        raw_send(&r, w.b, w.n);
+        raw_send_bytes(&r, w.b, w.n);
         rec_t got;
         ZT_EQ_INT(recv_rec(f.s, f.type, 0, &got), ZLINK_RECV_OK);
         ZT_EQ_INT(got.n, target == ZLINK_SUB ? 3 : 2);
         w.n = 0;
         if (target == ZLINK_SUB)
             w_data(&w, true, "t");
-        w_hdr(&w, 0x5A, 0x01, 0x01, 0, first);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x01, 0, first);
         w_fill(&w, 'a', first);
-        w_hdr(&w, 0x5A, 0x01, 0x00, 0, 41);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 41);
         w_fill(&w, 'b', 41);
         raw_send_lenient(&r, w.b, w.n);
         raw_wait_closed(&r);
@@ -1463,10 +1163,10 @@ static void small_maxmsgsize_passes_controls(void)
     raw_handshake(&r, &f);
     wire_t w;
     w_init(&w);
-    w_hdr(&w, 0x5A, 0x01, 0x02, 0, 10);
+    w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 10);
     w_bytes(&w, "WEIGHT\0\0\x01\x2C", 10);
     w_data(&w, false, "fiver");
-    raw_send(&r, w.b, w.n);
+    raw_send_bytes(&r, w.b, w.n);
     rec_t got;
     ZT_EQ_INT(recv_rec(f.s, f.type, 0, &got), ZLINK_RECV_OK);
     const char *want[] = {"fiver"};
@@ -1500,18 +1200,18 @@ static void malformed_weight_and_unknown_controls_ignored(void)
         raw_prove_alive(&r, &f);
         wire_t w;
         w_init(&w);
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 9);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 9);
         w_bytes(&w, "WEIGHT\0\0\x01", 9);        /* one byte short */
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 11);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 11);
         w_bytes(&w, "WEIGHT\0\0\x01\x2C\0", 11); /* one byte long */
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 10);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 10);
         w_bytes(&w, "WEIGHT\0\0\x27\x11", 10);   /* 10001 */
-        w_hdr(&w, 0x5A, 0x01, 0x02, 0, 11);
+        w_hdr_raw(&w, 0x5A, 0x01, 0x02, 0, 11);
         w_bytes(&w, "ZZZ-unknown", 11);           /* a later version's control */
         if (target == ZLINK_SUB)
             w_data(&w, true, "t");
         w_data(&w, false, "after");
-        raw_send(&r, w.b, w.n);
+        raw_send_bytes(&r, w.b, w.n);
         w_free(&w);
         rec_t got;
         ZT_EQ_INT(recv_rec(f.s, f.type, 0, &got), ZLINK_RECV_OK);

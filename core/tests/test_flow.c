@@ -32,6 +32,7 @@
  * be checked.
  */
 #include "zltest_zlink.h"
+#include "zltest_rawzmp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -519,97 +520,6 @@ static void credit_while_paused(void *ctx, pk_t k)
 
 /* ============================================================ raw peers */
 
-static int T(int ms)
-{
-    return ZT_MS(ms);
-}
-
-typedef struct wire {
-    uint8_t b[4096];
-    size_t n;
-} wire_t;
-
-static void w_bytes(wire_t *w, const void *p, size_t n)
-{
-    ZT_CHECK(w->n + n <= sizeof w->b);
-    if (n > 0)
-        memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void w_u8(wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static void w_u16(wire_t *w, uint16_t v)
-{
-    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 2);
-}
-
-static void w_u32(wire_t *w, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static void w_u64(wire_t *w, uint64_t v)
-{
-    w_u32(w, (uint32_t)(v >> 32));
-    w_u32(w, (uint32_t)v);
-}
-
-/* A kind-0 frame: 5A 01 flags 00 size | body. */
-static void w_frame(wire_t *w, uint8_t flags, const void *body, size_t size)
-{
-    w_u8(w, 0x5A);
-    w_u8(w, 0x01);
-    w_u8(w, flags);
-    w_u8(w, 0);
-    w_u32(w, (uint32_t)size);
-    w_bytes(w, body, size);
-}
-
-static void w_data(wire_t *w, bool more, const char *s)
-{
-    w_frame(w, more ? 0x01 : 0x00, s, strlen(s));
-}
-
-static void w_hello(wire_t *w, int type, const char *rid)
-{
-    wire_t b = {.n = 0};
-    w_u8(&b, 0x01);
-    w_u16(&b, (uint16_t)type);
-    w_u8(&b, (uint8_t)strlen(rid));
-    w_bytes(&b, rid, strlen(rid));
-    w_frame(w, 0x02, b.b, b.n);
-}
-
-static void w_prop(wire_t *w, const char *name, const void *v, uint32_t vlen)
-{
-    w_u8(w, (uint8_t)strlen(name));
-    w_bytes(w, name, strlen(name));
-    w_u32(w, vlen);
-    w_bytes(w, v, vlen);
-}
-
-/* A DEALER/ROUTER READY: Socket-Type, Routing-Id, Zlink-Lane-Count,
- * Zlink-Lane, Zlink-Weight 100. */
-static void w_ready_dr(wire_t *w, int type, const char *rid, int count, int lane)
-{
-    const char *tn = type == ZLINK_ROUTER ? "ROUTER" : "DEALER";
-    wire_t b = {.n = 0};
-    uint8_t c = (uint8_t)count, l = (uint8_t)lane, wt[4] = {0, 0, 0, 100};
-    w_u8(&b, 0x04);
-    w_prop(&b, "Socket-Type", tn, (uint32_t)strlen(tn));
-    w_prop(&b, "Routing-Id", rid, (uint32_t)strlen(rid));
-    w_prop(&b, "Zlink-Lane-Count", &c, 1);
-    w_prop(&b, "Zlink-Lane", &l, 1);
-    w_prop(&b, "Zlink-Weight", wt, 4);
-    w_frame(w, 0x02, b.b, b.n);
-}
-
 /* FLOWSTATE (doc/protocol.md §8.3): "FLOWSTATE" 01 state epoch(u64 BE). */
 static void w_flow(wire_t *w, int state, uint64_t epoch)
 {
@@ -618,61 +528,14 @@ static void w_flow(wire_t *w, int state, uint64_t epoch)
     w_u8(&b, 1);
     w_u8(&b, (uint8_t)state);
     w_u64(&b, epoch);
-    w_frame(w, 0x02, b.b, b.n);
+    w_frame0(w, 0x02, b.b, b.n);
+    w_free(&b);
 }
 
-typedef struct raw {
-    int fd;
-    uint8_t *in; /* everything the ZLink side sent */
-    size_t n, cap, at;
-    bool closed;
-} raw_t;
+typedef rframe_t rfr_t;
 
-/* A frame the ZLink side sent: header fields and the body's offset. */
-typedef struct rfr {
-    uint8_t flags, kind;
-    uint32_t size;
-    size_t off;
-} rfr_t;
-
+/* The body of f. */
 #define RB(r, f) ((r)->in + (f).off)
-
-static void raw_init_fd(raw_t *r, int fd)
-{
-    memset(r, 0, sizeof *r);
-    r->fd = fd;
-    r->cap = 1u << 16;
-    r->in = malloc(r->cap);
-    ZT_CHECK(r->in != NULL);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-static int ep_port(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    ZT_CHECK(colon != NULL);
-    int port = atoi(colon + 1);
-    ZT_CHECK(port > 0 && port < 65536);
-    return port;
-}
-
-/* Connects to the tcp endpoint ep; rcvbuf > 0 sets SO_RCVBUF first. */
-static void raw_connect(raw_t *r, const char *ep, int rcvbuf)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ZT_CHECK(fd >= 0);
-    if (rcvbuf > 0)
-        ZT_EQ_INT(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)ep_port(ep));
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
-        ZT_FAIL("raw connect to %s: %s", ep, strerror(errno));
-    raw_init_fd(r, fd);
-}
 
 /* A listening socket on 127.0.0.1, port chosen by the system; its
  * "tcp://127.0.0.1:port" in ep. */
@@ -690,109 +553,6 @@ static int raw_listen(char *ep, size_t cap)
     ZT_EQ_INT(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
     snprintf(ep, cap, "tcp://127.0.0.1:%d", ntohs(sin.sin_port));
     return fd;
-}
-
-/* Accepts the next connection on lfd (waits up to 5 s). */
-static void raw_accept(int lfd, raw_t *r)
-{
-    struct pollfd p = {.fd = lfd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, T(5000));
-    } while (rc < 0 && errno == EINTR);
-    if (rc != 1)
-        ZT_FAIL("no connection to the raw listener within %d ms", T(5000));
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    ZT_CHECK(fd >= 0);
-    raw_init_fd(r, fd);
-}
-
-static void raw_close(raw_t *r)
-{
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    free(r->in);
-    r->in = NULL;
-}
-
-static void raw_send(raw_t *r, const wire_t *w)
-{
-    const uint8_t *b = w->b;
-    size_t n = w->n;
-    while (n > 0) {
-        ssize_t k = send(r->fd, b, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            ZT_FAIL("raw send: %s", strerror(errno));
-        b += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Waits up to ms for input and appends it; false on timeout. */
-static bool raw_fill(raw_t *r, int ms)
-{
-    if (r->closed)
-        return true;
-    struct pollfd p = {.fd = r->fd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    if (rc == 0)
-        return false;
-    if (r->cap - r->n < (1u << 15)) {
-        r->cap *= 2;
-        r->in = realloc(r->in, r->cap);
-        ZT_CHECK(r->in != NULL);
-    }
-    ssize_t k = recv(r->fd, r->in + r->n, r->cap - r->n, 0);
-    if (k > 0)
-        r->n += (size_t)k;
-    else if (k == 0 || errno == ECONNRESET)
-        r->closed = true;
-    else if (errno != EINTR && errno != EAGAIN)
-        ZT_FAIL("raw recv: %s", strerror(errno));
-    return true;
-}
-
-/* The next complete frame at r->at, if there is one (not consumed). */
-static bool raw_peek(raw_t *r, rfr_t *f)
-{
-    if (r->n - r->at < 8)
-        return false;
-    const uint8_t *h = r->in + r->at;
-    ZT_EQ_INT(h[0], 0x5A);
-    ZT_EQ_INT(h[1], 0x01);
-    uint32_t size = ((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) | ((uint32_t)h[6] << 8) | h[7];
-    size_t hl = (h[3] >= 1 && h[3] <= 3) ? 16 : 8;
-    if (r->n - r->at < hl + size)
-        return false;
-    f->flags = h[2];
-    f->kind = h[3];
-    f->size = size;
-    f->off = r->at + hl;
-    return true;
-}
-
-/* The next frame the ZLink side sent (waits up to 5 s); consumed. */
-#define raw_next(r) raw__next(__FILE__, __LINE__, (r))
-static rfr_t raw__next(const char *file, int line, raw_t *r)
-{
-    rfr_t f;
-    int64_t end = zt_now_ms() + T(5000);
-    while (!raw_peek(r, &f)) {
-        if (r->closed)
-            zt__fail(file, line, "the ZLink side closed the raw connection");
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            zt__fail(file, line, "no frame from the ZLink side within %d ms", T(5000));
-    }
-    r->at = f.off + f.size;
-    return f;
 }
 
 /* f is a FLOWSTATE control: checks its whole layout, writes state/epoch. */
@@ -861,6 +621,7 @@ static void raw_hs(raw_t *r, int my_type, const char *rid, int count, int lane, 
     w_hello(&w, my_type, rid);
     w_ready_dr(&w, my_type, rid, count, lane);
     raw_send(r, &w);
+    w_free(&w);
     raw_read_hello_ready(r, zl_type);
 }
 
@@ -875,6 +636,7 @@ static void raw_hs_accepting(raw_t *r, int my_type, const char *rid, int zl_type
     w.n = 0;
     w_ready_dr(&w, my_type, rid, 1, 0);
     raw_send(r, &w);
+    w_free(&w);
 }
 
 static void raw_send_flow(raw_t *r, int state, uint64_t epoch)
@@ -882,6 +644,7 @@ static void raw_send_flow(raw_t *r, int state, uint64_t epoch)
     wire_t w = {.n = 0};
     w_flow(&w, state, epoch);
     raw_send(r, &w);
+    w_free(&w);
 }
 
 static void raw_send_data(raw_t *r, const char *text)
@@ -889,6 +652,7 @@ static void raw_send_data(raw_t *r, const char *text)
     wire_t w = {.n = 0};
     w_data(&w, false, text);
     raw_send(r, &w);
+    w_free(&w);
 }
 
 /* A ZLink socket of type (routing id "zl") bound on tcp in the round's
@@ -902,7 +666,7 @@ typedef struct rawfx {
 
 static void rawfx_connect(rawfx_t *f, const char *rid)
 {
-    raw_connect(&f->r, f->ep, 0);
+    raw_connect(&f->r, f->ep);
     raw_hs(&f->r, ZLINK_DEALER, rid, 1, 0, zlt_get_int(f->s, ZLINK_TYPE));
     raw_send_data(&f->r, "alive");
     sock_expect(f->s, rid, "alive");
@@ -1263,9 +1027,9 @@ static void events_05_lane_app_even_via_rr_cmp(void)
     zlt_bind(z, "tcp", ep, sizeof ep);
     void *m = fmon_open(z, FLOW_EVENTS);
     raw_t l0, l1;
-    raw_connect(&l0, ep, 0);
+    raw_connect(&l0, ep);
     raw_hs(&l0, ZLINK_ROUTER, "P", 2, 0, ZLINK_ROUTER);
-    raw_connect(&l1, ep, 0);
+    raw_connect(&l1, ep);
     raw_hs(&l1, ZLINK_ROUTER, "P", 2, 1, ZLINK_ROUTER);
     zlt_router_send_when_routable(z, "P", "to-P");
     raw_expect_data(&l0, "to-P");
@@ -1621,14 +1385,15 @@ static void dealer_34_flow_never_in_receive_or_cq(void)
         w_flow(&w, RUNNING, 2); /* stale */
         uint8_t bad[20];
         memcpy(bad, "FLOWSTATE\x02\x01\0\0\0\0\0\0\0\x03", 19); /* version 2 */
-        w_frame(&w, 0x02, bad, 19);
+        w_frame0(&w, 0x02, bad, 19);
         memcpy(bad, "FLOWSTATE\x01\x02\0\0\0\0\0\0\0\x03", 19); /* state 2 */
-        w_frame(&w, 0x02, bad, 19);
-        w_frame(&w, 0x02, bad, 18); /* short */
+        w_frame0(&w, 0x02, bad, 19);
+        w_frame0(&w, 0x02, bad, 18); /* short */
         bad[19] = 0;
-        w_frame(&w, 0x02, bad, 20); /* long */
+        w_frame0(&w, 0x02, bad, 20); /* long */
         w_data(&w, false, "data");
         raw_send(&f.r, &w);
+        w_free(&w);
         sock_expect(f.s, "raw", "data");
         sock_none(f.s);
         cq_none(f.s);
@@ -2400,7 +2165,7 @@ static void zmp_25_flow_weight_flow_during_multipart(void)
     char ep[256];
     zlt_bind(z, "tcp", ep, sizeof ep);
     raw_t r;
-    raw_connect(&r, ep, 4096);
+    raw_connect_buf(&r, ep, 4096);
     raw_hs(&r, ZLINK_DEALER, "raw", 1, 0, ZLINK_ROUTER);
     raw_send_data(&r, "alive");
     sock_expect(z, "raw", "alive");

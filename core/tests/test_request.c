@@ -33,6 +33,9 @@
  */
 #include "zltest_zlink.h"
 
+#define ZR_MAX_UNREAD (1u << 20) /* unread bytes a raw peer may hold */
+#include "zltest_rawzmp.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -417,84 +420,10 @@ static void covers(const char *what)
 }
 
 /* ============================================================ raw peer */
-/* A plain socket speaking ZMP v1 (doc/protocol.md) with its own codec. */
+/* A plain socket speaking ZMP v1 (doc/protocol.md) with its own codec:
+ * zltest_rawzmp.h. */
 
-static int T(int ms)
-{
-    return ZT_MS(ms);
-}
-
-static uint32_t be32(const uint8_t *b)
-{
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static uint64_t be64(const uint8_t *b)
-{
-    return (uint64_t)be32(b) << 32 | be32(b + 4);
-}
-
-typedef struct wire {
-    uint8_t *b;
-    size_t n, cap;
-} wire_t;
-
-static void w_init(wire_t *w)
-{
-    w->cap = 1024;
-    w->n = 0;
-    w->b = malloc(w->cap);
-    ZT_CHECK(w->b != NULL);
-}
-
-static void w_free(wire_t *w)
-{
-    free(w->b);
-    w->b = NULL;
-}
-
-static void w_bytes(wire_t *w, const void *p, size_t n)
-{
-    while (w->n + n > w->cap) {
-        w->cap *= 2;
-        w->b = realloc(w->b, w->cap);
-        ZT_CHECK(w->b != NULL);
-    }
-    if (n > 0)
-        memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void w_u8(wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static void w_u32(wire_t *w, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static void w_u64(wire_t *w, uint64_t v)
-{
-    w_u32(w, (uint32_t)(v >> 32));
-    w_u32(w, (uint32_t)v);
-}
-
-/* One frame; kinds 1..3 carry the sequence (16-byte header). */
-static void w_frame(wire_t *w, uint8_t flags, uint8_t kind, uint64_t seq, const void *body,
-                    uint32_t size)
-{
-    w_u8(w, 0x5A);
-    w_u8(w, 0x01);
-    w_u8(w, flags);
-    w_u8(w, kind);
-    w_u32(w, size);
-    if (kind >= 1 && kind <= 3)
-        w_u64(w, seq);
-    w_bytes(w, body, size);
-}
+typedef rframe_t rfr_t;
 
 /* A record of parts p[0..n) (sizes sz): the first frame has kind and seq,
  * later frames kind 0; MORE on all but the last. */
@@ -521,115 +450,6 @@ static void w_record(wire_t *w, uint8_t kind, uint64_t seq, const char *const *s
 #define K_REQUEST 1
 #define K_REPLY 2
 #define K_ERROR_REPLY 3
-
-static const char *type_name(int type)
-{
-    return type == ZLINK_DEALER ? "DEALER" : type == ZLINK_ROUTER ? "ROUTER" : "?";
-}
-
-static void w_hello(wire_t *w, int type, const char *rid)
-{
-    size_t l = strlen(rid);
-    uint8_t b[4] = {0x01, (uint8_t)(type >> 8), (uint8_t)type, (uint8_t)l};
-    wire_t body;
-    w_init(&body);
-    w_bytes(&body, b, 4);
-    w_bytes(&body, rid, l);
-    w_frame(w, 0x02, 0, 0, body.b, (uint32_t)body.n);
-    w_free(&body);
-}
-
-static void w_prop(wire_t *w, const char *name, const void *v, uint32_t vlen)
-{
-    w_u8(w, (uint8_t)strlen(name));
-    w_bytes(w, name, strlen(name));
-    w_u32(w, vlen);
-    w_bytes(w, v, vlen);
-}
-
-/* The READY of a DEALER / ROUTER. */
-static void w_ready(wire_t *w, int type, const char *rid, int count, int lane)
-{
-    wire_t p;
-    w_init(&p);
-    w_u8(&p, 0x04);
-    w_prop(&p, "Socket-Type", type_name(type), (uint32_t)strlen(type_name(type)));
-    w_prop(&p, "Routing-Id", rid, (uint32_t)strlen(rid));
-    uint8_t c = (uint8_t)count, l = (uint8_t)lane;
-    w_prop(&p, "Zlink-Lane-Count", &c, 1);
-    w_prop(&p, "Zlink-Lane", &l, 1);
-    uint8_t wt[4] = {0, 0, 0, 100};
-    w_prop(&p, "Zlink-Weight", wt, 4);
-    w_frame(w, 0x02, 0, 0, p.b, (uint32_t)p.n);
-    w_free(&p);
-}
-
-typedef struct raw {
-    int fd;
-    uint8_t *in;
-    size_t n, at, cap;
-    bool closed;
-} raw_t;
-
-/* A frame the ZLink side sent (pointers valid until the next raw_fill). */
-typedef struct rfr {
-    uint8_t flags, kind;
-    uint64_t seq;
-    uint32_t size;
-    const uint8_t *start; /* the header */
-    const uint8_t *body;
-    size_t total; /* header (+ sequence) + body */
-} rfr_t;
-
-static void raw_init(raw_t *r, int fd)
-{
-    memset(r, 0, sizeof *r);
-    r->fd = fd;
-    r->cap = 1u << 20;
-    r->in = malloc(r->cap);
-    ZT_CHECK(r->in != NULL);
-}
-
-static void raw_close(raw_t *r)
-{
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    free(r->in);
-    r->in = NULL;
-}
-
-/* Connects to a ZLink endpoint "tcp://127.0.0.1:port" or "ipc://path". */
-static void raw_connect(raw_t *r, const char *ep)
-{
-    int fd;
-    if (strncmp(ep, "tcp://", 6) == 0) {
-        const char *colon = strrchr(ep, ':');
-        ZT_CHECK(colon != NULL);
-        struct sockaddr_in sin;
-        memset(&sin, 0, sizeof sin);
-        sin.sin_family = AF_INET;
-        sin.sin_port = htons((uint16_t)atoi(colon + 1));
-        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ZT_CHECK(fd >= 0);
-        if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
-            ZT_FAIL("raw connect to %s: %s", ep, strerror(errno));
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    } else {
-        ZT_CHECK(strncmp(ep, "ipc://", 6) == 0);
-        struct sockaddr_un sun;
-        memset(&sun, 0, sizeof sun);
-        sun.sun_family = AF_UNIX;
-        snprintf(sun.sun_path, sizeof sun.sun_path, "%s", ep + 6);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ZT_CHECK(fd >= 0);
-        if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0)
-            ZT_FAIL("raw connect to %s: %s", ep, strerror(errno));
-    }
-    raw_init(r, fd);
-}
 
 /* A raw listener on tr ("tcp" or "ipc"); ep gets the address ZLink
  * connects to. Returns the listening fd. */
@@ -662,119 +482,6 @@ static int raw_listen(const char *tr, char *ep, size_t cap)
     }
     ZT_EQ_INT(listen(fd, 16), 0);
     return fd;
-}
-
-/* Closes a raw listener (and removes its ipc socket file at once). */
-static void raw_unlisten(int lfd, const char *ep)
-{
-    close(lfd);
-    if (strncmp(ep, "ipc://", 6) == 0)
-        unlink(ep + 6);
-}
-
-/* Whether a connection waits on listener lfd within ms. */
-static bool raw_conn_pending(int lfd, int ms)
-{
-    struct pollfd p = {.fd = lfd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    return rc > 0;
-}
-
-static void raw_accept(int lfd, raw_t *r)
-{
-    if (!raw_conn_pending(lfd, T(5000)))
-        ZT_FAIL("the ZLink side did not connect within %d ms", T(5000));
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    ZT_CHECK(fd >= 0);
-    raw_init(r, fd);
-}
-
-static void raw_send(raw_t *r, const wire_t *w)
-{
-    const uint8_t *b = w->b;
-    size_t n = w->n;
-    while (n > 0) {
-        ssize_t k = send(r->fd, b, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            ZT_FAIL("raw send: %s", strerror(errno));
-        b += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Waits up to ms for input and appends it; false on timeout. */
-static bool raw_fill(raw_t *r, int ms)
-{
-    if (r->closed)
-        return true;
-    if (r->n == r->cap && r->at > 0) {
-        memmove(r->in, r->in + r->at, r->n - r->at);
-        r->n -= r->at;
-        r->at = 0;
-    }
-    if (r->n == r->cap)
-        ZT_FAIL("raw peer: more than %zu bytes unread", r->cap);
-    struct pollfd p = {.fd = r->fd, .events = POLLIN};
-    int rc;
-    do {
-        rc = poll(&p, 1, ms);
-    } while (rc < 0 && errno == EINTR);
-    ZT_CHECK(rc >= 0);
-    if (rc == 0)
-        return false;
-    ssize_t k = recv(r->fd, r->in + r->n, r->cap - r->n, 0);
-    if (k > 0)
-        r->n += (size_t)k;
-    else if (k == 0 || errno == ECONNRESET || errno == EPIPE)
-        r->closed = true;
-    else if (errno != EINTR && errno != EAGAIN)
-        ZT_FAIL("raw recv: %s", strerror(errno));
-    return true;
-}
-
-/* A whole frame at the read position? */
-static bool raw_peek(raw_t *r, rfr_t *f)
-{
-    size_t avail = r->n - r->at;
-    if (avail < 8)
-        return false;
-    const uint8_t *h = r->in + r->at;
-    if (h[0] != 0x5A || h[1] != 0x01)
-        ZT_FAIL("raw peer: bad frame header %02x %02x", h[0], h[1]);
-    uint32_t size = be32(h + 4);
-    size_t hl = (h[3] >= 1 && h[3] <= 3) ? 16 : 8;
-    if (avail < hl + size)
-        return false;
-    f->flags = h[2];
-    f->kind = h[3];
-    f->size = size;
-    f->seq = hl == 16 ? be64(h + 8) : 0;
-    f->start = h;
-    f->body = h + hl;
-    f->total = hl + size;
-    return true;
-}
-
-/* The next frame the ZLink side sends (waits up to 5 s, scaled). */
-static rfr_t raw_next(raw_t *r)
-{
-    rfr_t f;
-    int64_t end = zt_now_ms() + T(5000);
-    while (!raw_peek(r, &f)) {
-        if (r->closed)
-            ZT_FAIL("raw peer: the ZLink side closed the connection");
-        int left = (int)(end - zt_now_ms());
-        if (left <= 0 || !raw_fill(r, left))
-            ZT_FAIL("raw peer: no frame from the ZLink side within %d ms", T(5000));
-    }
-    r->at += f.total;
-    return f;
 }
 
 /* The next frame that is not a control frame (WEIGHT, FLOWSTATE). */
@@ -857,7 +564,7 @@ static void raw_hs_connecting(raw_t *r, int my_type, const char *my_rid, int zl_
     wire_t w;
     w_init(&w);
     w_hello(&w, my_type, my_rid);
-    w_ready(&w, my_type, my_rid, count, lane);
+    w_ready_dr(&w, my_type, my_rid, count, lane);
     raw_send(r, &w);
     w_free(&w);
     rfr_t f = raw_next(r);
@@ -881,7 +588,7 @@ static void raw_hs_accepting(raw_t *r, int my_type, const char *my_rid, int zl_t
     f = raw_next(r);
     check_ready(&f, zl_type, zl_rid, count, lane);
     w.n = 0;
-    w_ready(&w, my_type, my_rid, count, lane);
+    w_ready_dr(&w, my_type, my_rid, count, lane);
     raw_send(r, &w);
     w_free(&w);
 }
@@ -2415,7 +2122,7 @@ static void zmp_46_on(const char *tr)
     RAW_SEND(&l0, K_REPLY, seq, "dr-reply");
     CQ_OK(d, id, &k, NULL, "dr-reply");
     /* bounded window: no second connection comes */
-    ZT_CHECK(!raw_conn_pending(lfd, T(40)));
+    ZT_CHECK(!zr_poll_in(lfd, T(40)));
     raw_close(&l0);
     raw_unlisten(lfd, ep);
 
@@ -2433,7 +2140,7 @@ static void zmp_46_on(const char *tr)
     seq = RAW_EXPECT(&l0, K_REQUEST, "rr");
     RAW_SEND(&l1, K_REPLY, seq, "rr-reply");
     CQ_OK(r, id, &k, "raw", "rr-reply");
-    ZT_CHECK(!raw_conn_pending(lfd, T(40)));
+    ZT_CHECK(!zr_poll_in(lfd, T(40)));
     raw_close(&l0);
     raw_close(&l1);
     raw_unlisten(lfd, ep);
@@ -2444,7 +2151,7 @@ static void zmp_46_on(const char *tr)
     zlt_connect(r2, ep);
     raw_accept(lfd, &l0);
     raw_hs_accepting(&l0, ZLINK_DEALER, "rawd", ZLINK_ROUTER, NULL, 1, 0);
-    ZT_CHECK(!raw_conn_pending(lfd, T(40)));
+    ZT_CHECK(!zr_poll_in(lfd, T(40)));
     raw_close(&l0);
     raw_unlisten(lfd, ep);
     zlt_round_end();

@@ -369,7 +369,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add(void *poller, void *source, 
 {
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -390,7 +390,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
 {
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -406,7 +406,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove(void *poller, void *source)
 {
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -425,7 +425,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_fd(void *poller, zlink_fd_t 
 {
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -441,7 +441,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify_fd(void *poller, zlink_fd
 {
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -455,7 +455,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
 {
     if (fd < 0)
         return zl_config_fail(EINVAL);
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -472,7 +472,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
 ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *timer,
                                                           void *user_data)
 {
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
@@ -485,7 +485,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *ti
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_timer(void *poller, void *timer)
 {
-    zl_poller_t *p;
+    zl_poller_t *p = NULL;
     zlink_config_result_t busy = poller_enter(poller, &p);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
