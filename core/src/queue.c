@@ -220,17 +220,6 @@ static inline void notify(zl_q_end_t *e)
         e->notify(e->arg);
 }
 
-void zl_q_set_hwm(zl_q_t *q, uint64_t hwm)
-{
-    zl_mutex_lock(&q->lk);
-    q->hwm = hwm;
-    q->lwm = lwm_of(hwm);
-    bool wake = writer_wake_due(q);
-    zl_mutex_unlock(&q->lk);
-    if (wake)
-        notify(&q->wr);
-}
-
 static inline bool admits(const zl_q_t *q, uint64_t charge)
 {
     return q->hwm == 0 || q->bytes == 0 || q->bytes + charge <= q->hwm;
@@ -346,60 +335,6 @@ bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
     if (wake)
         notify(&q->rd);
     return full;
-}
-
-bool zl_q_peek(zl_q_t *q, uint8_t *kind, size_t *nframes)
-{
-    zl_mutex_lock(&q->lk);
-    if (q->records == 0) {
-        q->reader_idle = true;
-        zl_mutex_unlock(&q->lk);
-        return false;
-    }
-    zl_frame_t *f = zl_fq_front(&q->fq);
-    if (kind != NULL)
-        *kind = f->kind;
-    if (nframes != NULL) {
-        size_t n = 1;
-        while (zl_fq_at(&q->fq, n - 1)->flags & ZL_F_MORE)
-            n++;
-        *nframes = n;
-    }
-    zl_mutex_unlock(&q->lk);
-    return true;
-}
-
-int zl_q_pop(zl_q_t *q, zl_frame_t *out, size_t cap, size_t *n_out)
-{
-    zl_mutex_lock(&q->lk);
-    if (q->records == 0) {
-        int r = q->writer_closed ? ZL_Q_EOF : ZL_Q_EMPTY;
-        q->reader_idle = true;
-        zl_mutex_unlock(&q->lk);
-        return r;
-    }
-    size_t n = 1;
-    while (zl_fq_at(&q->fq, n - 1)->flags & ZL_F_MORE)
-        n++;
-    *n_out = n;
-    if (n > cap) {
-        zl_mutex_unlock(&q->lk);
-        return ZL_Q_TOO_SMALL;
-    }
-    uint64_t charge = 0;
-    for (size_t i = 0; i < n; i++) {
-        zl_frame_t *f = zl_fq_front(&q->fq);
-        charge += zl_frame_charge(f);
-        memcpy(&out[i], f, sizeof *f);
-        zl_fq_pop(&q->fq);
-    }
-    q->records--;
-    q->bytes -= charge;
-    bool wake = writer_wake_due(q);
-    zl_mutex_unlock(&q->lk);
-    if (wake)
-        notify(&q->wr);
-    return (int)n;
 }
 
 size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof)

@@ -15,14 +15,19 @@
  *      - the reader had found it empty and a record arrives (reader_idle);
  *      - the writer had been refused and bytes fell to the LWM or to zero
  *        (writer_blocked).
- *    Both flags are set under the lock by the party that is about to wait,
+ *    Both flags are set under the lock by the party that is about to wait
+ *    (writer_blocked is shared by every writer-side waiter: it is cleared
+ *    only by the notifier, or by the registrant that raised it),
  *    so an edge is never lost: the state change and the flag test happen
  *    under the same lock.
- *  - Bytes stay charged while an engine is writing them ("in flight") and
- *    are returned by zl_q_release when the write completed, so a sender
- *    blocks while the transport is full.
+ *  - Bytes stay charged while a reader holds them: an engine until its
+ *    write completed (zl_q_release), so a sender blocks while the transport
+ *    is full; a socket until the application received each record
+ *    (zl_q_consume, lock-free, folded in by the writer when it needs room).
  *  - Lock order: socket lock before queue lock. notify functions are called
- *    with no queue lock held; they may take the socket lock.
+ *    with no queue lock held and take no socket lock (they stamp, bump a
+ *    wake word, or post to an I/O thread), so a queue operation may run
+ *    under any socket's lock.
  */
 #ifndef ZL_QUEUE_H
 #define ZL_QUEUE_H
@@ -126,8 +131,6 @@ typedef struct zl_q {
 zl_q_t *zl_q_new(uint64_t hwm, zl_q_end_t rd, zl_q_end_t wr);
 /* Drops one end's reference; frees (closing queued frames) at zero. */
 void zl_q_unref(zl_q_t *q);
-/* Changes the HWM (and LWM). May wake a blocked writer. */
-void zl_q_set_hwm(zl_q_t *q, uint64_t hwm);
 
 /* Results of the push family. */
 #define ZL_Q_OK 0
@@ -155,22 +158,9 @@ int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control);
  * its notify is called. On reader_closed the frames are closed. */
 bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge);
 
-/* Reader: pops one whole record into out[0..cap). Returns the frame count
- * (> 0), 0 when empty (reader_idle set; -1 when empty and writer_closed),
- * or -(needed count) - 1 ... see zl_q_pop doc in queue.c. */
-#define ZL_Q_EMPTY 0
-#define ZL_Q_EOF (-1)
-/* Pops one record. *n_out is set to its frame count. If the record has more
- * frames than cap, nothing is popped and ZL_Q_TOO_SMALL is returned. */
-#define ZL_Q_TOO_SMALL (-2)
-int zl_q_pop(zl_q_t *q, zl_frame_t *out, size_t cap, size_t *n_out);
-
-/* Reader: peeks the head record without popping: its first frame's kind and
- * flags and its frame count. Returns false when empty (reader_idle set). */
-bool zl_q_peek(zl_q_t *q, uint8_t *kind, size_t *nframes);
-
-/* Reader (engine): moves every queued record into out (appending) and adds
- * their charge to *charge; the bytes stay charged until zl_q_release.
+/* Reader (engine or socket): moves every queued record into out
+ * (appending) and adds their charge to *charge; the bytes stay charged
+ * until the reader returns them (zl_q_release / zl_q_consume).
  * Returns the number of frames taken. When nothing was queued, sets
  * reader_idle and reports *eof = writer_closed. */
 size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof);
@@ -183,7 +173,8 @@ void zl_q_release(zl_q_t *q, uint64_t charge);
  * HWM and LWM stay exact per record. */
 void zl_q_consume(zl_q_t *q, uint64_t charge);
 
-/* Marks the writer end done: readers see ZL_Q_EOF after the last record. */
+/* Marks the writer end done: zl_q_take_all reports eof after the last
+ * record. */
 void zl_q_close_writer(zl_q_t *q);
 /* Marks the reader end gone: queued frames are closed, pushes fail with
  * ZL_Q_CLOSED and a blocked writer is notified. */
