@@ -596,6 +596,15 @@ ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routi
 ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
                                                zlink_reply_token_t token, zlink_msg_t *parts,
                                                size_t n);
+/* Like zlink_reply, but answers with an error: the requester's REQUEST
+ * record carries request_result mapped from error (a positive errno, e.g.
+ * ENOENT -> NOT_FOUND, EBUSY -> BUSY; unlisted -> INTERNAL) and parts[0..n)
+ * (n may be 0, parts may then be NULL) as its reply parts. error <= 0 gives
+ * INVALID_ARGUMENT. */
+ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
+                                                     const zlink_routing_id_t *src_rid,
+                                                     zlink_reply_token_t token, int error,
+                                                     zlink_msg_t *parts, size_t n);
 
 /* ------------------------------------------------------------ ROUTER routes
  *

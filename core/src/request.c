@@ -343,15 +343,22 @@ ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routi
     return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
 }
 
-ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
-                                               zlink_reply_token_t token, zlink_msg_t *parts,
-                                               size_t n)
+/* The body of zlink_reply and zlink_reply_error. error != 0 prepends the
+ * 4-byte big-endian errno part and sends an ERROR_REPLY. Parts are
+ * consumed in every case. */
+static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t *src_rid,
+                                          zlink_reply_token_t token, int error,
+                                          zlink_msg_t *parts, size_t n)
 {
-    if (parts == NULL)
+    if (parts == NULL && n > 0)
         return zl_submit_fail(EINVAL);
-    if (n == 0 || src_rid == NULL || src_rid->size == 0 || token == 0) {
+    if ((n == 0 && error == 0) || src_rid == NULL || src_rid->size == 0) {
         zl_multipart_release_init(parts, n);
-        return zl_submit_fail(n == 0 || src_rid == NULL ? EINVAL : ENOENT);
+        return zl_submit_fail(EINVAL);
+    }
+    if (token == 0) {
+        zl_multipart_release_init(parts, n);
+        return zl_submit_fail(ENOENT);
     }
     zl_socket_t *s;
     int rc = zl_socket_enter(router, &s);
@@ -379,11 +386,49 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing
         zl_socket_leave(s);
         return zl_submit_fail(ENOENT);
     }
-    rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token);
+    if (error == 0) {
+        rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false);
+    } else {
+        zlink_msg_t *all = malloc((n + 1) * sizeof *all);
+        unsigned char be[4] = {(unsigned char)((uint32_t)error >> 24),
+                               (unsigned char)((uint32_t)error >> 16),
+                               (unsigned char)((uint32_t)error >> 8), (unsigned char)error};
+        if (all == NULL || zl_msg_init_copy(&all[0], be, 4) != 0) {
+            free(all);
+            zl_multipart_release_init(parts, n);
+            rc = ENOMEM;
+        } else {
+            for (size_t i = 0; i < n; i++)
+                zl_msg_move_raw(&all[i + 1], &parts[i]);
+            rc = zl_socket_submit_reply(s, src_rid, all, n + 1, seq, token, true);
+            free(all);
+        }
+    }
     zl_socket_leave(s);
     if (rc == EHOSTUNREACH)
         rc = ENOENT; /* the source is gone */
     return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
+                                               zlink_reply_token_t token, zlink_msg_t *parts,
+                                               size_t n)
+{
+    if (parts == NULL)
+        return zl_submit_fail(EINVAL);
+    return reply_common(router, src_rid, token, 0, parts, n);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
+                                                     const zlink_routing_id_t *src_rid,
+                                                     zlink_reply_token_t token, int error,
+                                                     zlink_msg_t *parts, size_t n)
+{
+    if (error <= 0) {
+        zl_multipart_release_init(parts, n);
+        return zl_submit_fail(EINVAL);
+    }
+    return reply_common(router, src_rid, token, error, parts, n);
 }
 
 /* Under s->lk (inside the reply's send attempt, after the push): retires

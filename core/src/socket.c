@@ -1405,6 +1405,7 @@ typedef struct submit_extra {
                            belongs to the socket once admitted) */
     uint64_t reply_seq; /* zlink_reply: the request's sequence */
     uint64_t reply_token;
+    uint8_t reply_kind; /* ZL_KIND_REPLY or ZL_KIND_ERROR_REPLY */
 } submit_extra_t;
 
 int zl_req_admitted(zl_socket_t *s, zl_req_t *r);
@@ -1451,7 +1452,7 @@ static int send_attempt(zl_socket_t *s, void *arg)
         }
         return rc;
     }
-    a->frames[0].kind = ZL_KIND_REPLY;
+    a->frames[0].kind = x->reply_kind;
     a->frames[0].seq = x->reply_seq;
     int rc = s->ops->send(s, a->rid, a->frames, a->n);
     if (rc == 0)
@@ -1562,14 +1563,15 @@ int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlin
                              size_t n, int flags, zl_req_t *req, uint64_t *req_id,
                              uint64_t *token)
 {
-    submit_extra_t x = {req, req_id, 0, 0};
+    submit_extra_t x = {req, req_id, 0, 0, 0};
     return submit_with(s, rid, parts, n, flags, req->user_context, token, &x);
 }
 
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                           size_t n, uint64_t seq, uint64_t reply_token)
+                           size_t n, uint64_t seq, uint64_t reply_token, bool error)
 {
-    submit_extra_t x = {NULL, NULL, seq, reply_token};
+    submit_extra_t x = {NULL, NULL, seq, reply_token,
+                        error ? ZL_KIND_ERROR_REPLY : ZL_KIND_REPLY};
     uint64_t unused;
     return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
 }

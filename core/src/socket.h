@@ -405,10 +405,11 @@ int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t 
 int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                              size_t n, int flags, zl_req_t *req, uint64_t *req_id,
                              uint64_t *token);
-/* zlink_reply: sends a REPLY with seq to rid (waits per SNDTIMEO) and
- * retires reply_token when admitted. */
+/* zlink_reply / zlink_reply_error: sends a REPLY (error: an ERROR_REPLY,
+ * whose parts[0] is the errno part) with seq to rid (waits per SNDTIMEO)
+ * and retires reply_token when admitted. */
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                           size_t n, uint64_t seq, uint64_t reply_token);
+                           size_t n, uint64_t seq, uint64_t reply_token, bool error);
 
 /* The blocking discipline of every socket call: runs attempt(s, arg)
  * under s->lk until it returns something other than EAGAIN, DONTWAIT is

@@ -375,6 +375,7 @@ SIG(zlink_router_routes_snapshot, zlink_config_result_t, (void *, zlink_router_r
 SIG(zlink_router_recv_route_generation, uint64_t, (void *));
 SIG(zlink_request, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_msg_t *, size_t, zlink_send_flags_t, uint32_t, void *, zlink_completion_id_t *));
 SIG(zlink_reply, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_reply_token_t, zlink_msg_t *, size_t));
+SIG(zlink_reply_error, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_reply_token_t, int, zlink_msg_t *, size_t));
 SIG(zlink_socket_set_receive_flow_state, zlink_config_result_t, (void *, zlink_receive_flow_state_t));
 
 

@@ -2178,6 +2178,53 @@ static bool wanted(const char *name)
             ZT_RUN(fn);      \
     } while (0)
 
+/* zlink_reply_error: the requester's REQUEST record carries the errno's
+ * mapped result and the remaining parts (none, or the caller's); the
+ * token is used up by it like by a reply; error <= 0 is refused and
+ * consumes the parts. Over inproc and tcp. */
+static void reply_error_sends_errno_part(void)
+{
+    covers("03-errors/10 (sending side: zlink_reply_error)");
+    int k = 0;
+    char ep[256];
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        void *r = router_bound(ctx, tr, NULL, ep, sizeof ep);
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d, "D");
+        zlt_connect(d, ep);
+        /* with a part */
+        zlink_completion_id_t id = REQ_OK(d, NULL, 0, &k, "q1");
+        rrec_t a;
+        RREQ(r, &a, "D", "q1");
+        zlink_msg_t why;
+        zlt_msg_set(&why, "no such key", 11);
+        ZT_EQ_INT(zlink_reply_error(r, &a.rid, a.tok, ENOENT, &why, 1), ZLINK_SUBMIT_OK);
+        ZT_EQ_U64(zlink_msg_size(&why), 0); /* consumed */
+        ZT_EQ_INT(zlink_msg_close(&why), ZLINK_CONFIG_OK);
+        CQ_ERR(d, id, &k, NULL, ZLINK_REQUEST_NOT_FOUND, "no such key");
+        /* the token is used up */
+        zlt_msg_set(&why, "again", 5);
+        ZT_EQ_INT(zlink_reply_error(r, &a.rid, a.tok, ENOENT, &why, 1), ZLINK_SUBMIT_NOT_FOUND);
+        ZT_EQ_INT(zlink_errno(), ENOENT);
+        ZT_EQ_INT(zlink_msg_close(&why), ZLINK_CONFIG_OK);
+        /* without parts; an unlisted errno maps to INTERNAL */
+        id = REQ_OK(d, NULL, 0, &k, "q2");
+        RREQ(r, &a, "D", "q2");
+        ZT_EQ_INT(zlink_reply_error(r, &a.rid, a.tok, EBUSY, NULL, 0), ZLINK_SUBMIT_OK);
+        CQ_ERR(d, id, &k, NULL, ZLINK_REQUEST_BUSY);
+        id = REQ_OK(d, NULL, 0, &k, "q3");
+        RREQ(r, &a, "D", "q3");
+        zlt_msg_set(&why, "x", 1);
+        ZT_EQ_INT(zlink_reply_error(r, &a.rid, a.tok, 0, &why, 1),
+                  ZLINK_SUBMIT_INVALID_ARGUMENT);
+        ZT_EQ_INT(zlink_errno(), EINVAL);
+        ZT_EQ_U64(zlink_msg_size(&why), 0); /* consumed even when refused */
+        ZT_EQ_INT(zlink_reply_error(r, &a.rid, a.tok, EDOM, NULL, 0), ZLINK_SUBMIT_OK);
+        CQ_ERR(d, id, &k, NULL, ZLINK_REQUEST_INTERNAL);
+        ZT_EQ_INT(zlink_msg_close(&why), ZLINK_CONFIG_OK);
+    }
+}
+
 int main(void)
 {
     RUN(readme_34_request_targets);
@@ -2190,6 +2237,7 @@ int main(void)
     RUN(errors_07_router_to_dealer_not_admitted);
     RUN(errors_09_one_terminal_completion_per_id);
     RUN(errors_10_error_reply_errno_mapped);
+    RUN(reply_error_sends_errno_part);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
     RUN(router_16_zlink_recv_on_router_not_supported);
