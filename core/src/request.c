@@ -151,18 +151,18 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p)
     req_deadline_refresh(s);
 }
 
-void zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
+int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
 {
     for (;;) {
         if (p->rxq.count == 0) {
             uint64_t charge = 0;
             bool eof = false;
             if (zl_q_take_all(p->in, &p->rxq, &charge, &eof) == 0)
-                return;
+                return eof ? EPIPE : EAGAIN;
         }
         uint8_t kind = zl_fq_front(&p->rxq)->kind;
         if (kind != ZL_KIND_REPLY && kind != ZL_KIND_ERROR_REPLY)
-            return;
+            return 0;
         take_reply(s, p);
     }
 }

@@ -1629,9 +1629,12 @@ static int rx_reserve(zl_socket_t *s, size_t n)
  * is gone), ENOBUFS (*n = the record's frame count > cap), ENOMEM. */
 static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
 {
-    if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER)
-        zl_req_drain_replies(s, p); /* replies at the head go to the CQ */
-    if (p->rxq.count == 0) {
+    if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) {
+        /* Replies at the head go to the CQ; this also fetched the batch. */
+        int drc = zl_req_drain_replies(s, p);
+        if (drc != 0)
+            return drc;
+    } else if (p->rxq.count == 0) {
         uint64_t charge = 0;
         bool eof = false;
         if (zl_q_take_all(p->in, &p->rxq, &charge, &eof) == 0)

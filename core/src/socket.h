@@ -446,8 +446,10 @@ void zl_socket_apply_controls(zl_socket_t *s);
 /* ---- request / reply (request.c) ---- */
 
 /* Under s->lk: moves every REPLY / ERROR_REPLY at the head of p's input
- * into the completion queue (a reply behind unread DATA waits). */
-void zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p);
+ * into the completion queue (a reply behind unread DATA waits). Returns 0
+ * when a non-reply record is at the head (in p->rxq), EAGAIN when the
+ * input is empty, EPIPE when it is empty and its writer is gone. */
+int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: completes expired requests as TIMED_OUT and refreshes
  * s->req_deadline. */
 void zl_req_expire(zl_socket_t *s);
