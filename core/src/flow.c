@@ -23,6 +23,12 @@
  *    for a real transition (value = epoch; RESUMED carries the WRITABLE flag
  *    when a record would fit now), FLOW_STATE_STALE for a duplicate or older
  *    epoch (value = the received epoch). Always reported on lane 0.
+ *  - A FLOWSTATE that reaches a connection already ended (inproc: still
+ *    queued beside the records when the peer went away) belongs to no
+ *    current connection: it is dropped silently and only counted as stale
+ *    (zl_flow_foreign); the next connection starts again at epoch 1.
+ *  - ROUTER-ROUTER: FLOWSTATE travels on the Completion lane
+ *    (zl_pipe_send_control picks it), so a full App lane cannot delay it.
  *  - Locks: s->lk for everything here (zl_flow_set takes it).
  */
 #include "socket.h"
@@ -67,6 +73,19 @@ void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p)
     p->remote_paused = false;
     if (s->flow_state >= 0)
         flow_send(p, s->flow_state);
+}
+
+static bool is_flowstate(const zl_frame_t *f)
+{
+    zlink_msg_t *m = (zlink_msg_t *)&f->msg;
+    return (f->flags & ZL_F_CONTROL) && zl_msg_size(m) >= 9 &&
+           memcmp(zl_msg_data(m), FLOW_NAME, 9) == 0;
+}
+
+void zl_flow_foreign(zl_socket_t *s, const zl_frame_t *f)
+{
+    if ((s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) && is_flowstate(f))
+        s->flow_stale_total++;
 }
 
 bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)

@@ -13,8 +13,11 @@
  *  - Replies share the connection's FIFO with DATA: a reply is taken into
  *    the completion queue only when it reaches the head of its pipe's input
  *    (zl_req_drain_replies), so a reply behind unread DATA waits for it.
- *    ROUTER-ROUTER replies use the same path in this version (the lane-1
- *    connection is established but carries nothing yet).
+ *    ROUTER-ROUTER pipes have a second, HWM-free Completion lane (cmp_in /
+ *    cmp_out, the lane 1 connection): replies to a ROUTER peer travel
+ *    there, so they pass DATA, the HWM and a PAUSE; every reply queued
+ *    on it is taken at once (zl_req_drain_cmp). A record other than a
+ *    reply on that lane ends the connection (the engine checks the kind).
  *  - Timeouts are checked whenever the socket is looked at (completion
  *    receive, readiness, receive) and bound how long a completion waiter
  *    or poller sleeps (s->req_deadline).
@@ -28,25 +31,89 @@
 #include "completion.h"
 #include "errors.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#define CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
 /* ------------------------------------------------------------ requester */
+
+/* The deadline heap: the earliest deadline at index 0; equal deadlines in
+ * admission (id) order, so simultaneous timeouts complete oldest first. */
+static bool req_before(const zl_req_t *a, const zl_req_t *b)
+{
+    return a->deadline_ns < b->deadline_ns ||
+           (a->deadline_ns == b->deadline_ns && a->id < b->id);
+}
+
+static void heap_set(zl_cq_t *cq, size_t i, zl_req_t *r)
+{
+    cq->req_heap[i] = r;
+    r->heap_at = i;
+}
+
+static void heap_up(zl_cq_t *cq, size_t i)
+{
+    zl_req_t *r = cq->req_heap[i];
+    while (i > 0 && req_before(r, cq->req_heap[(i - 1) / 2])) {
+        heap_set(cq, i, cq->req_heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_set(cq, i, r);
+}
+
+static void heap_down(zl_cq_t *cq, size_t i)
+{
+    size_t n = cq->nreqs;
+    zl_req_t *r = cq->req_heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && req_before(cq->req_heap[c + 1], cq->req_heap[c]))
+            c++;
+        if (!req_before(cq->req_heap[c], r))
+            break;
+        heap_set(cq, i, cq->req_heap[c]);
+        i = c;
+    }
+    heap_set(cq, i, r);
+}
 
 static void req_deadline_refresh(zl_socket_t *s)
 {
-    int64_t d = INT64_MAX;
-    for (zl_req_t *r = s->cq.reqs; r != NULL; r = r->next)
-        if (r->deadline_ns < d)
-            d = r->deadline_ns;
-    atomic_store(&s->req_deadline, d);
+    atomic_store(&s->req_deadline, s->cq.nreqs > 0 ? s->cq.req_heap[0]->deadline_ns : INT64_MAX);
 }
 
-/* Under s->lk: ends r (already unlinked) with result and reply parts
- * (ownership of parts passes to the record). */
+int zl_req_reserve(zl_socket_t *s)
+{
+    zl_cq_t *cq = &s->cq;
+    if (cq->nreqs < cq->req_heap_cap)
+        return 0;
+    size_t cap = cq->req_heap_cap ? cq->req_heap_cap * 2 : 64;
+    zl_req_t **h = realloc(cq->req_heap, cap * sizeof *h);
+    if (h == NULL)
+        return ENOMEM;
+    cq->req_heap = h;
+    cq->req_heap_cap = cap;
+    return 0;
+}
+
+/* Under s->lk: ends r (still registered: this unlinks it) with result and
+ * reply parts (ownership of parts passes to the record). */
 static void req_complete(zl_socket_t *s, zl_req_t *r, int result, zlink_msg_t *parts,
                          size_t n)
 {
+    zl_cq_t *cq = &s->cq;
+    zl_hmap_remove(&cq->reqs, &r->by_seq);
+    size_t i = r->heap_at;
+    zl_req_t *last = cq->req_heap[--cq->nreqs];
+    if (last != r) {
+        heap_set(cq, i, last);
+        heap_up(cq, i);
+        heap_down(cq, last->heap_at);
+    }
     zl_cq_rec_t *rec = calloc(1, sizeof *rec);
     if (rec == NULL)
         abort(); /* the slot was reserved at admission; 300 bytes failed */
@@ -57,7 +124,6 @@ static void req_complete(zl_socket_t *s, zl_req_t *r, int result, zlink_msg_t *p
     rec->request_result = result;
     rec->reply_parts = parts;
     rec->reply_count = n;
-    s->cq.nreqs--;
     free(r);
     zl_cq_append(s, rec);
 }
@@ -90,33 +156,38 @@ static int request_result_of(int e)
     }
 }
 
-/* Under s->lk: the head record of p->rxq is a REPLY or ERROR_REPLY: takes
- * it off and completes its request (or drops it when nobody waits). */
-static void take_reply(zl_socket_t *s, zl_pipe_t *p)
+/* Under s->lk: the head record of rxq (p->rxq or p->cmp_rxq, taken from
+ * q) is a REPLY or ERROR_REPLY: takes it off and completes its request
+ * (or drops it when nobody waits). */
+static void take_reply(zl_socket_t *s, zl_pipe_t *p, zl_fq_t *rxq, zl_q_t *q)
 {
     size_t k = 1;
-    while (zl_fq_at(&p->rxq, k - 1)->flags & ZL_F_MORE)
+    while (zl_fq_at(rxq, k - 1)->flags & ZL_F_MORE)
         k++;
-    zl_frame_t *head = zl_fq_front(&p->rxq);
+    zl_frame_t *head = zl_fq_front(rxq);
     uint8_t kind = head->kind;
     uint64_t seq = head->seq;
     zlink_msg_t *parts = malloc(k * sizeof *parts);
     uint64_t charge = 0;
     for (size_t i = 0; i < k; i++) {
-        zl_frame_t *f = zl_fq_front(&p->rxq);
+        zl_frame_t *f = zl_fq_front(rxq);
         charge += zl_frame_charge(f);
         if (parts != NULL)
             memcpy(&parts[i], &f->msg, sizeof parts[i]);
         else
             zl_msg_release(&f->msg);
-        zl_fq_pop(&p->rxq);
+        zl_fq_pop(rxq);
     }
-    zl_q_consume(p->in, charge);
+    zl_q_consume(q, charge);
 
-    zl_req_t **pp = &s->cq.reqs;
-    while (*pp != NULL && !((*pp)->seq == seq && (*pp)->pipe_id == p->id))
-        pp = &(*pp)->next;
-    zl_req_t *r = *pp;
+    zl_req_t *r = NULL;
+    for (zl_hnode_t *x = zl_hmap_first(&s->cq.reqs, seq); x != NULL; x = zl_hmap_next(x)) {
+        zl_req_t *c = CONTAINER(x, zl_req_t, by_seq);
+        if (c->pipe_id == p->id) {
+            r = c;
+            break;
+        }
+    }
     if (r == NULL) {
         /* Late (the timeout or the pair's end won): dropped. A sequence we
          * never issued is a protocol violation: the connection closes. */
@@ -128,7 +199,6 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p)
             zl_pipe_violation(s, p);
         return;
     }
-    *pp = r->next;
     if (parts == NULL) {
         req_complete(s, r, ZLINK_REQUEST_INTERNAL, NULL, 0);
     } else if (kind == ZL_KIND_REPLY) {
@@ -151,8 +221,33 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p)
     req_deadline_refresh(s);
 }
 
+void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (p->cmp_in == NULL)
+        return;
+    if (p->cmp_rxq.count == 0) {
+        uint64_t charge = 0;
+        bool eof = false;
+        if (zl_q_take_all(p->cmp_in, &p->cmp_rxq, &charge, &eof) == 0)
+            return;
+    }
+    while (p->cmp_rxq.count > 0) {
+        uint8_t kind = zl_fq_front(&p->cmp_rxq)->kind;
+        if (kind == ZL_KIND_REPLY || kind == ZL_KIND_ERROR_REPLY) {
+            take_reply(s, p, &p->cmp_rxq, p->cmp_in);
+            continue;
+        }
+        /* Only replies travel on this lane (the engine refuses the rest
+         * before it delivers; this holds for inproc too). */
+        zl_fq_clear(&p->cmp_rxq);
+        zl_pipe_violation(s, p);
+        return;
+    }
+}
+
 int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
 {
+    zl_req_drain_cmp(s, p);
     for (;;) {
         if (p->rxq.count == 0) {
             uint64_t charge = 0;
@@ -163,7 +258,7 @@ int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
         uint8_t kind = zl_fq_front(&p->rxq)->kind;
         if (kind != ZL_KIND_REPLY && kind != ZL_KIND_ERROR_REPLY)
             return 0;
-        take_reply(s, p);
+        take_reply(s, p, &p->rxq, p->in);
     }
 }
 
@@ -174,50 +269,89 @@ void zl_req_expire(zl_socket_t *s)
     int64_t now = zl_clock_ns();
     if (atomic_load(&s->req_deadline) > now)
         return;
-    zl_req_t **pp = &s->cq.reqs;
-    while (*pp != NULL) {
-        zl_req_t *r = *pp;
-        if (r->deadline_ns <= now) {
-            *pp = r->next;
-            req_complete(s, r, ZLINK_REQUEST_TIMED_OUT, NULL, 0);
-        } else {
-            pp = &r->next;
-        }
-    }
+    while (s->cq.nreqs > 0 && s->cq.req_heap[0]->deadline_ns <= now)
+        req_complete(s, s->cq.req_heap[0], ZLINK_REQUEST_TIMED_OUT, NULL, 0);
     req_deadline_refresh(s);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const zl_req_t *x = *(zl_req_t *const *)a, *y = *(zl_req_t *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
 {
-    bool any = false;
-    zl_req_t **pp = &s->cq.reqs;
-    while (*pp != NULL) {
-        zl_req_t *r = *pp;
-        if (r->pipe_id == p->id) {
-            *pp = r->next;
-            req_complete(s, r, ZLINK_REQUEST_NOT_CONNECTED, NULL, 0);
-            any = true;
-        } else {
-            pp = &r->next;
-        }
-    }
-    if (any)
+    zl_cq_t *cq = &s->cq;
+    size_t k = 0;
+    for (size_t i = 0; i < cq->nreqs; i++)
+        k += cq->req_heap[i]->pipe_id == p->id;
+    if (k == 0)
+        return;
+    /* They end in admission order; without memory for the sort, in heap
+     * order (each still ends exactly once). */
+    zl_req_t **ended = malloc(k * sizeof *ended);
+    if (ended == NULL) {
+        for (size_t i = cq->nreqs; i-- > 0;)
+            if (i < cq->nreqs && cq->req_heap[i]->pipe_id == p->id)
+                req_complete(s, cq->req_heap[i], ZLINK_REQUEST_NOT_CONNECTED, NULL, 0);
         req_deadline_refresh(s);
+        return;
+    }
+    k = 0;
+    for (size_t i = 0; i < cq->nreqs; i++)
+        if (cq->req_heap[i]->pipe_id == p->id)
+            ended[k++] = cq->req_heap[i];
+    qsort(ended, k, sizeof *ended, by_id);
+    for (size_t i = 0; i < k; i++)
+        req_complete(s, ended[i], ZLINK_REQUEST_NOT_CONNECTED, NULL, 0);
+    free(ended);
+    req_deadline_refresh(s);
 }
 
 /* ------------------------------------------------------------ responder */
 
+static uint64_t source_key(const zlink_routing_id_t *rid, uint64_t seq)
+{
+    return zl_hash_bytes(rid->data, rid->size, seq);
+}
+
+static zl_rtoken_t *rtoken_by_token(zl_socket_t *s, uint64_t token)
+{
+    zl_hnode_t *x = zl_hmap_first(&s->cq.rtokens, token);
+    return x != NULL ? CONTAINER(x, zl_rtoken_t, by_token) : NULL;
+}
+
+/* Unlinks and frees t. A socket that was at the token limit may read the
+ * REQUESTs it held back again: wake its receivers and pollers. */
+static void rtoken_free(zl_socket_t *s, zl_rtoken_t *t)
+{
+    zl_hmap_remove(&s->cq.rtokens, &t->by_token);
+    zl_hmap_remove(&s->cq.rtoken_sources, &t->by_source);
+    free(t);
+    if (s->cq.nrtokens-- == ZL_CQ_SLOTS)
+        zl_socket_wake(s);
+}
+
 bool zl_req_seq_live(zl_socket_t *s, const zl_pipe_t *p, uint64_t seq)
 {
-    for (zl_rtoken_t *t = s->cq.rtokens; t != NULL; t = t->next)
+    zl_hnode_t *x = zl_hmap_first(&s->cq.rtoken_sources, source_key(&p->rid, seq));
+    for (; x != NULL; x = zl_hmap_next(x)) {
+        zl_rtoken_t *t = CONTAINER(x, zl_rtoken_t, by_source);
         if (t->seq == seq && zl_rid_equal(&t->rid, &p->rid))
             return true;
+    }
     return false;
+}
+
+bool zl_req_tokens_full(const zl_socket_t *s)
+{
+    return s->cq.nrtokens >= ZL_CQ_SLOTS;
 }
 
 uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
-    if (s->cq.nrtokens >= ZL_CQ_SLOTS)
+    if (zl_req_tokens_full(s))
         return 0;
     zl_rtoken_t *t = calloc(1, sizeof *t);
     if (t == NULL)
@@ -227,63 +361,81 @@ uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     t->token = ++s->cq.next_rtoken;
     t->seq = f->seq;
     t->rid = p->rid;
-    t->next = s->cq.rtokens;
-    s->cq.rtokens = t;
+    zl_hmap_insert(&s->cq.rtokens, &t->by_token, t->token);
+    zl_hmap_insert(&s->cq.rtoken_sources, &t->by_source, source_key(&t->rid, t->seq));
     s->cq.nrtokens++;
     return t->token;
 }
 
-void zl_req_forget_source(zl_socket_t *s, const zlink_routing_id_t *rid)
+/* Calls fn on every reply token (fn may free it). */
+static void rtokens_each(zl_socket_t *s,
+                         void (*fn)(zl_socket_t *s, zl_rtoken_t *t, const void *arg),
+                         const void *arg)
 {
-    zl_rtoken_t **pp = &s->cq.rtokens;
-    while (*pp != NULL) {
-        zl_rtoken_t *t = *pp;
-        if (zl_rid_equal(&t->rid, rid)) {
-            *pp = t->next;
-            free(t);
-            s->cq.nrtokens--;
-        } else {
-            pp = &t->next;
+    zl_hmap_t *m = &s->cq.rtokens;
+    for (size_t b = 0; m->buckets != NULL && b <= m->mask; b++) {
+        zl_hnode_t *x = m->buckets[b];
+        while (x != NULL) {
+            zl_hnode_t *next = x->next;
+            fn(s, CONTAINER(x, zl_rtoken_t, by_token), arg);
+            x = next;
         }
     }
 }
 
+static void forget_if_from(zl_socket_t *s, zl_rtoken_t *t, const void *rid)
+{
+    if (zl_rid_equal(&t->rid, rid))
+        rtoken_free(s, t);
+}
+
+void zl_req_forget_source(zl_socket_t *s, const zlink_routing_id_t *rid)
+{
+    rtokens_each(s, forget_if_from, rid);
+}
+
+static void discard(zl_socket_t *s, zl_rtoken_t *t, const void *unused)
+{
+    ZL_UNUSED(s);
+    ZL_UNUSED(unused);
+    free(t);
+}
+
 void zl_req_clear(zl_socket_t *s)
 {
-    while (s->cq.reqs != NULL) {
-        zl_req_t *r = s->cq.reqs;
-        s->cq.reqs = r->next;
-        free(r);
-    }
-    while (s->cq.rtokens != NULL) {
-        zl_rtoken_t *t = s->cq.rtokens;
-        s->cq.rtokens = t->next;
-        free(t);
-    }
-    s->cq.nreqs = s->cq.nrtokens = 0;
+    zl_cq_t *cq = &s->cq;
+    for (size_t i = 0; i < cq->nreqs; i++)
+        free(cq->req_heap[i]);
+    free(cq->req_heap);
+    cq->req_heap = NULL;
+    cq->req_heap_cap = 0;
+    zl_hmap_fini(&cq->reqs);
+    rtokens_each(s, discard, NULL);
+    zl_hmap_fini(&cq->rtokens);
+    zl_hmap_fini(&cq->rtoken_sources);
+    cq->nreqs = cq->nrtokens = 0;
     atomic_store(&s->req_deadline, INT64_MAX);
 }
 
 /* Under s->lk (inside a send attempt): the request was pushed to
- * s->last_pipe; it now waits for its outcome. */
-int zl_req_admitted(zl_socket_t *s, zl_req_t *r)
+ * s->last_pipe; it now waits for its outcome. zl_req_reserve made room in
+ * the heap before the push. */
+void zl_req_admitted(zl_socket_t *s, zl_req_t *r)
 {
-    r->id = ++s->cq.next_id;
+    zl_cq_t *cq = &s->cq;
+    r->id = ++cq->next_id;
     r->pipe_id = s->last_pipe->id;
     if (s->type == ZLINK_ROUTER)
         r->peer_rid = s->last_pipe->rid;
-    r->next = NULL;
-    zl_req_t **pp = &s->cq.reqs;
-    while (*pp != NULL)
-        pp = &(*pp)->next;
-    *pp = r;
-    s->cq.nreqs++;
+    zl_hmap_insert(&cq->reqs, &r->by_seq, r->seq);
+    cq->req_heap[cq->nreqs] = r;
+    r->heap_at = cq->nreqs++;
+    heap_up(cq, r->heap_at);
     if (r->deadline_ns < atomic_load(&s->req_deadline)) {
         atomic_store(&s->req_deadline, r->deadline_ns);
         /* A thread already waiting for completions must now wake earlier. */
         zl_socket_wake(s);
     }
-    return 0;
 }
 
 /* ------------------------------------------------------------ public API */
@@ -374,12 +526,9 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
     /* Find the token; it is retired only when the reply is admitted. */
     uint64_t seq = 0;
     zl_mutex_lock(&s->lk);
-    for (zl_rtoken_t *t = s->cq.rtokens; t != NULL; t = t->next) {
-        if (t->token == token && zl_rid_equal(&t->rid, src_rid)) {
-            seq = t->seq;
-            break;
-        }
-    }
+    zl_rtoken_t *t = rtoken_by_token(s, token);
+    if (t != NULL && zl_rid_equal(&t->rid, src_rid))
+        seq = t->seq;
     zl_mutex_unlock(&s->lk);
     if (seq == 0) {
         zl_multipart_release_init(parts, n);
@@ -435,13 +584,7 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
  * the token. */
 void zl_req_token_used(zl_socket_t *s, uint64_t token)
 {
-    for (zl_rtoken_t **pp = &s->cq.rtokens; *pp != NULL; pp = &(*pp)->next) {
-        if ((*pp)->token == token) {
-            zl_rtoken_t *t = *pp;
-            *pp = t->next;
-            free(t);
-            s->cq.nrtokens--;
-            return;
-        }
-    }
+    zl_rtoken_t *t = rtoken_by_token(s, token);
+    if (t != NULL)
+        rtoken_free(s, t);
 }

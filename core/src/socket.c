@@ -152,6 +152,15 @@ static bool pipe_writable(zl_pipe_t *p)
            zl_q_has_room(p->out, ZL_FRAME_OVERHEAD);
 }
 
+/* Under s->lk, the head of p->rxq fetched: a ROUTER with every reply token
+ * in use cannot take a REQUEST; that source waits (its records stay
+ * charged, so its HWM pushes back) while others are read. */
+static bool pipe_token_blocked(zl_socket_t *s, zl_pipe_t *p)
+{
+    return s->type == ZLINK_ROUTER && p->rxq.count > 0 &&
+           zl_fq_front(&p->rxq)->kind == ZL_KIND_REQUEST && zl_req_tokens_full(s);
+}
+
 int zl_socket_readiness(zl_socket_t *s, int events)
 {
     int ready = 0;
@@ -171,7 +180,8 @@ int zl_socket_readiness(zl_socket_t *s, int events)
         ZL_FOREACH_PIPE(s, p) {
             if (in)
                 break;
-            in = p->rxq.count > 0 || zl_q_poll_in(p->in);
+            /* D/R: the drain above fetched the head when there was one. */
+            in = p->rxq.count > 0 ? !pipe_token_blocked(s, p) : zl_q_poll_in(p->in);
         }
         if (in && s->type != ZLINK_PUB)
             ready |= ZL_POLLIN;
@@ -312,19 +322,25 @@ void zl_socket_terminate(zl_socket_t *s)
 
 /* ------------------------------------------------------------- pipes */
 
+/* Drops the pipe's references on q (NULL: none): one for an inproc pipe
+ * (the peer's pipe holds the other), both for an engine pipe. */
+static void pipe_queue_unref(const zl_pipe_t *p, zl_q_t *q)
+{
+    if (q == NULL)
+        return;
+    zl_q_unref(q);
+    if (!p->inproc)
+        zl_q_unref(q);
+}
+
 static void pipe_free(zl_pipe_t *p)
 {
-    if (p->inproc) {
-        zl_q_unref(p->out);
-        zl_q_unref(p->in);
-    } else {
-        /* An engine pipe holds both references of each queue. */
-        zl_q_unref(p->out);
-        zl_q_unref(p->out);
-        zl_q_unref(p->in);
-        zl_q_unref(p->in);
-    }
+    pipe_queue_unref(p, p->out);
+    pipe_queue_unref(p, p->in);
+    pipe_queue_unref(p, p->cmp_out);
+    pipe_queue_unref(p, p->cmp_in);
     zl_fq_fini(&p->rxq);
+    zl_fq_fini(&p->cmp_rxq);
     free(p->proto);
     free(p);
 }
@@ -366,6 +382,23 @@ zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
     p->id = zl_next_connection_id();
     atomic_init(&p->refs, 2);
     return p;
+}
+
+int zl_socket_pipe_add_cmp(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_writer)
+{
+    /* No HWM either way, so no credit edges: the writer end of cmp_out
+     * needs no notify. */
+    zl_q_end_t me = {zl_socket_notify, p->sock};
+    zl_q_end_t none = {NULL, NULL};
+    p->cmp_out = zl_q_new(0, out_reader, none);
+    p->cmp_in = zl_q_new(0, me, in_writer);
+    if (p->cmp_out == NULL || p->cmp_in == NULL) {
+        free(p->cmp_out);
+        free(p->cmp_in);
+        p->cmp_out = p->cmp_in = NULL;
+        return ENOMEM;
+    }
+    return 0;
 }
 
 static void pipe_link(zl_socket_t *s, zl_pipe_t *p)
@@ -436,6 +469,15 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
     if (p->ended)
         return;
     p->ended = true;
+    if (p->inproc) {
+        /* Controls the peer queued for this connection and we never
+         * applied: it is gone, so they apply to nothing. */
+        zl_frame_t f;
+        while (zl_q_pop_ctl(p->in, &f)) {
+            zl_flow_foreign(s, &f);
+            zl_msg_release(&f.msg);
+        }
+    }
     if (p->linked && s->ops->detach != NULL)
         s->ops->detach(s, p);
     if (p->attached)
@@ -444,8 +486,12 @@ static void pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
         p->remote_paused = false;
         s->flow_paused_conns--;
     }
-    if (s->cq.nreqs > 0)
-        zl_req_pipe_ended(s, p); /* the pair ended: NOT_CONNECTED at once */
+    if (s->cq.nreqs > 0) {
+        /* Replies that made it over the Completion lane still count; the
+         * rest end NOT_CONNECTED at once. */
+        zl_req_drain_cmp(s, p);
+        zl_req_pipe_ended(s, p);
+    }
     if (s->cq.ntokens > 0 && p->attached)
         zl_cq_pipe_ending(s, p);
     p->attached = false;
@@ -472,6 +518,10 @@ void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
     /* The engine writes no more: readers see EOF after the last record. */
     zl_q_close_writer(p->in);
     zl_q_close_reader(p->out);
+    if (p->cmp_out != NULL) {
+        zl_q_close_writer(p->cmp_in);
+        zl_q_close_reader(p->cmp_out);
+    }
     if (linked && p->rxq.count == 0 && zl_q_records(p->in) == 0)
         zl_socket_reap_pipe(s, p);
     zl_mutex_unlock(&s->lk);
@@ -480,7 +530,9 @@ void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
 void zl_socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     zl_mutex_lock(&s->lk);
-    if (!p->ended && s->ops->control != NULL)
+    if (p->ended)
+        zl_flow_foreign(s, f);
+    else if (s->ops->control != NULL)
         s->ops->control(s, p, f);
     zl_mutex_unlock(&s->lk);
 }
@@ -526,15 +578,20 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
         return;
     }
     /* Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a
-     * kind stays queued. Subscriptions are all kept, in order. */
+     * kind stays queued. Subscriptions are all kept, in order. FLOWSTATE
+     * to a ROUTER peer takes the Completion lane. */
     size_t nlen = 0;
-    if ((flags & ZL_F_CONTROL) && len >= 9 && memcmp(body, "FLOWSTATE", 9) == 0)
+    zl_q_t *q = p->out;
+    if ((flags & ZL_F_CONTROL) && len >= 9 && memcmp(body, "FLOWSTATE", 9) == 0) {
         nlen = 9;
-    else if ((flags & ZL_F_CONTROL) && len >= 6 && memcmp(body, "WEIGHT", 6) == 0)
+        if (p->cmp_out != NULL)
+            q = p->cmp_out;
+    } else if ((flags & ZL_F_CONTROL) && len >= 6 && memcmp(body, "WEIGHT", 6) == 0) {
         nlen = 6;
+    }
     int rc = p->ended        ? ZL_Q_CLOSED
-             : nlen > 0      ? zl_q_push_control_latest(p->out, &f, body, nlen)
-                             : zl_q_push(p->out, &f, 1, true);
+             : nlen > 0      ? zl_q_push_control_latest(q, &f, body, nlen)
+                             : zl_q_push(q, &f, 1, true);
     if (rc != ZL_Q_OK)
         zl_msg_release(&f.msg);
 }
@@ -567,7 +624,9 @@ void zl_socket_apply_controls(zl_socket_t *s)
             continue;
         zl_frame_t f;
         while (zl_q_pop_ctl(p->in, &f)) {
-            if (!p->ended && s->ops->control != NULL)
+            if (p->ended)
+                zl_flow_foreign(s, &f);
+            else if (s->ops->control != NULL)
                 s->ops->control(s, p, &f);
             zl_msg_release(&f.msg);
         }
@@ -639,7 +698,25 @@ int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b)
         free(b2s);
         return ENOMEM;
     }
+    /* ROUTER-ROUTER: the Completion lane, one HWM-free queue each way. */
+    zl_q_t *cs2b = NULL, *cb2s = NULL;
+    if (s->type == ZLINK_ROUTER && b->type == ZLINK_ROUTER) {
+        zl_q_end_t none = {NULL, NULL};
+        cs2b = zl_q_new(0, eb, none);
+        cb2s = zl_q_new(0, es, none);
+        if (cs2b == NULL || cb2s == NULL) {
+            free(ps);
+            free(pb);
+            free(s2b);
+            free(b2s);
+            free(cs2b);
+            free(cb2s);
+            return ENOMEM;
+        }
+    }
     uint64_t id = zl_next_connection_id();
+    ps->cmp_out = pb->cmp_in = cs2b;
+    ps->cmp_in = pb->cmp_out = cb2s;
     ps->sock = s; ps->out = s2b; ps->in = b2s; ps->peer = b_info; ps->id = id;
     pb->sock = b; pb->out = b2s; pb->in = s2b; pb->peer = s_info; pb->id = id;
     ps->inproc = pb->inproc = true;
@@ -686,6 +763,8 @@ static void inproc_break_link(zl_pipe_t *p)
         return;
     zl_pipe_t *peer = p->inproc_peer;
     zl_q_close_writer(p->out);
+    if (p->cmp_out != NULL)
+        zl_q_close_writer(p->cmp_out);
     zl_socket_pipe_ended(peer->sock, peer);
 }
 
@@ -730,8 +809,12 @@ void zl_socket_teardown(zl_socket_t *s)
         zl_pipe_t *next = p->next;
         pipe_end_locked(s, p);
         zl_q_close_reader(p->in);     /* unread records are discarded */
+        if (p->cmp_in != NULL)
+            zl_q_close_reader(p->cmp_in);
         if (!p->inproc) {
             zl_q_close_writer(p->out); /* the engine flushes, then closes */
+            if (p->cmp_out != NULL)
+                zl_q_close_writer(p->cmp_out);
             if (p->conn != NULL && p->ep == NULL)
                 zl_conn_close(p->conn, linger);
         }
@@ -1408,7 +1491,8 @@ typedef struct submit_extra {
     uint8_t reply_kind; /* ZL_KIND_REPLY or ZL_KIND_ERROR_REPLY */
 } submit_extra_t;
 
-int zl_req_admitted(zl_socket_t *s, zl_req_t *r);
+void zl_req_admitted(zl_socket_t *s, zl_req_t *r);
+int zl_req_reserve(zl_socket_t *s);
 void zl_req_token_used(zl_socket_t *s, uint64_t token);
 
 struct send_args {
@@ -1436,6 +1520,8 @@ static int send_attempt(zl_socket_t *s, void *arg)
          * means BACKPRESSURED at once, whatever the flags. */
         if (zl_cq_slots_used(s) >= ZL_CQ_SLOTS)
             return ENOBUFS;
+        if (zl_req_reserve(s) != 0)
+            return ENOMEM;
         if (++s->cq.next_seq == 0)
             ++s->cq.next_seq;
         a->frames[0].kind = ZL_KIND_REQUEST;
@@ -1454,7 +1540,9 @@ static int send_attempt(zl_socket_t *s, void *arg)
     }
     a->frames[0].kind = x->reply_kind;
     a->frames[0].seq = x->reply_seq;
+    s->reply_send = true;
     int rc = s->ops->send(s, a->rid, a->frames, a->n);
+    s->reply_send = false;
     if (rc == 0)
         zl_req_token_used(s, x->reply_token);
     return rc;
@@ -1634,6 +1722,8 @@ static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
         int drc = zl_req_drain_replies(s, p);
         if (drc != 0)
             return drc;
+        if (pipe_token_blocked(s, p))
+            return EAGAIN; /* held (and not credited) until a token frees */
     } else if (p->rxq.count == 0) {
         uint64_t charge = 0;
         bool eof = false;

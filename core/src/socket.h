@@ -32,6 +32,7 @@
 #ifndef ZL_SOCKET_H
 #define ZL_SOCKET_H
 
+#include "hmap.h"
 #include "queue.h"
 #include "zlink.h"
 
@@ -73,7 +74,8 @@ typedef struct zl_cq_rec {
 
 /* An admitted request waiting for its one outcome (request.c). */
 typedef struct zl_req {
-    struct zl_req *next;
+    zl_hnode_t by_seq;               /* cq.reqs, key = seq */
+    size_t heap_at;                  /* its index in cq.req_heap */
     uint64_t id;                     /* completion id */
     uint64_t seq;                    /* wire sequence */
     uint64_t pipe_id;                /* the connection it left on */
@@ -84,7 +86,9 @@ typedef struct zl_req {
 
 /* A REQUEST a ROUTER received and has not answered (request.c). */
 typedef struct zl_rtoken {
-    struct zl_rtoken *next;
+    zl_hnode_t by_token;             /* cq.rtokens, key = token */
+    zl_hnode_t by_source;            /* cq.rtoken_sources, key = hash of
+                                        (rid, seq) */
     uint64_t token;
     uint64_t seq;
     zlink_routing_id_t rid;          /* the source */
@@ -106,9 +110,12 @@ typedef struct zl_cq {
     size_t nwritable;                /* WRITABLE records queued (POLLOUT) */
     zl_token_t *tokens;
     size_t ntokens;
-    zl_req_t *reqs;                  /* admitted requests, oldest first */
+    zl_hmap_t reqs;                  /* admitted requests by sequence */
+    zl_req_t **req_heap;             /* the same, a min-heap by deadline */
+    size_t req_heap_cap;
     size_t nreqs;
-    zl_rtoken_t *rtokens;            /* ROUTER: unanswered requests */
+    zl_hmap_t rtokens;               /* ROUTER: unanswered requests by token */
+    zl_hmap_t rtoken_sources;        /* ... and by (source, sequence) */
     size_t nrtokens;
     uint64_t next_rtoken;
     uint64_t next_seq;               /* wire sequence of our requests */
@@ -185,6 +192,11 @@ struct zl_pipe {
     bool inproc;
     zl_fq_t rxq;              /* records taken from in, not yet received
                                  (the socket's single consumer, under s->lk) */
+    zl_q_t *cmp_out;          /* ROUTER-ROUTER Completion lane (lane 1):
+                                 replies and FLOWSTATE to the peer, no HWM;
+                                 NULL on single-lane pipes */
+    zl_q_t *cmp_in;           /* Completion lane from the peer: replies */
+    zl_fq_t cmp_rxq;          /* records taken from cmp_in (under s->lk) */
     struct zl_pipe *inproc_peer; /* the peer socket's pipe (inproc) */
     _Atomic bool link_down;   /* inproc: this side told the peer we are gone */
     struct zl_pipe *next, *prev; /* s->pipes */
@@ -253,6 +265,9 @@ struct zl_socket {
     zl_pipe_t *last_pipe;             /* the pipe the last send chose */
     bool req_send;                    /* a request is being sent (DEALER
                                          picks only ROUTER peers) */
+    bool reply_send;                  /* a reply is being sent (ROUTER:
+                                         the Completion lane if the peer
+                                         has one) */
     uint64_t recv_token;              /* ROUTER: token of the last receive */
     uint64_t route_gen;               /* ROUTER: bumped per route change */
     uint64_t route_acked;             /* route_gen at the last snapshot */
@@ -305,6 +320,10 @@ void zl_socket_notify(void *arg);
 zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
                               const zl_peer_info_t *peer,
                               zl_q_end_t out_reader, zl_q_end_t in_writer);
+/* ROUTER-ROUTER: gives a new (not yet attached) pipe its Completion lane,
+ * two queues without HWM whose engine ends are the lane 1 connection.
+ * Returns 0 or ENOMEM. */
+int zl_socket_pipe_add_cmp(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_writer);
 /* Offers the pipe to the pattern. Returns 0 when attached; otherwise an
  * errno and the pipe is already ended (the connection must close). */
 int zl_socket_pipe_attach(zl_socket_t *s, zl_pipe_t *p);
@@ -450,6 +469,13 @@ void zl_socket_apply_controls(zl_socket_t *s);
  * when a non-reply record is at the head (in p->rxq), EAGAIN when the
  * input is empty, EPIPE when it is empty and its writer is gone. */
 int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: completes the requests of every reply queued on p's
+ * Completion lane (ROUTER-ROUTER; nothing otherwise). Called by
+ * zl_req_drain_replies first. */
+void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: whether a ROUTER has all ZL_CQ_SLOTS reply tokens in use
+ * (a REQUEST cannot be received until one is answered or forgotten). */
+bool zl_req_tokens_full(const zl_socket_t *s);
 /* Under s->lk: completes expired requests as TIMED_OUT and refreshes
  * s->req_deadline. */
 void zl_req_expire(zl_socket_t *s);
@@ -481,6 +507,9 @@ void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p);
  * malformed one; a duplicate or older epoch counts as stale). Returns true
  * when f was a FLOWSTATE frame. */
 bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* Under s->lk: a control frame f reached a pipe that already ended; a
+ * FLOWSTATE among them counts as stale (no event). */
+void zl_flow_foreign(zl_socket_t *s, const zl_frame_t *f);
 /* Under s->lk: the peer behind p is paused (not a send target now). */
 static inline bool zl_pipe_paused(const zl_pipe_t *p)
 {

@@ -999,22 +999,83 @@ static void listener_lane_pairing(void)
     ZT_EQ_INT(f[2].size, 4);
     ZT_EQ_MEM(f[2].body, "to-P", 4);
     wire_t w = {.n = 0};
-    w_data(&w, false, "via lane 1");
-    raw_send(l1, &w);
-    expect_str(z, ZLINK_ROUTER, "P", "via lane 1");
-    w.n = 0;
     w_data(&w, false, "via lane 0");
     raw_send(l0, &w);
     expect_str(z, ZLINK_ROUTER, "P", "via lane 0");
-    ZT_CHECK(!raw_fill(l1, 50));
-    ZT_EQ_INT(raw_data_frames(l1), 0); /* v1 sends nothing on lane 1 */
 
-    printf("# closing lane 1 closes lane 0\n");
-    raw_free(l1);
+    printf("# a request from P on lane 0: the reply leaves on lane 1\n");
+    w.n = 0;
+    w_frame(&w, 0, 1, 7, "ask", 3);
+    raw_send(l0, &w);
+    zlink_msg_t m[2];
+    size_t count = 0;
+    const zlink_routing_id_t *src = NULL;
+    zlink_reply_token_t tok = 0;
+    ZT_EQ_INT(zlink_router_recv(z, &src, &tok, m, 2, &count, 0), ZLINK_RECV_OK);
+    ZT_CHECK(tok != 0);
+    ZT_CHECK(rid_is(src, "P"));
+    zlink_routing_id_t rp;
+    rid_set(&rp, "P");
+    zlink_multipart_close(m, count);
+    ZT_EQ_INT(zlink_msg_init_size(&m[0], 3), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&m[0]), "ans", 3);
+    ZT_EQ_INT(zlink_reply(z, &rp, tok, m, 1), ZLINK_SUBMIT_OK);
+    raw_wait_frames(l1, 3);
+    raw_frames(l1, f, MAXF);
+    ZT_EQ_INT(f[2].kind, 2);
+    ZT_EQ_INT(f[2].seq, 7);
+    ZT_EQ_INT(f[2].size, 3);
+    ZT_EQ_MEM(f[2].body, "ans", 3);
+
+    printf("# our request to P on lane 0; P's reply on lane 1 completes it\n");
+    ZT_EQ_INT(zlink_msg_init_size(&m[0], 1), ZLINK_CONFIG_OK);
+    memcpy(zlink_msg_data(&m[0]), "q", 1);
+    zlink_completion_id_t id = 0;
+    int uctx = 0;
+    ZT_EQ_INT(zlink_request(z, &rp, m, 1, 0, 0, &uctx, &id), ZLINK_SUBMIT_OK);
+    raw_wait_frames(l0, 4);
+    raw_frames(l0, f, MAXF);
+    ZT_EQ_INT(f[3].kind, 1);
+    uint64_t seq = f[3].seq;
+    ZT_CHECK(seq != 0);
+    w.n = 0;
+    w_frame(&w, 0, 2, seq, "re", 2);
+    raw_send(l1, &w);
+    zlink_completion_t c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    ZT_EQ_INT(zlink_completion_recv(z, &c, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(c.kind, ZLINK_COMPLETION_REQUEST);
+    ZT_EQ_INT(c.completion_id, id);
+    ZT_CHECK(c.user_context == &uctx);
+    ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
+    ZT_EQ_INT(c.reply_part_count, 1);
+    ZT_EQ_MEM(zlink_msg_data(&c.reply_parts[0]), "re", 2);
+    zlink_completion_close(&c);
+
+    printf("# FLOWSTATE goes on lane 1\n");
+    ZT_EQ_INT(zlink_socket_set_receive_flow_state(z, ZLINK_RECEIVE_FLOW_PAUSED),
+              ZLINK_CONFIG_OK);
+    raw_wait_frames(l1, 4);
+    raw_frames(l1, f, MAXF);
+    ZT_EQ_INT(f[3].flags & ZR_F_CONTROL, ZR_F_CONTROL);
+    ZT_CHECK(f[3].size >= 9 && memcmp(f[3].body, "FLOWSTATE", 9) == 0);
+    ZT_CHECK(!raw_fill(l0, 50));
+    ZT_EQ_INT(raw_frames(l0, f, MAXF), 4); /* nothing more on lane 0 */
+
+    printf("# DATA on lane 1 is a protocol error: both lanes close\n");
+    w.n = 0;
+    w_data(&w, false, "via lane 1");
+    raw_send(l1, &w);
+    raw_wait_closed(l1);
+    ZT_EQ_INT(raw_error_code(l1), 0x06);
     raw_wait_closed(l0);
+    raw_free(l1);
     raw_free(l0);
     ZT_EQ_INT(send_str(z, ZLINK_ROUTER, "P", "gone", ZLINK_DONTWAIT),
               ZLINK_SUBMIT_NOT_CONNECTED);
+    ZT_EQ_INT(zlink_router_recv(z, &src, &tok, m, 2, &count, ZLINK_DONTWAIT),
+              ZLINK_RECV_NO_DATA); /* the refused DATA was not delivered */
 
     sock_close(z);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
@@ -1022,8 +1083,8 @@ static void listener_lane_pairing(void)
 }
 
 /* A ZLink ROUTER connecter against a raw ROUTER listener: lane 1 follows
- * lane 0's handshake with the same Routing-Id; data flows on lane 0 and in
- * from lane 1; closing lane 1 makes ZLink close lane 0, then it reconnects
+ * lane 0's handshake with the same Routing-Id; data flows on lane 0 both
+ * ways; closing lane 1 makes ZLink close lane 0, then it reconnects
  * from lane 0. */
 static void connecter_lanes(void)
 {
@@ -1070,10 +1131,10 @@ static void connecter_lanes(void)
     ZT_EQ_INT(f[2].size, 6);
     ZT_EQ_MEM(f[2].body, "to-raw", 6);
     w.n = 0;
-    w_data(&w, false, "from lane 1");
-    raw_send(l1, &w);
-    expect_str(z, ZLINK_ROUTER, "raw", "from lane 1");
-    ZT_EQ_INT(raw_data_frames(l1), 0);
+    w_data(&w, false, "from lane 0");
+    raw_send(l0, &w);
+    expect_str(z, ZLINK_ROUTER, "raw", "from lane 0");
+    ZT_EQ_INT(raw_data_frames(l1), 0); /* DATA never leaves on lane 1 */
 
     raw_free(l1);
     raw_wait_closed(l0);

@@ -625,18 +625,24 @@ static void raw_hs(raw_t *r, int my_type, const char *rid, int count, int lane, 
     raw_read_hello_ready(r, zl_type);
 }
 
-/* Accepting side (one lane): HELLO; the ZLink side's HELLO and READY; our
- * READY. */
-static void raw_hs_accepting(raw_t *r, int my_type, const char *rid, int zl_type)
+/* Accepting side, lane `lane` of count: HELLO; the ZLink side's HELLO and
+ * READY; our READY. */
+static void raw_hs_accepting_lane(raw_t *r, int my_type, const char *rid, int zl_type, int count,
+                                  int lane)
 {
     wire_t w = {.n = 0};
     w_hello(&w, my_type, rid);
     raw_send(r, &w);
     raw_read_hello_ready(r, zl_type);
     w.n = 0;
-    w_ready_dr(&w, my_type, rid, 1, 0);
+    w_ready_dr(&w, my_type, rid, count, lane);
     raw_send(r, &w);
     w_free(&w);
+}
+
+static void raw_hs_accepting(raw_t *r, int my_type, const char *rid, int zl_type)
+{
+    raw_hs_accepting_lane(r, my_type, rid, zl_type, 1, 0);
 }
 
 static void raw_send_flow(raw_t *r, int state, uint64_t epoch)
@@ -1896,6 +1902,39 @@ static void router_25_flow_to_all_ready_peers_late_peers(void)
     }
 }
 
+/* A FLOWSTATE for a connection that has ended is dropped without an event
+ * and counted as stale; the next connection starts again at epoch 1.
+ * Inproc, where the frame still waits beside the records when its
+ * connection ends: the peer sets PAUSED and disconnects before V looks. */
+static void router_27_wrong_connection_frame_silent_counted(void)
+{
+    printf("# covers ROUTER/27\n");
+    void *ctx = zlt_round_begin("inproc");
+    const int types[] = {ZLINK_DEALER, ZLINK_ROUTER};
+    for (int i = 0; i < 2; i++) {
+        char ep[256];
+        void *v = zlt_sock(ctx, ZLINK_ROUTER);
+        zlt_set_rid(v, "V");
+        zlt_bind(v, "inproc", ep, sizeof ep);
+        void *m = fmon_open(v, FLOW_EVENTS);
+        void *p = zlt_sock(ctx, types[i]);
+        zlt_set_rid(p, "S");
+        attach_to(p, ep, "V", v, "S");
+        flow_set(p, PAUSED);
+        ZT_EQ_INT(zlink_disconnect(p, ep), ZLINK_CONNECT_OK);
+        fmon_none(v, m);
+        status_is(m, 0, 0, 0, 1);
+        zlt_connect(p, ep);
+        fmon_expect(v, m, EV_PAUSED, 1, "S");
+        status_is(m, 1, 1, 0, 1);
+        ZT_EQ_INT(zlt_send_rid_str(v, "S", "held", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+        fmon_close(m);
+        zlt_close(p);
+        zlt_close(v);
+    }
+    zlt_round_end();
+}
+
 /* On the wire: flags 02, kind 0, exactly 19 bytes: "FLOWSTATE", version 1,
  * state, epoch. No routing id, lane or other property. */
 static void router_26_frame_carries_only_epoch(void)
@@ -2076,7 +2115,8 @@ static void socket_52_repeated_flow_sends_nothing(void)
 }
 
 /* DEALER-* peers use one connection (the App lane) and the flow state
- * travels on it; it is sent again after a reconnect, epochs from 1. */
+ * travels on it; ROUTER-ROUTER sends it on the Completion lane. It is sent
+ * again after a reconnect, epochs from 1. */
 static void socket_53_flow_on_app_connection_resent_after_reconnect(void)
 {
     printf("# covers socket/53\n");
@@ -2113,6 +2153,38 @@ static void socket_53_flow_on_app_connection_resent_after_reconnect(void)
         zlt_close(z);
         close(lfd);
     }
+
+    /* ROUTER-ROUTER: two connections; the flow state travels on lane 1
+     * (Completion), the records on lane 0, on every connection pair. */
+    printf("# ROUTER connects to a raw ROUTER\n");
+    char ep[256];
+    int lfd = raw_listen(ep, sizeof ep);
+    void *z = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(z, "zl");
+    zlt_set_int(z, ZLINK_RECONNECT_IVL, 10);
+    flow_set(z, PAUSED);
+    zlt_connect(z, ep);
+    for (int conn = 0; conn < 2; conn++) {
+        raw_t l0, l1;
+        raw_accept(lfd, &l0);
+        raw_hs_accepting_lane(&l0, ZLINK_ROUTER, "raw", ZLINK_ROUTER, 2, 0);
+        raw_accept(lfd, &l1);
+        raw_hs_accepting_lane(&l1, ZLINK_ROUTER, "raw", ZLINK_ROUTER, 2, 1);
+        raw_expect_flow(&l1, PAUSED, 1);
+        zlt_router_send_when_routable(z, "raw", "marker");
+        raw_expect_data(&l0, "marker");
+        flow_set(z, RUNNING);
+        raw_expect_flow(&l1, RUNNING, 2);
+        flow_set(z, PAUSED);
+        raw_expect_flow(&l1, PAUSED, 3);
+        ZT_EQ_INT(zlt_send_rid_str(z, "raw", "fence", 0), ZLINK_SUBMIT_OK);
+        raw_expect_data(&l0, "fence"); /* no FLOWSTATE came before it on lane 0 */
+        raw_close(&l1); /* both lanes close; the ZLink side reconnects */
+        raw_wait_closed(&l0);
+        raw_close(&l0);
+    }
+    zlt_close(z);
+    close(lfd);
     zlt_round_end();
 }
 
@@ -2250,6 +2322,7 @@ int main(void)
     ZT_RUN(router_24_repeated_flow_sends_nothing);
     ZT_RUN(router_25_flow_to_all_ready_peers_late_peers);
     ZT_RUN(router_26_frame_carries_only_epoch);
+    ZT_RUN(router_27_wrong_connection_frame_silent_counted);
     ZT_RUN(router_28_duplicate_or_regressing_epoch_stale);
     ZT_RUN(router_29_pre_reconnect_state_not_applied);
     ZT_RUN(router_30_pause_per_peer_bp_resume_writable);

@@ -2164,6 +2164,249 @@ static void zmp_46_connection_counts(void)
     zmp_46_on("ipc");
 }
 
+
+/* --------------------------------------------------- socket/README 38 */
+
+#define TOKENS 65536
+#define N1 36000 /* requests from D1 */
+#define N2 36000 /* requests from D2 */
+
+typedef struct live {
+    zlink_reply_token_t tok;
+    zlink_routing_id_t rid;
+} live_t;
+
+/* R receives one REQUEST (DONTWAIT); records it in lv. Returns the source
+ * index (1 or 2) or 0 when nothing could be received. */
+static int take_request(void *r, live_t *lv, int *seen)
+{
+    rrec_t x;
+    zlink_recv_result_t rc = rrecv(r, ZLINK_DONTWAIT, &x);
+    if (rc == ZLINK_RECV_NO_DATA)
+        return 0;
+    ZT_EQ_INT(rc, ZLINK_RECV_OK);
+    ZT_CHECK(x.tok != 0);
+    int src = zlt_rid_is(&x.rid, "D1") ? 1 : zlt_rid_is(&x.rid, "D2") ? 2 : 0;
+    ZT_CHECK(src != 0);
+    /* Per source, requests arrive in the order they were sent. */
+    char want[32];
+    snprintf(want, sizeof want, "%d-%d", src, seen[src]++);
+    ZT_EQ_INT(x.n, 1);
+    ZT_EQ_U64(zlink_msg_size(&x.p[0]), strlen(want));
+    ZT_EQ_MEM(zlink_msg_data(&x.p[0]), want, strlen(want));
+    zlink_multipart_close(x.p, x.n);
+    lv->tok = x.tok;
+    lv->rid = x.rid;
+    return src;
+}
+
+static void answer(void *r, const live_t *lv)
+{
+    zlink_msg_t m;
+    zlt_msg_set(&m, "ok", 2);
+    ZT_EQ_INT(zlink_reply(r, &lv->rid, lv->tok, &m, 1), ZLINK_SUBMIT_OK);
+}
+
+static bool pollin(void *r)
+{
+    zlink_pollitem_t it = {r, -1, ZLINK_POLLIN, 0};
+    int n = zlink_poll(&it, 1, 0, NULL);
+    ZT_CHECK(n == 0 || n == 1);
+    return n == 1;
+}
+
+/* With every reply token in use, the ROUTER holds back REQUESTs: their
+ * sources wait (nothing dropped) while other records flow; each answer
+ * lets one more REQUEST in, sources taking turns; in the end every request
+ * of both requesters completes OK, in order, and DATA queued behind the
+ * held REQUESTs arrives after them. */
+static void readme_38_token_limit_pauses_source(void)
+{
+    covers("socket/README/38");
+    void *ctx = zlt_round_begin("inproc");
+    char ep[256];
+    void *r = router_bound(ctx, "inproc", "R", ep, sizeof ep);
+    void *d[4];
+    const char *ids[4] = {NULL, "D1", "D2", "D3"};
+    for (int i = 1; i <= 3; i++) {
+        d[i] = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d[i], ids[i]);
+        zlt_connect(d[i], ep);
+    }
+    int k = 0;
+    const int count[3] = {0, N1, N2};
+    for (int i = 1; i <= 2; i++) {
+        for (int j = 0; j < count[i]; j++) {
+            char text[32];
+            snprintf(text, sizeof text, "%d-%d", i, j);
+            const char *strs[1] = {text};
+            sub_t q = request_v(__FILE__, __LINE__, d[i], NULL, 0, 600000, &k, strs, 1);
+            ZT_EQ_INT(q.rc, ZLINK_SUBMIT_OK);
+        }
+        ZT_EQ_INT(zlt_send_str(d[i], "late", 0), ZLINK_SUBMIT_OK); /* behind them */
+    }
+
+    live_t *lv = calloc(N1 + N2, sizeof *lv);
+    ZT_CHECK(lv != NULL);
+    int seen[3] = {0, 0, 0};
+    size_t got = 0;
+    while (got < TOKENS) {
+        if (take_request(r, &lv[got], seen) == 0)
+            ZT_FAIL("only %zu requests readable before the token limit", got);
+        got++;
+    }
+    ZT_CHECK(seen[1] > 0 && seen[2] > 0); /* both sources were read */
+    /* At the limit: the heads of D1 and D2 are held, POLLIN is off ... */
+    live_t extra;
+    ZT_EQ_INT(take_request(r, &extra, seen), 0);
+    ZT_CHECK(!pollin(r));
+    /* ... but a source with DATA at its head is still read. */
+    ZT_EQ_INT(zlt_send_str(d[3], "free", 0), ZLINK_SUBMIT_OK);
+    ZT_CHECK(pollin(r));
+    rrec_t x;
+    RDATA(r, &x, "D3", "free");
+    ZT_CHECK(!pollin(r));
+
+    /* One answer, one more REQUEST; two answers, one from each source. */
+    size_t next = 0;
+    answer(r, &lv[next++]);
+    ZT_CHECK(pollin(r));
+    ZT_CHECK(take_request(r, &lv[got++], seen) != 0);
+    ZT_EQ_INT(take_request(r, &extra, seen), 0);
+    answer(r, &lv[next++]);
+    answer(r, &lv[next++]);
+    int a = take_request(r, &lv[got++], seen);
+    int b = take_request(r, &lv[got++], seen);
+    ZT_CHECK(a != 0 && b != 0 && a != b);
+    ZT_EQ_INT(take_request(r, &extra, seen), 0);
+
+    /* Everything else, answering as we go: nothing was dropped. */
+    while (got < N1 + N2) {
+        answer(r, &lv[next++]);
+        int src = take_request(r, &lv[got], seen);
+        if (src == 0)
+            ZT_FAIL("request %zu did not come after an answer", got);
+        got++;
+    }
+    while (next < got)
+        answer(r, &lv[next++]);
+    ZT_EQ_INT(seen[1], N1);
+    ZT_EQ_INT(seen[2], N2);
+    bool late[3] = {false, false, false};
+    for (int i = 0; i < 2; i++) {
+        RDATA(r, &x, NULL, "late");
+        late[zlt_rid_is(&x.rid, "D1") ? 1 : zlt_rid_is(&x.rid, "D2") ? 2 : 0] = true;
+    }
+    ZT_CHECK(late[1] && late[2] && !late[0]);
+    ZT_EQ_INT(rrecv(r, ZLINK_DONTWAIT, &x), ZLINK_RECV_NO_DATA);
+    for (int i = 1; i <= 2; i++) {
+        for (int j = 0; j < count[i]; j++) {
+            zlink_completion_t c;
+            ZT_EQ_INT(cq_recv(d[i], &c, 0), ZLINK_RECV_OK);
+            ZT_EQ_INT(c.kind, ZLINK_COMPLETION_REQUEST);
+            ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
+            ZT_EQ_U64(c.completion_id, (uint64_t)j + 1); /* in admission order */
+            zlink_completion_close(&c);
+        }
+        CQ_NONE(d[i]);
+    }
+    free(lv);
+    zlt_round_end();
+}
+
+/* ------------------------------------ ROUTER-ROUTER: the Completion lane */
+
+/* ROUTER a sends DATA to b until the App lane refuses (DONTWAIT
+ * BACKPRESSURED, bounded); returns how many were admitted. */
+static int fill_app_lane(void *a, const char *to)
+{
+    char body[1024];
+    memset(body, 'd', sizeof body);
+    zlink_routing_id_t rid;
+    zlt_rid_set(&rid, to);
+    for (int sent = 0; sent < 200000; sent++) {
+        zlink_msg_t m;
+        zlt_msg_set(&m, body, sizeof body);
+        zlink_submit_result_t rc =
+            zlink_send_rid(a, &rid, &m, 1, ZLINK_DONTWAIT, NULL, NULL);
+        if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
+            ZT_EQ_INT(zlink_errno(), EAGAIN);
+            ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+            return sent;
+        }
+        ZT_EQ_INT(rc, ZLINK_SUBMIT_OK);
+    }
+    ZT_FAIL("the App lane to '%s' never refused", to);
+    return 0;
+}
+
+/* b receives exactly n 1 KiB DATA records, then nothing. */
+static void drain_data(void *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        rrec_t x;
+        ZT_EQ_INT(rrecv(b, 0, &x), ZLINK_RECV_OK);
+        ZT_EQ_INT(x.tok, 0);
+        ZT_EQ_INT(x.n, 1);
+        ZT_EQ_U64(zlink_msg_size(&x.p[0]), 1024);
+        zlink_multipart_close(x.p, x.n);
+    }
+    rrec_t x;
+    ZT_EQ_INT(rrecv(b, ZLINK_DONTWAIT, &x), ZLINK_RECV_NO_DATA);
+}
+
+static void rr_cmp_body(void *ctx, const char *tr)
+{
+    int k = 0;
+    char ep[256];
+    void *a = router_bound(ctx, tr, "A", ep, sizeof ep);
+    zlt_set_u64(a, ZLINK_SNDHWM, 4096);
+    zlt_set_int(a, ZLINK_SNDTIMEO, 0); /* a reply that had to wait fails at once */
+    void *b = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(b, "B");
+    zlt_set_u64(b, ZLINK_RCVHWM, 4096);
+    if (zlt_is_tcp(tr)) {
+        zlt_set_int(a, ZLINK_SNDBUF, 4096);
+        zlt_set_int(b, ZLINK_RCVBUF, 4096);
+    }
+    zlt_connect(b, ep);
+    zlink_routing_id_t to_a;
+    zlt_rid_set(&to_a, "A");
+    rrec_t q;
+
+    /* b PAUSED: a may not send it DATA, but its replies still go. */
+    ZT_EQ_INT(zlink_socket_set_receive_flow_state(b, ZLINK_RECEIVE_FLOW_PAUSED), ZLINK_CONFIG_OK);
+    zlink_completion_id_t id = REQ_ROUTABLE(b, "A", T(5000), &k, "q1");
+    RREQ(a, &q, "B", "q1");
+    int early = fill_app_lane(a, "B"); /* admitted before the PAUSE arrived */
+    REPLY_OK(a, &q.rid, q.tok, "r1");
+    CQ_OK(b, id, &k, "A", "r1");
+    id = REQ_OK(b, &to_a, T(5000), &k, "q2");
+    RREQ(a, &q, "B", "q2");
+    zlink_msg_t why;
+    zlt_msg_set(&why, "busy", 4);
+    ZT_EQ_INT(zlink_reply_error(a, &q.rid, q.tok, EBUSY, &why, 1), ZLINK_SUBMIT_OK);
+    CQ_ERR(b, id, &k, "A", ZLINK_REQUEST_BUSY, "busy");
+    ZT_EQ_INT(zlink_socket_set_receive_flow_state(b, ZLINK_RECEIVE_FLOW_RUNNING), ZLINK_CONFIG_OK);
+    drain_data(b, early);
+
+    /* The App lane to b full of unread DATA: the reply passes it. */
+    id = REQ_OK(b, &to_a, T(5000), &k, "q3");
+    RREQ(a, &q, "B", "q3");
+    int n = fill_app_lane(a, "B");
+    ZT_CHECK(n > 0);
+    REPLY_OK(a, &q.rid, q.tok, "r3");
+    CQ_OK(b, id, &k, "A", "r3");
+    CQ_NONE(b);
+    drain_data(b, n);
+}
+
+static void rr_cmp_lane_replies_pass_data_hwm_pause(void)
+{
+    covers("socket/README/12 (R-R Cmp exempt), ROUTER R-R lanes, Protocol ZMP/17 (R-R FIFO per lane)");
+    per_transport(rr_cmp_body, true);
+}
+
 /* ================================================================== main */
 
 static bool wanted(const char *name)
@@ -2238,6 +2481,8 @@ int main(void)
     RUN(errors_09_one_terminal_completion_per_id);
     RUN(errors_10_error_reply_errno_mapped);
     RUN(reply_error_sends_errno_part);
+    RUN(rr_cmp_lane_replies_pass_data_hwm_pause);
+    RUN(readme_38_token_limit_pauses_source);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
     RUN(router_16_zlink_recv_on_router_not_supported);

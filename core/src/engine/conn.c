@@ -68,8 +68,6 @@ static void conn_on_rkick(zl_task_t *t)
         return;
     c->rd_full = false;
     zl_conn_read_start(c);
-    if (c->partner != NULL)
-        zl_conn_read_start(c->partner);
 }
 
 void zl_conn_kick_write(zl_conn_t *c)
@@ -311,7 +309,7 @@ void zl_conn_shutdown(zl_conn_t *c, int linger_ms)
         c->state = ZL_CS_LINGER;
         zl_conn_read_stop(c);
         if (c->partner != NULL)
-            zl_conn_read_stop(c->partner);
+            zl_conn_read_stop(c->partner); /* lane 1 keeps writing meanwhile */
         if (linger_ms > 0)
             zl_conn_timer(c, ZL_TIMER_LINGER, (uint64_t)linger_ms);
         zl_conn_pump(c); /* ends it once nothing is left to write */
@@ -391,6 +389,18 @@ void zl_conn_attach(zl_conn_t *c)
         zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
         return;
     }
+    if (c1 != NULL) {
+        /* ROUTER-ROUTER: lane 1 is the Completion lane, with queues of its
+         * own (replies and FLOWSTATE, no HWM). */
+        zl_q_end_t rd1 = {zl_conn_out_notify, c1};
+        zl_q_end_t wr1 = {zl_conn_in_notify, c1};
+        if (zl_socket_pipe_add_cmp(pipe, rd1, wr1) != 0) {
+            zl_pipe_unref(pipe);
+            zl_pipe_unref(pipe);
+            zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
+            return;
+        }
+    }
     pipe->id = c->id; /* one connection id from CONNECTED to DISCONNECTED */
     c->pipe = pipe;
     c->pipe_owner = true;
@@ -401,7 +411,8 @@ void zl_conn_attach(zl_conn_t *c)
     zl_conn_timer(c, ZL_TIMER_NONE, 0);
     if (c1 != NULL) {
         c1->pipe = pipe;
-        c1->in = pipe->in;
+        c1->out = pipe->cmp_out;
+        c1->in = pipe->cmp_in;
         c1->established = true;
         c1->state = ZL_CS_ACTIVE;
         zl_conn_timer(c1, ZL_TIMER_NONE, 0);
@@ -420,6 +431,8 @@ void zl_conn_attach(zl_conn_t *c)
     /* Output the socket may already have queued; then input that arrived
      * while we were waiting to attach. */
     zl_conn_pump(c);
+    if (c1 != NULL && c1->state == ZL_CS_ACTIVE)
+        zl_conn_pump(c1); /* marks the Completion queue's reader idle */
     zl_conn_t *lanes[2] = {c, c1};
     for (int i = 0; i < 2; i++) {
         zl_conn_t *l = lanes[i];
@@ -429,7 +442,8 @@ void zl_conn_attach(zl_conn_t *c)
             zl_conn_parse(l);
             zl_conn_flush_batch(l);
         }
-        if (l->state == ZL_CS_ACTIVE && !c->rd_full)
+        /* Only lane 0's input has an HWM to respect. */
+        if (l->state == ZL_CS_ACTIVE && (l == c1 || !c->rd_full))
             zl_conn_read_start(l);
     }
 }

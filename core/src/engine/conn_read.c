@@ -11,8 +11,10 @@
  *    slides it to the front when nobody else holds the chunk. A frame
  *    larger than a chunk gets a chunk of its own size.
  *  - Whole records of one read go to the in queue in one zl_q_deliver;
- *    when that reports the HWM, reading stops (both lanes) until the
- *    queue's writer notify fires (zl_conn_in_notify, conn.c).
+ *    when that reports the HWM, reading stops until the queue's writer
+ *    notify fires (zl_conn_in_notify, conn.c). A ROUTER-ROUTER lane 1
+ *    (Completion) delivers to its own HWM-free queue and keeps reading;
+ *    a record on it must be a REPLY or ERROR_REPLY, else EPROTO.
  *  - Frames of a record in progress wait in rpart; only complete records
  *    reach rbatch, so nothing partial is ever delivered.
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
@@ -104,16 +106,14 @@ void zl_conn_flush_batch(zl_conn_t *c)
 {
     if (c->rrecords == 0 || c->in == NULL)
         return;
-    zl_conn_t *owner = c->pipe_owner ? c : c->partner;
     zl_conn_commit_slices(c);
     bool full = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
     c->rrecords = 0;
     c->rcharge = 0;
-    if (full && owner != NULL) {
-        owner->rd_full = true;
-        zl_conn_read_stop(owner);
-        if (owner->partner != NULL)
-            zl_conn_read_stop(owner->partner);
+    if (full) {
+        /* Only lane 0 can get here: the Completion lane has no HWM. */
+        c->rd_full = true;
+        zl_conn_read_stop(c);
     }
 }
 
@@ -262,6 +262,11 @@ static void conn_parse_frames(zl_conn_t *c)
             zl_hs_frame(c, &h, body);
         } else if (zmp_is_control(h.flags)) {
             conn_take_control(c, &h, body);
+        } else if (c->lane == 1 && c->rpart.count == 0 && h.kind != ZMP_KIND_REPLY &&
+                   h.kind != ZMP_KIND_ERROR_REPLY) {
+            zl_conn_flush_batch(c);
+            zl_conn_fail(c, EPROTO, ZMP_ERR_UNEXPECTED);
+            return;
         } else if (!conn_take_data(c, &h, body)) {
             zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
             return;

@@ -185,8 +185,13 @@ void zl_conn_pump(zl_conn_t *c)
         if (c->wq.count == 0) {
             /* Everything written: a closed writer (socket closed, STREAM
              * peer closed) or a linger in progress ends the connection. */
-            if (eof || c->state == ZL_CS_LINGER)
+            if (eof || c->state == ZL_CS_LINGER) {
+                /* Lane 1 ends with its lane 0 (which may still be
+                 * flushing), never on its own. */
+                if (!c->pipe_owner && c->partner != NULL)
+                    return;
                 zl_conn_terminate(c, 0);
+            }
             return;
         }
         int rc = conn_write_batch(c);

@@ -67,6 +67,14 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     }
     if (s->req_send && p->peer.type != ZLINK_ROUTER)
         return EPROTOTYPE; /* requests go to ROUTER peers only */
+    if (s->reply_send && p->cmp_out != NULL) {
+        /* A reply to a ROUTER peer takes the Completion lane: no HWM, no
+         * PAUSE, not behind DATA. */
+        if (p->ended)
+            return EHOSTUNREACH;
+        int rc = zl_q_push(p->cmp_out, frames, n, true);
+        return rc == ZL_Q_OK ? 0 : EHOSTUNREACH;
+    }
     if (zl_pipe_paused(p))
         return EAGAIN; /* the peer paused its receive flow */
     int rc = zl_pipe_push(p, frames, n, false);
