@@ -380,6 +380,16 @@ void zl_monitor_status(zl_monitor_t *m, zlink_monitor_status_t *st)
         st->rcv_pending_bytes += zl_q_bytes(p->in);
         uint64_t rxq_bytes = 0;
         fq_totals(&p->rxq, &st->rcv_pending_msgs, &rxq_bytes);
+        if (p->cmp_out != NULL) {
+            /* The Completion lane has no HWM but is still counted. */
+            if (p->attached && !p->ended) {
+                st->snd_pending_msgs += zl_q_records(p->cmp_out);
+                st->snd_pending_bytes += zl_q_bytes(p->cmp_out);
+            }
+            st->rcv_pending_msgs += zl_q_records(p->cmp_in);
+            st->rcv_pending_bytes += zl_q_bytes(p->cmp_in);
+            fq_totals(&p->cmp_rxq, &st->rcv_pending_msgs, &rxq_bytes);
+        }
     }
     if (s->stash_n > 0) {
         st->rcv_pending_msgs++;

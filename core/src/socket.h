@@ -7,7 +7,10 @@
  *    zl_q_t: out (to the peer) and in (from the peer). For tcp and ipc the
  *    far end of both queues is an engine connection (zl_conn_t) running on
  *    an I/O thread; for inproc the far end is the peer socket's pipe, and
- *    the two pipes share their queues crosswise.
+ *    the two pipes share their queues crosswise. A ROUTER-ROUTER pipe has
+ *    a second pair without HWM, cmp_out / cmp_in, for the Completion lane
+ *    (replies and FLOWSTATE; lane 1 of the engine, or a second inproc
+ *    pair).
  *  - s->lk protects the pipe list, routing state and pattern state. Each
  *    queue has its own lock, taken after s->lk when both are needed.
  *  - Blocking calls attempt under s->lk, then sleep without it. A waiter

@@ -2401,6 +2401,53 @@ static void rr_cmp_body(void *ctx, const char *tr)
     drain_data(b, n);
 }
 
+static zlink_monitor_status_t status_of(void *s)
+{
+    zlink_monitor_config_t cfg = {0, 0, 0};
+    void *m = zlink_socket_monitor_open(s, &cfg);
+    ZT_CHECK(m != NULL);
+    zlink_monitor_status_t st;
+    memset(&st, 0, sizeof st);
+    ZT_EQ_INT(zlink_monitor_status(m, &st), ZLINK_CONFIG_OK);
+    zlink_monitor_close(&m);
+    return st;
+}
+
+/* Inproc R-R: a reply waiting on the Completion lane counts as pending on
+ * both sides (sender: send side; requester: receive side) until the
+ * requester takes it. */
+static void rr_cmp_lane_counted_in_status(void)
+{
+    covers("ROUTER R-R: the Cmp lane is HWM-free but still counted in snapshots");
+    void *ctx = zlt_round_begin("inproc");
+    char ep[256];
+    void *a = router_bound(ctx, "inproc", "A", ep, sizeof ep);
+    void *b = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(b, "B");
+    zlt_connect(b, ep);
+    int k = 0;
+    zlink_completion_id_t id = REQ_ROUTABLE(b, "A", T(5000), &k, "q");
+    rrec_t q;
+    RREQ(a, &q, "B", "q");
+    zlink_monitor_status_t sa = status_of(a), sb = status_of(b);
+    ZT_EQ_U64(sa.snd_pending_msgs, 0);
+    ZT_EQ_U64(sb.rcv_pending_msgs, 0);
+    REPLY_OK(a, &q.rid, q.tok, "0123456789");
+    sa = status_of(a);
+    sb = status_of(b);
+    ZT_EQ_U64(sa.snd_pending_msgs, 1);
+    ZT_EQ_U64(sa.snd_pending_bytes, 10 + 64);
+    ZT_EQ_U64(sb.rcv_pending_msgs, 1);
+    ZT_EQ_U64(sb.rcv_pending_bytes, 10 + 64);
+    CQ_OK(b, id, &k, "A", "0123456789");
+    sa = status_of(a);
+    sb = status_of(b);
+    ZT_EQ_U64(sa.snd_pending_msgs, 0);
+    ZT_EQ_U64(sb.rcv_pending_msgs, 0);
+    ZT_EQ_U64(sb.rcv_pending_bytes, 0);
+    zlt_round_end();
+}
+
 static void rr_cmp_lane_replies_pass_data_hwm_pause(void)
 {
     covers("socket/README/12 (R-R Cmp exempt), ROUTER R-R lanes, Protocol ZMP/17 (R-R FIFO per lane)");
@@ -2483,6 +2530,7 @@ int main(void)
     RUN(reply_error_sends_errno_part);
     RUN(rr_cmp_lane_replies_pass_data_hwm_pause);
     RUN(readme_38_token_limit_pauses_source);
+    RUN(rr_cmp_lane_counted_in_status);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
     RUN(router_16_zlink_recv_on_router_not_supported);

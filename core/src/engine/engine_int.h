@@ -127,7 +127,8 @@ struct zl_conn {
     uint8_t ready_buf[ZMP_READY_MAX];
     uv_write_t hs_req[2];
 
-    /* The pipe (shared by both lanes; only lane 0 owns a reference). */
+    /* The pipe (shared by both lanes; only lane 0 owns a reference).
+     * Lane 0 uses the pipe's out/in, lane 1 its cmp_out/cmp_in. */
     zl_pipe_t *pipe;
     zl_q_t *out, *in;
 
@@ -187,7 +188,7 @@ void zl_conn_attach(zl_conn_t *c);
 /* Queue notify functions registered on the pipe (conn.c): the out queue's
  * reader (records arrived, or its writer closed) and the in queue's writer
  * (room again below the LWM). Any thread; they set an atomic flag and post
- * the conn's embedded task at most once. arg is the lane-0 conn. */
+ * the conn's embedded task at most once. arg is the conn of that lane. */
 void zl_conn_out_notify(void *arg);
 void zl_conn_in_notify(void *arg);
 /* Schedules a pump on the loop (a yield from a long pump). Loop thread. */
