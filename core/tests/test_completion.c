@@ -1858,10 +1858,10 @@ static void socket_32_token_ends_only_by_writable_removal_close(void)
 
 /* socket 33: 65,536 completion slots: a refused SEND -> OUT_OF_MEMORY with
  * id 0; one receive frees one slot (DEALER; PAIR: pair_09). REQUEST -> BP:
- * issue 3. */
+ * test_request.c:readme_33_request_slots_backpressured. */
 static void socket_33_slot_limit_oom_one_read_frees(void)
 {
-    printf("# covers socket/33 (SEND; REQUEST: issue 3)\n");
+    printf("# covers socket/33 (SEND)\n");
     slot_limit_case(ZLINK_DEALER);
 }
 
@@ -2657,7 +2657,7 @@ int main(void)
     ZT_RUN(socket_49_interleaved_ids_once_append_order);
     ZT_RUN(socket_50_peer_rid_rules);
     ZT_RUN(register_then_recheck_stress);
-    /* Written to the contract; the implementation differs (see the doc). */
+    /* Written to the contract; these three each found a discrepancy, now fixed (see the doc). */
     ZT_RUN(register_then_recheck_stress_observed);
     ZT_RUN(socket_44_due_writable_not_revoked);
     ZT_RUN(pair_17_disconnect_terminal);

@@ -9,9 +9,9 @@
  * build cannot bind fails its first case with a message saying so; the
  * inproc cases have all run by then.
  *
- * Items 7-9, 14 and 17-20 need wait tokens, WRITABLE completions or the
- * flow setter (issue 3); doc/contract-tests/context_pair_socket.md maps
- * every item to its case.
+ * Items 7-9, 14 and 17 (wait tokens, WRITABLE completions) are in
+ * test_completion.c, 18-20 (the flow setter on a PAIR) in test_flow.c;
+ * doc/contract-tests/context_pair_socket.md maps every item to its case.
  */
 #include "zltest_zlink.h"
 

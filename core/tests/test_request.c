@@ -2314,6 +2314,53 @@ static void readme_38_token_limit_pauses_source(void)
     zlt_round_end();
 }
 
+/* socket/README 33, the REQUEST half: 65,536 admitted requests hold every
+ * completion slot; the next request, NONE or DONTWAIT, is BACKPRESSURED
+ * (ENOBUFS) with id 0 and no wait token; the completion of an answered
+ * request still holds its slot until it is received; then one request is
+ * admitted again. */
+static void readme_33_request_slots_backpressured(void)
+{
+    covers("socket/README/33 (REQUEST)");
+    void *ctx = zlt_round_begin("inproc");
+    char ep[256];
+    void *r = router_bound(ctx, "inproc", "R", ep, sizeof ep);
+    zlt_set_u64(r, ZLINK_RCVHWM, 0);
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(d, "D");
+    zlt_set_u64(d, ZLINK_SNDHWM, 0);
+    zlt_connect(d, ep);
+    int k = 0;
+    zlink_completion_id_t first = 0;
+    for (int i = 0; i < TOKENS; i++) {
+        zlink_completion_id_t id = REQ_OK(d, NULL, 600000, &k, "q");
+        if (i == 0)
+            first = id;
+    }
+    SUB_FAILS(REQ(d, NULL, 0, 600000, &k, "full"), ZLINK_SUBMIT_BACKPRESSURED, ENOBUFS);
+    SUB_FAILS(REQ(d, NULL, ZLINK_DONTWAIT, 600000, &k, "full"), ZLINK_SUBMIT_BACKPRESSURED,
+              ENOBUFS);
+    rrec_t a;
+    RREQ(r, &a, "D", "q");
+    REPLY_OK(r, &a.rid, a.tok, "a");
+    /* The reply arrives; its record holds the slot until received. */
+    void *pl = zlink_poller_new();
+    ZT_CHECK(pl != NULL);
+    ZT_EQ_INT(zlink_poller_add(pl, d, NULL, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_OK);
+    zlink_poller_event_t ev;
+    ZT_EQ_INT(zlink_poller_wait(pl, &ev, 1, T(5000), NULL), 1);
+    ZT_EQ_INT(ev.events, ZLINK_POLLCOMPLETION);
+    ZT_EQ_INT(zlink_poller_destroy(&pl), ZLINK_CLOSE_OK);
+    SUB_FAILS(REQ(d, NULL, ZLINK_DONTWAIT, 600000, &k, "still"), ZLINK_SUBMIT_BACKPRESSURED,
+              ENOBUFS);
+    CQ_OK(d, first, &k, NULL, "a");
+    REQ_OK(d, NULL, 600000, &k, "again");
+    SUB_FAILS(REQ(d, NULL, ZLINK_DONTWAIT, 600000, &k, "full"), ZLINK_SUBMIT_BACKPRESSURED,
+              ENOBUFS);
+    CQ_NONE(d); /* no WRITABLE for any refusal: none had a token */
+    zlt_round_end();
+}
+
 /* ------------------------------------ ROUTER-ROUTER: the Completion lane */
 
 /* ROUTER a sends DATA to b until the App lane refuses (DONTWAIT
@@ -2530,6 +2577,7 @@ int main(void)
     RUN(reply_error_sends_errno_part);
     RUN(rr_cmp_lane_replies_pass_data_hwm_pause);
     RUN(readme_38_token_limit_pauses_source);
+    RUN(readme_33_request_slots_backpressured);
     RUN(rr_cmp_lane_counted_in_status);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
