@@ -2361,6 +2361,71 @@ static void readme_33_request_slots_backpressured(void)
     zlt_round_end();
 }
 
+/* --------------------------------------------------- socket/README 43 */
+
+struct drainer {
+    void *d;
+    int n;
+    atomic_bool started;
+};
+
+/* Receives n records on the DEALER once the main thread is (very likely)
+ * blocked in its reply; `started` is set before the first receive, so a
+ * reply that returns OK before it is set was admitted without room. */
+static void *drain_later(void *arg)
+{
+    struct drainer *x = arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* lets the reply block first; correctness does not depend on it */
+    atomic_store(&x->started, true);
+    for (int i = 0; i < x->n; i++) {
+        char buf[128];
+        ZT_EQ_INT(zlt_recv_str(x->d, buf, sizeof buf, 0), ZLINK_RECV_OK);
+    }
+    return NULL;
+}
+
+/* A reply to a DEALER obeys the App lane: with the DEALER's pipe full, a
+ * reply waits up to SNDTIMEO and fails BACKPRESSURED/EAGAIN after it (the
+ * token kept); with room made by another thread while it waits, it is
+ * admitted then, and only then. (To a ROUTER: the Cmp lane, HWM-free:
+ * rr_cmp_lane_replies_pass_data_hwm_pause.) */
+static void readme_43_reply_to_dealer_waits_sndtimeo(void)
+{
+    covers("socket/README/43");
+    int k = 0;
+    char ep[256];
+    void *ctx = zlt_round_begin("inproc");
+    void *r = router_bound(ctx, "inproc", NULL, ep, sizeof ep);
+    zlt_set_u64(r, ZLINK_SNDHWM, 2000);
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_u64(d, ZLINK_RCVHWM, 2000);
+    zlt_set_rid(d, "D");
+    zlt_connect(d, ep);
+    zlink_completion_id_t id = REQ_OK(d, NULL, 0, &k, "q");
+    rrec_t a;
+    RREQ(r, &a, "D", "q");
+    int n = 0;
+    while (zlt_send_rid_str(r, "D", "", ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK)
+        ZT_CHECK(++n < 10000);
+    ZT_CHECK(n > 0);
+
+    zlt_set_int(r, ZLINK_SNDTIMEO, T(100));
+    int64_t t0 = zt_now_ms();
+    SUB_FAILS(REPLY(r, &a.rid, a.tok, "late"), ZLINK_SUBMIT_BACKPRESSURED, EAGAIN);
+    ZT_CHECK(zt_now_ms() - t0 >= T(100) - 1);
+
+    zlt_set_int(r, ZLINK_SNDTIMEO, T(5000));
+    struct drainer x = {d, n, false};
+    pthread_t th;
+    ZT_EQ_INT(pthread_create(&th, NULL, drain_later, &x), 0);
+    REPLY_OK(r, &a.rid, a.tok, "waited");
+    ZT_CHECK(atomic_load(&x.started)); /* admitted only once room was being made */
+    ZT_EQ_INT(pthread_join(th, NULL), 0);
+    CQ_OK(d, id, &k, NULL, "waited");
+    zlt_round_end();
+}
+
 /* ------------------------------------ ROUTER-ROUTER: the Completion lane */
 
 /* ROUTER a sends DATA to b until the App lane refuses (DONTWAIT
@@ -2578,6 +2643,7 @@ int main(void)
     RUN(rr_cmp_lane_replies_pass_data_hwm_pause);
     RUN(readme_38_token_limit_pauses_source);
     RUN(readme_33_request_slots_backpressured);
+    RUN(readme_43_reply_to_dealer_waits_sndtimeo);
     RUN(rr_cmp_lane_counted_in_status);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
