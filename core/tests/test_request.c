@@ -1151,6 +1151,56 @@ static void readme_49_body(void *ctx, const char *tr)
     CQ_NONE(d);
 }
 
+/* REQUEST and WRITABLE records share one queue in the order they were
+ * published (publication happens when the socket is looked at; a
+ * zero-timeout POLLOUT poll looks). */
+static void readme_49_mixed_kinds_append_order(void)
+{
+    covers("socket/README/49 (REQUEST and WRITABLE records in one queue)");
+    void *ctx = zlt_round_begin("inproc");
+    char ep[256];
+    void *r = router_bound(ctx, "inproc", NULL, ep, sizeof ep);
+    zlt_set_u64(r, ZLINK_RCVHWM, 2000);
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(d, "D");
+    zlt_set_u64(d, ZLINK_SNDHWM, 2000);
+    zlt_connect(d, ep);
+    int ka = 0, kt = 0, kb = 0;
+    zlink_completion_id_t ida = REQ_OK(d, NULL, 0, &ka, "a");
+    rrec_t qa, qb, x;
+    RREQ(r, &qa, "D", "a");
+    /* Fill the DEALER -> ROUTER pipe: the refusal leaves a wait token. */
+    int n = 0;
+    zlink_completion_id_t tok = 0;
+    for (;;) {
+        zlink_msg_t m;
+        zlt_msg_set(&m, "", 0);
+        zlink_submit_result_t rc = zlink_send(d, &m, 1, ZLINK_DONTWAIT, &kt, &tok);
+        if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
+            ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+            break;
+        }
+        ZT_EQ_INT(rc, ZLINK_SUBMIT_OK);
+        ZT_CHECK(++n < 10000);
+    }
+    ZT_CHECK(tok != 0 && tok != ida);
+    zlink_pollitem_t it = {d, -1, ZLINK_POLLOUT, 0};
+    REPLY_OK(r, &qa.rid, qa.tok, "ra");
+    ZT_CHECK(zlink_poll(&it, 1, 0, NULL) >= 0); /* the REPLY is published */
+    for (int i = 0; i < n; i++)
+        RDATA(r, &x, "D", "");
+    ZT_EQ_INT(zlink_poll(&it, 1, 0, NULL), 1); /* the WRITABLE is published */
+    zlink_completion_id_t idb = REQ_OK(d, NULL, 0, &kb, "b");
+    RREQ(r, &qb, "D", "b");
+    REPLY_OK(r, &qb.rid, qb.tok, "rb");
+    CQ_OK(d, ida, &ka, NULL, "ra");
+    CQ_WRITABLE(d, tok, &kt);
+    CQ_OK(d, idb, &kb, NULL, "rb");
+    CQ_NONE(d);
+    ZT_CHECK(ida != idb && idb != tok);
+    zlt_round_end();
+}
+
 static void readme_49_interleaved_append_order(void)
 {
     covers("socket/README/49");
@@ -2636,6 +2686,7 @@ int main(void)
     RUN(readme_41_unanswered_token_persists);
     RUN(readme_42_data_or_pause_ahead_of_reply);
     RUN(readme_49_interleaved_append_order);
+    RUN(readme_49_mixed_kinds_append_order);
     RUN(errors_07_router_to_dealer_not_admitted);
     RUN(errors_09_one_terminal_completion_per_id);
     RUN(errors_10_error_reply_errno_mapped);
