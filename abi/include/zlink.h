@@ -592,7 +592,10 @@ ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routi
  * (nonzero) from src_rid. Synchronous: waits for room up to SNDTIMEO. One
  * successful reply per token; a failure keeps the token (retry the whole
  * reply). An unknown, used or mismatched token, or a source that is gone,
- * gives NOT_FOUND. Parts are consumed in every case. */
+ * gives NOT_FOUND; a token another thread's reply is using gives
+ * INVALID_STATE/EBUSY. To a DEALER the reply obeys the connection's HWM
+ * and the peer's PAUSE; to a ROUTER it takes the HWM-free Completion lane.
+ * Parts are consumed in every case. */
 ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
                                                zlink_reply_token_t token, zlink_msg_t *parts,
                                                size_t n);

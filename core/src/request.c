@@ -523,17 +523,24 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
         zl_socket_leave(s);
         return zl_submit_fail(ENOTSUP);
     }
-    /* Find the token; it is retired only when the reply is admitted. */
+    /* Check the token out: one reply at a time may use it. It is retired
+     * when the reply is admitted; a failure returns it. */
     uint64_t seq = 0;
+    rc = ENOENT;
     zl_mutex_lock(&s->lk);
     zl_rtoken_t *t = rtoken_by_token(s, token);
-    if (t != NULL && zl_rid_equal(&t->rid, src_rid))
-        seq = t->seq;
+    if (t != NULL && zl_rid_equal(&t->rid, src_rid)) {
+        rc = t->busy ? EBUSY : 0;
+        if (!t->busy) {
+            t->busy = true;
+            seq = t->seq;
+        }
+    }
     zl_mutex_unlock(&s->lk);
-    if (seq == 0) {
+    if (rc != 0) {
         zl_multipart_release_init(parts, n);
         zl_socket_leave(s);
-        return zl_submit_fail(ENOENT);
+        return zl_submit_fail(rc);
     }
     if (error == 0) {
         rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false);
@@ -552,6 +559,13 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
             rc = zl_socket_submit_reply(s, src_rid, all, n + 1, seq, token, true);
             free(all);
         }
+    }
+    if (rc != 0) {
+        zl_mutex_lock(&s->lk);
+        t = rtoken_by_token(s, token); /* may be gone (disconnect_rid, close) */
+        if (t != NULL)
+            t->busy = false;
+        zl_mutex_unlock(&s->lk);
     }
     zl_socket_leave(s);
     if (rc == EHOSTUNREACH)

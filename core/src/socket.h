@@ -92,6 +92,7 @@ typedef struct zl_rtoken {
     zl_hnode_t by_token;             /* cq.rtokens, key = token */
     zl_hnode_t by_source;            /* cq.rtoken_sources, key = hash of
                                         (rid, seq) */
+    bool busy;                       /* checked out by a reply in progress */
     uint64_t token;
     uint64_t seq;
     zlink_routing_id_t rid;          /* the source */

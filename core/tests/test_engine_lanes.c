@@ -74,17 +74,6 @@ static void raw_free(raw_t *r)
     free(r);
 }
 
-/* The code of the ERROR the ZLink side sent, or -1. */
-static int raw_error_code(const raw_t *r)
-{
-    rframe_t f[MAXF];
-    size_t n = raw_frames(r, f, MAXF);
-    for (size_t i = 0; i < n; i++)
-        if (f[i].flags == 0x02 && f[i].size >= 3 && f[i].body[0] == 0x05)
-            return f[i].body[1];
-    return -1;
-}
-
 static size_t raw_data_frames(const raw_t *r)
 {
     rframe_t f[MAXF];

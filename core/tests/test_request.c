@@ -2482,6 +2482,162 @@ static void readme_43_reply_to_dealer_waits_sndtimeo(void)
     zlt_round_end();
 }
 
+/* ---------------------------------------------------- ROUTER 14, 18, 20 */
+
+/* A ROUTER receives replies only on a ROUTER peer's Completion lane: a
+ * REPLY or ERROR_REPLY from a DEALER is a protocol error (ERROR 06, the
+ * connection closes, nothing delivered); the ROUTER keeps serving others. */
+static void router_14_reply_kind_is_protocol_error(void)
+{
+    covers("ROUTER/14");
+    void *ctx = zlt_round_begin("tcp");
+    char ep[256];
+    void *r = router_bound(ctx, "tcp", "R", ep, sizeof ep);
+    const uint8_t kinds[2] = {K_REPLY, K_ERROR_REPLY};
+    for (int i = 0; i < 2; i++) {
+        const char *id = i == 0 ? "bad0" : "bad1";
+        raw_t c;
+        raw_dealer_to(&c, ep, id, "R");
+        RAW_SEND(&c, K_REQUEST, 1, "fine");
+        rrec_t a;
+        RREQ(r, &a, id, "fine");
+        RAW_SEND(&c, kinds[i], 1, "not-for-a-router");
+        raw_wait_closed(&c);
+        ZT_EQ_INT(raw_error_code(&c), 0x06);
+        raw_close(&c);
+        rrec_t x;
+        ZT_EQ_INT(rrecv(r, ZLINK_DONTWAIT, &x), ZLINK_RECV_NO_DATA);
+        wait_route_gone(r, id);
+    }
+    raw_t ok;
+    raw_dealer_to(&ok, ep, "good", "R");
+    RAW_SEND(&ok, K_REQUEST, 1, "still-served");
+    rrec_t a;
+    RREQ(r, &a, "good", "still-served");
+    REPLY_OK(r, &a.rid, a.tok, "yes");
+    ZT_EQ_U64(RAW_EXPECT(&ok, K_REPLY, "yes"), 1);
+    raw_close(&ok);
+    zlt_round_end();
+}
+
+/* A source that reuses a sequence still live (not answered yet) breaks
+ * the protocol: that REQUEST is not delivered and the connection closes.
+ * Once answered, the sequence may be used again. */
+static void router_18_live_sequence_reuse_closes(void)
+{
+    covers("ROUTER/18");
+    void *ctx = zlt_round_begin("tcp");
+    char ep[256];
+    void *r = router_bound(ctx, "tcp", "R", ep, sizeof ep);
+    raw_t c;
+    raw_dealer_to(&c, ep, "src", "R");
+    RAW_SEND(&c, K_REQUEST, 9, "first");
+    rrec_t a, b, x;
+    RREQ(r, &a, "src", "first");
+    REPLY_OK(r, &a.rid, a.tok, "done");
+    ZT_EQ_U64(RAW_EXPECT(&c, K_REPLY, "done"), 9);
+    RAW_SEND(&c, K_REQUEST, 9, "again-after-answer");
+    RREQ(r, &b, "src", "again-after-answer");
+    ZT_CHECK(b.tok != a.tok);
+    RAW_SEND(&c, K_REQUEST, 9, "while-live");
+    /* The ROUTER finds the reuse when it takes the record: receives give
+     * nothing, and the connection closes. */
+    int64_t end = zt_now_ms() + T(5000);
+    while (!c.closed) {
+        ZT_EQ_INT(rrecv(r, ZLINK_DONTWAIT, &x), ZLINK_RECV_NO_DATA);
+        (void)raw_fill(&c, 10);
+        if (zt_now_ms() > end)
+            ZT_FAIL("the connection that reused a live sequence is still open");
+    }
+    raw_close(&c);
+    ZT_EQ_INT(rrecv(r, ZLINK_DONTWAIT, &x), ZLINK_RECV_NO_DATA);
+    wait_route_gone(r, "src");
+    zlt_round_end();
+}
+
+struct replier {
+    void *r;
+    zlink_routing_id_t rid;
+    zlink_reply_token_t tok;
+    pthread_barrier_t *go;
+    zlink_submit_result_t rc;
+    int err;
+};
+
+static void *reply_thread(void *arg)
+{
+    struct replier *x = arg;
+    zlink_msg_t m;
+    zlt_msg_set(&m, "once", 4);
+    pthread_barrier_wait(x->go);
+    x->rc = zlink_reply(x->r, &x->rid, x->tok, &m, 1);
+    x->err = zlink_errno();
+    ZT_EQ_U64(zlink_msg_size(&m), 0); /* consumed whatever the result */
+    ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
+    return NULL;
+}
+
+/* Two threads answer one token at once while the requester's pipe is full:
+ * the first checks the token out and waits for room; the second gets
+ * INVALID_STATE/EBUSY (or NOT_FOUND if the first already finished). Never
+ * two OKs, never two replies on the wire. */
+static void router_20_concurrent_reply_exclusive_checkout(void)
+{
+    covers("ROUTER/20 (exclusive checkout)");
+    int busy_seen = 0;
+    for (int round = 0; round < 20; round++) {
+        void *ctx = zlt_round_begin("inproc");
+        char ep[256];
+        void *r = router_bound(ctx, "inproc", NULL, ep, sizeof ep);
+        zlt_set_u64(r, ZLINK_SNDHWM, 2000);
+        zlt_set_int(r, ZLINK_SNDTIMEO, T(5000));
+        void *d = zlt_sock(ctx, ZLINK_DEALER);
+        zlt_set_rid(d, "D");
+        zlt_set_u64(d, ZLINK_RCVHWM, 2000);
+        zlt_connect(d, ep);
+        int k = 0;
+        zlink_completion_id_t id = REQ_OK(d, NULL, 0, &k, "q");
+        rrec_t a;
+        RREQ(r, &a, "D", "q");
+        int n = 0;
+        while (zlt_send_rid_str(r, "D", "", ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK)
+            ZT_CHECK(++n < 10000);
+        pthread_barrier_t go;
+        ZT_EQ_INT(pthread_barrier_init(&go, NULL, 3), 0);
+        struct replier x[2];
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) {
+            x[i] = (struct replier){r, a.rid, a.tok, &go, 0, 0};
+            ZT_EQ_INT(pthread_create(&th[i], NULL, reply_thread, &x[i]), 0);
+        }
+        pthread_barrier_wait(&go);
+        for (int i = 0; i < n; i++)
+            zlt_expect_str(d, "");
+        for (int i = 0; i < 2; i++)
+            ZT_EQ_INT(pthread_join(th[i], NULL), 0);
+        pthread_barrier_destroy(&go);
+        int oks = 0;
+        for (int i = 0; i < 2; i++) {
+            if (x[i].rc == ZLINK_SUBMIT_OK) {
+                oks++;
+            } else if (x[i].rc == ZLINK_SUBMIT_INVALID_STATE) {
+                ZT_EQ_INT(x[i].err, EBUSY);
+                busy_seen++;
+            } else {
+                ZT_EQ_INT(x[i].rc, ZLINK_SUBMIT_NOT_FOUND);
+                ZT_EQ_INT(x[i].err, ENOENT);
+            }
+        }
+        ZT_EQ_INT(oks, 1);
+        CQ_OK(d, id, &k, NULL, "once");
+        ZT_EQ_INT(zlt_send_rid_str(r, "D", "fence", 0), ZLINK_SUBMIT_OK);
+        zlt_expect_str(d, "fence");
+        CQ_NONE(d); /* one reply reached the requester */
+        zlt_round_end();
+    }
+    printf("# %d of 20 rounds saw the second reply refused with EBUSY\n", busy_seen);
+}
+
 /* ------------------------------------ ROUTER-ROUTER: the Completion lane */
 
 /* ROUTER a sends DATA to b until the App lane refuses (DONTWAIT
@@ -2701,6 +2857,9 @@ int main(void)
     RUN(readme_38_token_limit_pauses_source);
     RUN(readme_33_request_slots_backpressured);
     RUN(readme_43_reply_to_dealer_waits_sndtimeo);
+    RUN(router_14_reply_kind_is_protocol_error);
+    RUN(router_18_live_sequence_reuse_closes);
+    RUN(router_20_concurrent_reply_exclusive_checkout);
     RUN(rr_cmp_lane_counted_in_status);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);

@@ -503,6 +503,18 @@ static inline size_t raw_frames(const raw_t *r, rframe_t *out, size_t cap)
 
 #define ZR_MAXF 256 /* frames raw_wait_frames looks at */
 
+/* The code of an ERROR (control 05) the ZLink side sent among the unread
+ * frames, or -1 when there is none. */
+static inline int raw_error_code(const raw_t *r)
+{
+    rframe_t f[ZR_MAXF];
+    size_t n = raw_frames(r, f, ZR_MAXF);
+    for (size_t i = 0; i < n; i++)
+        if (f[i].flags == 0x02 && f[i].size >= 3 && f[i].body[0] == 0x05)
+            return f[i].body[1];
+    return -1;
+}
+
 /* Waits until the ZLink side sent at least n whole frames (5 s). */
 static inline void raw_wait_frames(raw_t *r, size_t n)
 {

@@ -14,7 +14,8 @@
  *    when that reports the HWM, reading stops until the queue's writer
  *    notify fires (zl_conn_in_notify, conn.c). A ROUTER-ROUTER lane 1
  *    (Completion) delivers to its own HWM-free queue and keeps reading;
- *    a record on it must be a REPLY or ERROR_REPLY, else EPROTO.
+ *    a record on it must be a REPLY or ERROR_REPLY, and a ROUTER accepts
+ *    replies nowhere else (conn_kind_allowed); else EPROTO.
  *  - Frames of a record in progress wait in rpart; only complete records
  *    reach rbatch, so nothing partial is ever delivered.
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
@@ -219,6 +220,17 @@ static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *b
 
 static void conn_parse_frames(zl_conn_t *c);
 
+/* Whether a record may start with this kind here. Lane 1 (Completion)
+ * carries only replies; a ROUTER gets replies only there, since its
+ * requests go to ROUTER peers and DEALERs never answer. */
+static bool conn_kind_allowed(const zl_conn_t *c, uint8_t kind)
+{
+    bool reply = kind == ZMP_KIND_REPLY || kind == ZMP_KIND_ERROR_REPLY;
+    if (c->lane == 1)
+        return reply;
+    return !(reply && c->sock_type == ZLINK_ROUTER);
+}
+
 /* Decodes what is buffered (see engine_int.h), then counts the chunk
  * references of the slices it made. */
 void zl_conn_parse(zl_conn_t *c)
@@ -262,8 +274,7 @@ static void conn_parse_frames(zl_conn_t *c)
             zl_hs_frame(c, &h, body);
         } else if (zmp_is_control(h.flags)) {
             conn_take_control(c, &h, body);
-        } else if (c->lane == 1 && c->rpart.count == 0 && h.kind != ZMP_KIND_REPLY &&
-                   h.kind != ZMP_KIND_ERROR_REPLY) {
+        } else if (c->rpart.count == 0 && !conn_kind_allowed(c, h.kind)) {
             zl_conn_flush_batch(c);
             zl_conn_fail(c, EPROTO, ZMP_ERR_UNEXPECTED);
             return;
