@@ -8,6 +8,9 @@
  *       tcp), test_poll_fd_pipe, test_poll_fd_and_socket_mixed,
  *       test_poll_many_items
  *   §5  test_poll_eterm_after_shutdown, test_poll_closed_socket_is_pollerr
+ *   core-contract §8 DEALER 29 / ROUTER 22 (POLLOUT is no promise):
+ *       test_poll_pollout_not_a_guarantee; ROUTER 21 (POLLIN = a whole
+ *       record): test_poll_pollin_whole_record_only
  *
  * The verification items of seed 004 §9 (zlink_poll's results, timeouts,
  * revents, COMPLETION in an item, signals, a NULL error_out) are
@@ -17,6 +20,7 @@
 #include "zlink.h"
 #include "zltest.h"
 #include "zltest_poll.h"
+#include "zltest_rawzmp.h"
 #include "zltest_zlink.h"
 
 #include <pthread.h>
@@ -209,6 +213,102 @@ static void test_poll_closed_socket_is_pollerr(void)
     zlt_finish(ctx, a);
 }
 
+/* DEALER 29, ROUTER 22: POLLOUT says a minimal record fits somewhere, not
+ * that the next send will be admitted. */
+static void test_poll_pollout_not_a_guarantee(void)
+{
+    printf("# covers DEALER/29, ROUTER/22\n");
+    void *ctx = zlt_ctx_new();
+    char ep[256];
+    char big[1000];
+    memset(big, 'b', sizeof big);
+    /* DEALER: 1,064 of 2,000 bytes queued: POLLOUT, yet a second 1,000-byte
+     * record does not fit (the pipe is not empty, so no oversize rule). */
+    void *r = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_u64(r, ZLINK_RCVHWM, 2000);
+    zlt_bind(r, "inproc", ep, sizeof ep);
+    void *d = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_u64(d, ZLINK_SNDHWM, 2000);
+    zlt_set_rid(d, "D");
+    zlt_connect(d, ep);
+    ZT_EQ_INT(zlt_send_data(d, big, sizeof big, 0), ZLINK_SUBMIT_OK);
+    zlink_pollitem_t it[1] = {zlt_item_sock(d, ZLINK_POLLOUT)};
+    ZT_EQ_INT(zlt_poll_ok(it, 1, 0), 1);
+    ZT_EQ_INT(it[0].revents, ZLINK_POLLOUT);
+    ZT_EQ_INT(zlt_send_data(d, big, sizeof big, ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    /* ROUTER: one peer full, the other empty: POLLOUT, yet a send to the
+     * full one is refused while one to the other is admitted. */
+    void *e = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(e, "E");
+    zlt_connect(e, ep);
+    void *f = zlt_sock(ctx, ZLINK_DEALER);
+    zlt_set_rid(f, "F");
+    zlt_set_u64(f, ZLINK_RCVHWM, 2000);
+    zlt_connect(f, ep);
+    int n = 0;
+    while (zlt_send_rid_str(r, "F", "fill", ZLINK_DONTWAIT) == ZLINK_SUBMIT_OK)
+        ZT_CHECK(++n < 10000);
+    ZT_CHECK(n > 0);
+    it[0] = zlt_item_sock(r, ZLINK_POLLOUT);
+    ZT_EQ_INT(zlt_poll_ok(it, 1, 0), 1);
+    ZT_EQ_INT(it[0].revents, ZLINK_POLLOUT);
+    ZT_EQ_INT(zlt_send_rid_str(r, "F", "more", ZLINK_DONTWAIT), ZLINK_SUBMIT_BACKPRESSURED);
+    ZT_EQ_INT(zlink_errno(), EAGAIN);
+    ZT_EQ_INT(zlt_send_rid_str(r, "E", "fits", ZLINK_DONTWAIT), ZLINK_SUBMIT_OK);
+    zlt_finish(ctx, d, e, f, r);
+}
+
+/* ROUTER 21: POLLIN means a whole record can be received. A raw DEALER
+ * sends a complete record and, behind it, the first frame (MORE) of a
+ * second: POLLIN is set for the first only; after it is received POLLIN
+ * is clear whatever part of the second has arrived; the last frame makes
+ * it ready, and the record comes whole. */
+static void test_poll_pollin_whole_record_only(void)
+{
+    printf("# covers ROUTER/21\n");
+    void *ctx = zlt_ctx_new();
+    char ep[256];
+    void *r = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(r, "R");
+    zlt_bind(r, "tcp", ep, sizeof ep);
+    raw_t c;
+    raw_connect(&c, ep);
+    wire_t w;
+    w_init(&w);
+    w_hello(&w, ZLINK_DEALER, "raw");
+    w_ready_dr(&w, ZLINK_DEALER, "raw", 1, 0);
+    w_data(&w, false, "whole");
+    w_data(&w, true, "head");
+    raw_send(&c, &w);
+    raw_wait_frames(&c, 2); /* the ROUTER's HELLO and READY */
+    zlink_pollitem_t it[1] = {zlt_item_sock(r, ZLINK_POLLIN)};
+    ZT_EQ_INT(zlt_poll_ok(it, 1, ZLT_LONG_WAIT_MS), 1);
+    zlt_router_expect(r, "raw", "whole");
+    ZT_EQ_INT(zlt_poll_ok(it, 1, 0), 0);
+    ZT_EQ_INT(it[0].revents, 0);
+    w.n = 0;
+    w_data(&w, false, "tail");
+    raw_send(&c, &w);
+    ZT_EQ_INT(zlt_poll_ok(it, 1, ZLT_LONG_WAIT_MS), 1);
+    const char *const want[2] = {"head", "tail"};
+    zlink_msg_t parts[4];
+    size_t count = 0;
+    const zlink_routing_id_t *rid = NULL;
+    zlink_reply_token_t tok = 1;
+    ZT_EQ_INT(zlink_router_recv(r, &rid, &tok, parts, 4, &count, 0), ZLINK_RECV_OK);
+    ZT_EQ_INT(count, 2);
+    ZT_EQ_INT(tok, 0);
+    for (int i = 0; i < 2; i++) {
+        ZT_EQ_U64(zlink_msg_size(&parts[i]), 4);
+        ZT_EQ_MEM(zlink_msg_data(&parts[i]), want[i], 4);
+    }
+    zlink_multipart_close(parts, count);
+    w_free(&w);
+    raw_close(&c);
+    zlt_finish(ctx, r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -219,5 +319,7 @@ int main(void)
     ZT_RUN(test_poll_many_items);
     ZT_RUN(test_poll_eterm_after_shutdown);
     ZT_RUN(test_poll_closed_socket_is_pollerr);
+    ZT_RUN(test_poll_pollout_not_a_guarantee);
+    ZT_RUN(test_poll_pollin_whole_record_only);
     return zt_done();
 }
