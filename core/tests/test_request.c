@@ -2638,6 +2638,35 @@ static void router_20_concurrent_reply_exclusive_checkout(void)
     printf("# %d of 20 rounds saw the second reply refused with EBUSY\n", busy_seen);
 }
 
+/* ZMP 26: a poller that watches a DEALER's completion queue before it ever
+ * made a request sees nothing, and later reports the REQUEST record. */
+static void zmp_26_completion_poller_before_first_request(void)
+{
+    covers("Protocol ZMP/26");
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        void *d, *r;
+        zlt_dr_pair(ctx, tr, &d, &r);
+        void *pl = zlink_poller_new();
+        ZT_CHECK(pl != NULL);
+        ZT_EQ_INT(zlink_poller_add(pl, d, NULL, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_OK);
+        zlink_poller_event_t ev;
+        ZT_EQ_INT(zlink_poller_wait(pl, &ev, 1, 0, NULL), 0);
+        CQ_NONE(d);
+        int k = 0;
+        zlink_completion_id_t id = REQ_OK(d, NULL, 0, &k, "first");
+        ZT_EQ_INT(zlink_poller_wait(pl, &ev, 1, 0, NULL), 0); /* not answered yet */
+        rrec_t a;
+        RREQ(r, &a, "D", "first");
+        REPLY_OK(r, &a.rid, a.tok, "answer");
+        ZT_EQ_INT(zlink_poller_wait(pl, &ev, 1, T(5000), NULL), 1);
+        ZT_CHECK(ev.socket == d);
+        ZT_EQ_INT(ev.events, ZLINK_POLLCOMPLETION);
+        CQ_OK(d, id, &k, NULL, "answer");
+        ZT_EQ_INT(zlink_poller_wait(pl, &ev, 1, 0, NULL), 0);
+        ZT_EQ_INT(zlink_poller_destroy(&pl), ZLINK_CLOSE_OK);
+    }
+}
+
 /* ------------------------------------ ROUTER-ROUTER: the Completion lane */
 
 /* ROUTER a sends DATA to b until the App lane refuses (DONTWAIT
@@ -2860,6 +2889,7 @@ int main(void)
     RUN(router_14_reply_kind_is_protocol_error);
     RUN(router_18_live_sequence_reuse_closes);
     RUN(router_20_concurrent_reply_exclusive_checkout);
+    RUN(zmp_26_completion_poller_before_first_request);
     RUN(rr_cmp_lane_counted_in_status);
     RUN(router_09_router_request_completes_as_request_record);
     RUN(router_15_raw_resend_of_request_is_data);
