@@ -288,13 +288,18 @@ void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
         k += cq->req_heap[i]->pipe_id == p->id;
     if (k == 0)
         return;
-    /* They end in admission order; without memory for the sort, in heap
-     * order (each still ends exactly once). */
+    /* They end in admission order. Without memory for the sort, one at a
+     * time (removing one reorders the heap, so each search starts over). */
     zl_req_t **ended = malloc(k * sizeof *ended);
     if (ended == NULL) {
-        for (size_t i = cq->nreqs; i-- > 0;)
-            if (i < cq->nreqs && cq->req_heap[i]->pipe_id == p->id)
+        for (size_t i = 0; i < cq->nreqs;) {
+            if (cq->req_heap[i]->pipe_id == p->id) {
                 req_complete(s, cq->req_heap[i], ZLINK_REQUEST_NOT_CONNECTED, NULL, 0);
+                i = 0;
+            } else {
+                i++;
+            }
+        }
         req_deadline_refresh(s);
         return;
     }
