@@ -123,6 +123,7 @@ void zl_cq_process(zl_socket_t *s)
          * requests end. */
         if (cq->nreqs > 0)
             ZL_FOREACH_PIPE(s, p) {
+                zl_req_drain_cmp(s, p);
                 zl_req_drain_replies(s, p);
             }
         zl_req_expire(s);

@@ -90,13 +90,11 @@ void zl_flow_foreign(zl_socket_t *s, const zl_frame_t *f)
 
 bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
-    if (!(f->flags & ZL_F_CONTROL))
+    if (!is_flowstate(f))
         return false;
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
     size_t n = zl_msg_size(m);
     const unsigned char *b = zl_msg_data(m);
-    if (n < 9 || memcmp(b, FLOW_NAME, 9) != 0)
-        return false;
     if (n != FLOW_BODY || b[9] != FLOW_VERSION || b[10] > 1)
         return true; /* malformed or a layout we do not know: ignored */
     uint64_t e = 0;

@@ -247,7 +247,6 @@ void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p)
 
 int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
 {
-    zl_req_drain_cmp(s, p);
     for (;;) {
         if (p->rxq.count == 0) {
             uint64_t charge = 0;

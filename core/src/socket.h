@@ -474,8 +474,10 @@ void zl_socket_apply_controls(zl_socket_t *s);
  * input is empty, EPIPE when it is empty and its writer is gone. */
 int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: completes the requests of every reply queued on p's
- * Completion lane (ROUTER-ROUTER; nothing otherwise). Called by
- * zl_req_drain_replies first. */
+ * Completion lane (ROUTER-ROUTER; nothing otherwise). Only completion
+ * observation (zl_cq_process) and a pipe's end call it, so receives never
+ * touch that lane; a late reply waits there until the next observation
+ * with requests pending, or the pipe's end. */
 void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: whether a ROUTER has all ZL_CQ_SLOTS reply tokens in use
  * (a REQUEST cannot be received until one is answered or forgotten). */
