@@ -37,7 +37,7 @@
  * The wire bytes are built by the tests' own encoder (zltest_rawzmp.h),
  * not by zmp.c, so an encoder bug cannot hide a decoder bug.
  */
-#include "engine/zmp.h"
+#include "wire/zmp.h"
 #include "zlink.h"
 #include "zltest.h"
 

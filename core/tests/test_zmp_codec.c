@@ -4,7 +4,7 @@
  * every byte boundary, HELLO / READY / ERROR / WEIGHT build and parse, and
  * the READY lane checks. Pure functions only: no sockets, no threads.
  */
-#include "engine/zmp.h"
+#include "wire/zmp.h"
 #include "zltest.h"
 
 #include <errno.h>

@@ -2,9 +2,9 @@
  * context_api.c — the public zlink_ctx_* functions: argument and handle
  * checks, option tables, then the internals in ctx.c.
  */
-#include "../ctx.h"
-#include "../engine/engine.h"
-#include "../errors.h"
+#include "sock/ctx.h"
+#include "engine/engine.h"
+#include "util/errors.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -200,7 +200,6 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx)
 }
 
 /* Used by zlink_socket: registers a new socket; 0, ETERM or EMFILE. */
-int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
 int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s)
 {
     zl_mutex_lock(&c->lk);
@@ -219,7 +218,6 @@ int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s)
 }
 
 /* Used by zlink_close: one live socket fewer. */
-void zl_ctx_socket_closed(zl_ctx_t *c);
 void zl_ctx_socket_closed(zl_ctx_t *c)
 {
     zl_mutex_lock(&c->lk);

@@ -17,7 +17,7 @@
  *  - zlink_version reads the version macros of zlink.h, the single source.
  *  - zlink_has names the transports compiled into this build.
  */
-#include "errors.h"
+#include "util/errors.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

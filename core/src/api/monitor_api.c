@@ -3,8 +3,8 @@
  * checked first, then the handle (core-contract §2 precedence); the work
  * is in monitor.c.
  */
-#include "../errors.h"
-#include "../monitor.h"
+#include "util/errors.h"
+#include "sock/monitor.h"
 
 #include <string.h>
 

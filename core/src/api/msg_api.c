@@ -16,8 +16,8 @@
  *  - No locks: a message belongs to one thread at a time; the shared content
  *    is reference counted with atomics (msg.c).
  */
-#include "errors.h"
-#include "msg.h"
+#include "util/errors.h"
+#include "msg/msg.h"
 
 #include <stdlib.h>
 

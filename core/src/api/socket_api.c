@@ -7,16 +7,15 @@
  * function's result family (errors.h). Argument > handle > target >
  * capacity > transport is the order of checks (core-contract §2).
  */
-#include "../ctx.h"
-#include "../errors.h"
-#include "../monitor.h"
-#include "../socket.h"
+#include "sock/ctx.h"
+#include "util/errors.h"
+#include "sock/monitor.h"
+#include "protocols/protocols.h"
+#include "sock/socket.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
-void zl_ctx_socket_closed(zl_ctx_t *c);
 
 ZLINK_EXPORT void *zlink_socket(void *ctx, int type)
 {
@@ -25,7 +24,12 @@ ZLINK_EXPORT void *zlink_socket(void *ctx, int type)
         zl_set_errno(EFAULT);
         return NULL;
     }
-    zl_socket_t *s = zl_socket_new(c, type);
+    const zl_proto_ops_t *ops = zl_protocol_for(type);
+    if (ops == NULL) {
+        zl_set_errno(EINVAL);
+        return NULL;
+    }
+    zl_socket_t *s = zl_socket_new(c, ops);
     if (s == NULL)
         return NULL;
     int rc = zl_ctx_add_socket(c, s);
@@ -347,8 +351,6 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
 
 /* ------------------------------------------------------- subscriptions */
 
-int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add);
-int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len);
 
 static zlink_config_result_t subscription_call(void *socket, const char *topic, bool add)
 {

@@ -17,7 +17,7 @@
  *    or allocate a request, and post a task (see engine_int.h on why stale
  *    calls are harmless).
  *  - Locks: none here. The queue functions lock their queue; the socket
- *    calls (zl_socket_pipe_*) lock the socket. Nothing is held across them.
+ *    calls (transport.h) lock the socket. Nothing is held across them.
  *  - Life: CONNECTING -> HANDSHAKE -> [WAIT_PARTNER] -> ACTIVE -> [LINGER]
  *    -> CLOSING -> FREE (pool). zl_conn_terminate is the single way into
  *    CLOSING; it ends the pipe exactly once (lane 0), closes the handles,
@@ -98,7 +98,7 @@ zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t l
            sizeof *c - offsetof(zl_conn_t, state));
     c->pool_next = NULL;
     c->state = ZL_CS_CONNECTING;
-    c->id = zl_next_connection_id();
+    c->id = zl_tran_next_id();
     c->sock = ep->sock;
     c->sock_type = ep->sock_type;
     c->ep = ep;
@@ -106,7 +106,7 @@ zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t l
     c->lane = lane;
     c->lanes = 1;
     c->raw = ep->sock_type == ZLINK_STREAM;
-    zl_socket_get_opts(ep->sock, &c->opts);
+    zl_tran_get_opts(ep->sock, &c->opts);
     c->peer.weight = ZLINK_WEIGHT_DFLT;
     c->peer.lanes = 1;
     zl_fq_init(&c->wq);
@@ -172,7 +172,7 @@ static void conn_finish(zl_conn_t *c)
     zl_ep_conn_gone(ep, c); /* may free ep */
     c->ep = NULL;
     if (pipe != NULL)
-        zl_pipe_unref(pipe);
+        c->sock->ops->pipe_unref(pipe);
     atomic_fetch_add(&c->gen, 1);
     c->state = ZL_CS_FREE;
     c->pool_next = io->pool;
@@ -203,7 +203,7 @@ void zl_conn_terminate(zl_conn_t *c, int err)
         p->partner = NULL;
     if (c->pipe_owner && c->pipe != NULL && !c->pipe_done) {
         c->pipe_done = true;
-        zl_socket_pipe_ended(c->sock, c->pipe);
+        zl_tran_pipe_ended(c->sock, c->pipe);
     }
     if (!c->pipe_owner) {
         c->pipe = NULL;
@@ -384,40 +384,50 @@ void zl_conn_attach(zl_conn_t *c)
     zl_conn_t *c1 = c->partner;
     zl_q_end_t rd = {zl_conn_out_notify, c};
     zl_q_end_t wr = {zl_conn_in_notify, c};
-    zl_pipe_t *pipe = zl_socket_pipe_new(c->sock, c, c->ep, &c->peer, rd, wr);
+    const zl_tran_sock_ops_t *ops = c->sock->ops;
+    zl_tran_pipe_args_t args = {
+        .id = c->id, /* one connection id from CONNECTED to DISCONNECTED */
+        .conn = c,
+        .ep = c->ep,
+        .peer = &c->peer,
+        .out_reader = rd,
+        .in_writer = wr,
+    };
+    zl_q_t *out, *in;
+    zl_pipe_t *pipe = ops->pipe_new(c->sock, &args, &out, &in);
     if (pipe == NULL) {
         zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
         return;
     }
+    zl_q_t *out1 = NULL, *in1 = NULL;
     if (c1 != NULL) {
         /* ROUTER-ROUTER: lane 1 is the Completion lane, with queues of its
          * own (replies and FLOWSTATE, no HWM). */
         zl_q_end_t rd1 = {zl_conn_out_notify, c1};
         zl_q_end_t wr1 = {zl_conn_in_notify, c1};
-        if (zl_socket_pipe_add_cmp(pipe, rd1, wr1) != 0) {
-            zl_pipe_unref(pipe);
-            zl_pipe_unref(pipe);
+        if (ops->pipe_add_lane(pipe, rd1, wr1, &out1, &in1) != 0) {
+            ops->pipe_unref(pipe); /* the socket's reference */
+            ops->pipe_unref(pipe); /* ours */
             zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
             return;
         }
     }
-    pipe->id = c->id; /* one connection id from CONNECTED to DISCONNECTED */
     c->pipe = pipe;
     c->pipe_owner = true;
-    c->out = pipe->out;
-    c->in = pipe->in;
+    c->out = out;
+    c->in = in;
     c->established = true;
     c->state = ZL_CS_ACTIVE;
     zl_conn_timer(c, ZL_TIMER_NONE, 0);
     if (c1 != NULL) {
         c1->pipe = pipe;
-        c1->out = pipe->cmp_out;
-        c1->in = pipe->cmp_in;
+        c1->out = out1;
+        c1->in = in1;
         c1->established = true;
         c1->state = ZL_CS_ACTIVE;
         zl_conn_timer(c1, ZL_TIMER_NONE, 0);
     }
-    int rc = zl_socket_pipe_attach(c->sock, pipe);
+    int rc = ops->pipe_attach(c->sock, pipe);
     if (rc != 0) {
         /* Refused (socket closed, PAIR already paired, duplicate id): the
          * pipe is already ended; only our reference remains. */

@@ -5,7 +5,7 @@
  * zlink_monitor_event_t records for monitor.c.
  *
  * Design notes
- *  - Each function first asks zl_monitor_wants (one atomic load when the
+ *  - Each function first asks zl_tran_monitor_wants (one atomic load when the
  *    socket has no monitor), so the address look-ups (getsockname /
  *    getpeername) only happen when somebody listens.
  *  - Identity: connection_id is the conn's id (c->id, assigned per
@@ -22,11 +22,9 @@
  *    TRANSPORT_ERROR when it was lost (EOF, reset, protocol error).
  *  - Threads: the conn's / endpoint's I/O thread, except
  *    zl_engine_bind_failed (the application thread inside zl_engine_bind).
- *    Locks: none held; monitor.c takes s->lk.
+ *    Locks: none held; the socket side takes its own (transport.h).
  */
 #include "engine_int.h"
-
-#include "../monitor.h"
 
 #include <errno.h>
 #include <string.h>
@@ -76,22 +74,22 @@ static void conn_fill(zl_conn_t *c, zlink_monitor_event_t *ev, uint32_t event, u
 
 void zl_conn_event(zl_conn_t *c, uint32_t event, uint64_t value)
 {
-    if (!zl_monitor_wants(c->sock, event))
+    if (!zl_tran_monitor_wants(c->sock, event))
         return;
     zlink_monitor_event_t ev;
     conn_fill(c, &ev, event, value);
-    zl_monitor_post(c->sock, false, &ev);
+    zl_tran_monitor_post(c->sock, &ev);
 }
 
 void zl_conn_event_ready(zl_conn_t *c)
 {
-    if (!zl_monitor_wants(c->sock, ZLINK_EVENT_CONNECTION_READY))
+    if (!zl_tran_monitor_wants(c->sock, ZLINK_EVENT_CONNECTION_READY))
         return;
     zlink_monitor_event_t ev;
     conn_fill(c, &ev, ZLINK_EVENT_CONNECTION_READY, 0);
     ev.transport_lane = ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION; /* the logical peer */
     ev.flags = ZLINK_MONITOR_EVENT_FLAG_CONNECTION_READY_EDGE;
-    zl_monitor_post_ready(c->sock, &ev, c->pipe);
+    c->sock->ops->monitor_post_ready(c->sock, &ev, c->pipe);
 }
 
 /* The HANDSHAKE_FAILED_PROTOCOL value of a handshake that ended with err,
@@ -116,16 +114,16 @@ static uint64_t protocol_code(const zl_conn_t *c, int err)
 
 void zl_conn_event_ended(zl_conn_t *c, zl_conn_state_t was)
 {
-    zl_socket_t *s = c->sock;
+    zl_tran_sock_t *s = c->sock;
     if (was == ZL_CS_CONNECTING || was == ZL_CS_FREE || was == ZL_CS_CLOSING)
         return;
-    if (!zl_monitor_wants(s, ZLINK_EVENT_DISCONNECTED | ZLINK_EVENT_CONNECTION_READY |
+    if (!zl_tran_monitor_wants(s, ZLINK_EVENT_DISCONNECTED | ZLINK_EVENT_CONNECTION_READY |
                                  ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                  ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL))
         return;
     int err = c->err;
     bool local = err == 0;
-    bool term = atomic_load(&s->terminated);
+    bool term = zl_tran_terminated(s);
     zlink_monitor_event_t ev;
     uint64_t why;
     if (was == ZL_CS_HANDSHAKE || was == ZL_CS_WAIT_PARTNER) {
@@ -137,7 +135,7 @@ void zl_conn_event_ended(zl_conn_t *c, zl_conn_state_t was)
                 conn_fill(c, &ev, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, code);
             else
                 conn_fill(c, &ev, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, (uint64_t)err);
-            zl_monitor_post(s, false, &ev);
+            zl_tran_monitor_post(s, &ev);
             why = ZLINK_DISCONNECT_HANDSHAKE_FAILED;
         }
     } else if (local) {
@@ -147,20 +145,20 @@ void zl_conn_event_ended(zl_conn_t *c, zl_conn_state_t was)
                                              : ZLINK_DISCONNECT_TRANSPORT_ERROR;
     }
     conn_fill(c, &ev, ZLINK_EVENT_DISCONNECTED, why);
-    zl_monitor_post(s, false, &ev);
+    zl_tran_monitor_post(s, &ev);
     /* A ready logical peer went away (lane 0 owns the pipe): the count. */
     bool was_ready = (was == ZL_CS_ACTIVE || was == ZL_CS_LINGER) && c->pipe_owner &&
                      c->established && c->zmp_code != ZMP_ERR_REFUSED;
     if (was_ready) {
         conn_fill(c, &ev, ZLINK_EVENT_CONNECTION_READY, 0);
         ev.transport_lane = ZLINK_MONITOR_TRANSPORT_LANE_APPLICATION;
-        zl_monitor_post_ready(s, &ev, NULL);
+        s->ops->monitor_post_ready(s, &ev, NULL);
     }
 }
 
 void zl_ep_event(zl_endpoint_t *ep, uint32_t event, uint64_t value)
 {
-    if (!zl_monitor_wants(ep->sock, event))
+    if (!zl_tran_monitor_wants(ep->sock, event))
         return;
     zlink_monitor_event_t ev;
     memset(&ev, 0, sizeof ev);
@@ -168,7 +166,7 @@ void zl_ep_event(zl_endpoint_t *ep, uint32_t event, uint64_t value)
     ev.value = value;
     char *side = ep->kind == ZL_EP_LISTENER ? ev.local_addr : ev.remote_addr;
     put_addr(side, ep->name);
-    zl_monitor_post(ep->sock, false, &ev);
+    zl_tran_monitor_post(ep->sock, &ev);
 }
 
 void zl_ep_event_retry_armed(zl_endpoint_t *ep, int delay_ms)
@@ -177,14 +175,14 @@ void zl_ep_event_retry_armed(zl_endpoint_t *ep, int delay_ms)
     zl_ep_event(ep, ZLINK_EVENT_CONNECT_DELAYED, (uint64_t)delay_ms);
 }
 
-void zl_engine_bind_failed(zl_socket_t *s, const char *endpoint, int err)
+void zl_engine_bind_failed(zl_tran_sock_t *s, const char *endpoint, int err)
 {
-    if (!zl_monitor_wants(s, ZLINK_EVENT_BIND_FAILED))
+    if (!zl_tran_monitor_wants(s, ZLINK_EVENT_BIND_FAILED))
         return;
     zlink_monitor_event_t ev;
     memset(&ev, 0, sizeof ev);
     ev.event = ZLINK_EVENT_BIND_FAILED;
     ev.value = (uint64_t)err;
     put_addr(ev.local_addr, endpoint);
-    zl_monitor_post(s, false, &ev);
+    zl_tran_monitor_post(s, &ev);
 }

@@ -214,7 +214,7 @@ static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *b
     zl_msg_init_slice(&f.msg, c->chunk, body, h->size);
     f.flags = h->flags;
     f.kind = ZL_KIND_DATA;
-    zl_socket_pipe_control(c->sock, c->pipe, &f);
+    zl_tran_pipe_control(c->sock, c->pipe, &f);
     zl_msg_release(&f.msg);
 }
 

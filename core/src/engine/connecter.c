@@ -91,8 +91,8 @@ static void connecter_schedule(zl_endpoint_t *ep)
     if (ep->closing || ep->retry_armed)
         return;
     /* Pick up RECONNECT_IVL / _MAX changes made since connect. */
-    zl_sockopts_t o;
-    zl_socket_get_opts(ep->sock, &o);
+    zl_tran_opts_t o;
+    zl_tran_get_opts(ep->sock, &o);
     ep->opts.reconnect_ivl = o.reconnect_ivl;
     ep->opts.reconnect_ivl_max = o.reconnect_ivl_max;
     if (o.reconnect_ivl < 0)
@@ -212,10 +212,10 @@ static void connecter_start_on_loop(void *arg)
     connecter_attempt(ep);
 }
 
-int zl_engine_connect(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
+int zl_engine_connect(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
 {
-    zl_sockopts_t o;
-    zl_socket_get_opts(s, &o);
+    zl_tran_opts_t o;
+    zl_tran_get_opts(s, &o);
     zl_addr_t a;
     int rc = zl_addr_parse(endpoint, false, o.ipv6 != 0, &a);
     if (rc != 0)

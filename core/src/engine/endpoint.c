@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-zl_endpoint_t *zl_ep_alloc(zl_socket_t *s, zl_io_t *io, int kind, const char *requested)
+zl_endpoint_t *zl_ep_alloc(zl_tran_sock_t *s, zl_io_t *io, int kind, const char *requested)
 {
     zl_endpoint_t *ep = calloc(1, sizeof *ep);
     if (ep == NULL)
@@ -34,8 +34,8 @@ zl_endpoint_t *zl_ep_alloc(zl_socket_t *s, zl_io_t *io, int kind, const char *re
     ep->kind = kind;
     ep->io = io;
     ep->sock = s;
-    ep->sock_type = s->type;
-    zl_socket_get_opts(s, &ep->opts);
+    zl_tran_get_opts(s, &ep->opts);
+    ep->sock_type = ep->opts.sock_type;
     return ep;
 }
 

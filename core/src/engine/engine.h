@@ -4,8 +4,9 @@
  * (or raw bytes for STREAM) over tcp and ipc.
  *
  * The engine knows nothing of socket patterns. It talks to the socket layer
- * only through socket.h (zl_socket_pipe_new, _attach, _ended, _control,
- * zl_socket_get_opts) and moves records through a pipe's two zl_q_t:
+ * only through the operations table of transport.h (pipe_new, _attach,
+ * _ended, _control, get_opts, monitor posts) and moves records through a
+ * pipe's two zl_q_t:
  *   - out queue: the engine is its reader. Its notify (kick) is called from
  *     any thread when records arrive after the engine found it empty; the
  *     engine then takes everything (zl_q_take_all), encodes it with as few
@@ -25,14 +26,14 @@
  * connection ended: such late calls are harmless, because connection
  * memory stays valid (and is only reused by later connections of the same
  * I/O thread) until zl_io_destroy; see engine/engine_int.h.
- * The wire protocol is doc/protocol.md; the codec is engine/zmp.h.
+ * The wire protocol is doc/protocol.md; the codec is wire/zmp.h.
  */
 #ifndef ZL_ENGINE_H
 #define ZL_ENGINE_H
 
-#include "../socket.h"
+#include "engine/transport.h"
 
-#include <uv.h>
+
 
 typedef struct zl_io zl_io_t;
 
@@ -54,7 +55,6 @@ void zl_io_post(zl_io_t *io, zl_task_t *t);
 /* Runs fn(arg) on io's loop thread and waits for it to return. Any thread
  * except io's own (where it calls fn directly). */
 void zl_io_call(zl_io_t *io, void (*fn)(void *arg), void *arg);
-uv_loop_t *zl_io_loop(zl_io_t *io);
 
 /* ---- endpoints (called by the socket layer on an application thread,
  *      without s->lk; they block until the I/O thread answered) ---- */
@@ -69,21 +69,21 @@ uv_loop_t *zl_io_loop(zl_io_t *io);
  * EPROTONOSUPPORT (unknown transport), EADDRINUSE (also a live ipc
  * listener or a non-socket file at the path), EADDRNOTAVAIL, EACCES,
  * ENODEV (host name not found), ENOMEM. On failure nothing remains. */
-int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+int zl_engine_bind(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* Starts connecting; never waits for the peer. Reconnects per the socket's
  * RECONNECT_IVL / RECONNECT_IVL_MAX after a failure or a lost connection
  * (RECONNECT_IVL -1: one attempt only). Each established connection gets a
  * new pipe. Host names are resolved asynchronously before each attempt.
  * Returns 0 or an errno (EINVAL: malformed, host '*' or port 0;
  * EPROTONOSUPPORT; ENOMEM). */
-int zl_engine_connect(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+int zl_engine_connect(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* The endpoint string as given (connect) or as resolved (bind). */
 const char *zl_endpoint_name(const zl_endpoint_t *ep);
 /* The endpoint string as the user passed it. */
 const char *zl_endpoint_requested(const zl_endpoint_t *ep);
 bool zl_endpoint_is_bind(const zl_endpoint_t *ep);
 /* Stops listening or reconnecting and closes every connection made
- * through ep (each ends its pipe through zl_socket_pipe_ended). The engine
+ * through ep (each ends its pipe through the pipe_ended operation). The engine
  * frees ep once all of that is done. Any thread; non-blocking; a second
  * call is ignored. linger_ms applies to the connections' unsent output
  * (-1 infinite, 0 discard): each connection writes what its out queue
@@ -98,7 +98,7 @@ void zl_endpoint_close(zl_endpoint_t *ep, int linger_ms);
  * close). Unsent output is flushed first for up to linger_ms (-1 infinite,
  * 0 discard). Any thread; non-blocking; safe to call more than once.
  * c must be p->conn of a pipe the caller holds and saw not ended under
- * s->lk (the engine ends a pipe only under s->lk, in zl_socket_pipe_ended):
+ * s->lk (the engine ends a pipe only through pipe_ended, which takes s->lk):
  * connection memory is reused after its pipe ended, and the call is
  * matched to the connection it was made for by a generation number read
  * here, so a close that arrives late never hits a newer connection.
@@ -108,10 +108,5 @@ void zl_endpoint_close(zl_endpoint_t *ep, int linger_ms);
  * close: that is how the socket closes a STREAM peer or ends a connection
  * at socket close. */
 void zl_conn_close(zl_conn_t *c, int linger_ms);
-
-/* Counts live I/O objects (listeners, connecters, connections) in the
- * process; zero means zl_io_destroy will not wait. For ctx_term and tests.
- * Any thread (an atomic read). */
-int zl_engine_live_objects(void);
 
 #endif /* ZL_ENGINE_H */

@@ -20,20 +20,21 @@
  *    zl_conn_close checks the generation, so a late close never hits the
  *    connection that reused the memory.
  *  - Locks: the engine has none of its own. It calls into the socket layer
- *    (socket.h) and the queues (queue.h), which take their own locks; it
+ *    (through transport.h) and the queues (queue.h), which take their own locks; it
  *    never holds anything while doing so.
  */
 #ifndef ZL_ENGINE_INT_H
 #define ZL_ENGINE_INT_H
 
-#include "engine.h"
+#include "engine/engine.h"
 
-#include "../msg.h"
-#include "../queue.h"
+#include "msg/msg.h"
+#include "msg/queue.h"
 #include "addr.h"
-#include "zmp.h"
+#include "wire/zmp.h"
 
 #include <pthread.h>
+#include <uv.h>
 
 typedef struct zl_conn zl_conn_t;
 
@@ -53,8 +54,7 @@ struct zl_io {
     char name[16];
 };
 
-/* Counts a live object on io (delta +1 or -1) and in the process-wide
- * count. When the last one goes while a destroy waits, the loop closes its
+/* Counts a live object on io (delta +1 or -1). When the last one goes while a destroy waits, the loop closes its
  * remaining handles and ends. Loop thread only. */
 void zl_io_live_add(zl_io_t *io, int delta);
 
@@ -91,7 +91,7 @@ struct zl_conn {
     zl_conn_state_t state;
     uint64_t id;                   /* connection id (monitor events; the pipe's id) */
     int handles;                   /* uv handles open (stream, timer) */
-    zl_socket_t *sock;
+    zl_tran_sock_t *sock;
     int sock_type;
     zl_endpoint_t *ep;
     zl_conn_t *ep_prev, *ep_next;  /* ep->conns */
@@ -108,7 +108,7 @@ struct zl_conn {
     bool has_timer;                /* the timer was initialized */
     int err;                       /* why it ended (0 = local close) */
     uint8_t zmp_code;              /* ERROR code sent or received */
-    zl_sockopts_t opts;            /* snapshot at connect / accept */
+    zl_tran_opts_t opts;            /* snapshot at connect / accept */
     union {
         uv_handle_t handle;
         uv_stream_t stream;
@@ -244,12 +244,12 @@ enum { ZL_EP_LISTENER = 1, ZL_EP_CONNECTER = 2 };
 struct zl_endpoint {
     int kind;
     zl_io_t *io;
-    zl_socket_t *sock;
+    zl_tran_sock_t *sock;
     int sock_type;
     zl_addr_t addr;
     char *requested;               /* as the user wrote it */
     char name[ZL_ADDR_NAME_MAX];   /* resolved (bind) or as written */
-    zl_sockopts_t opts;            /* snapshot at bind / connect */
+    zl_tran_opts_t opts;            /* snapshot at bind / connect */
     zl_conn_t *conns;              /* loop: every live conn made through ep */
 
     /* Close request (any thread -> loop). */
@@ -290,7 +290,7 @@ void zl_ep_conn_gone(zl_endpoint_t *ep, zl_conn_t *c);
 /* Frees ep when it is closing and owns nothing anymore. Loop thread. */
 void zl_ep_maybe_free(zl_endpoint_t *ep);
 /* Allocates an endpoint (not yet counted live). NULL on ENOMEM. */
-zl_endpoint_t *zl_ep_alloc(zl_socket_t *s, zl_io_t *io, int kind, const char *requested);
+zl_endpoint_t *zl_ep_alloc(zl_tran_sock_t *s, zl_io_t *io, int kind, const char *requested);
 /* Frees an endpoint that never went live (bind / connect failed). */
 void zl_ep_discard(zl_endpoint_t *ep);
 
@@ -329,9 +329,6 @@ void zl_ep_event(zl_endpoint_t *ep, uint32_t event, uint64_t value);
  * for the CONNECT_RETRIED that follows). */
 void zl_ep_event_retry_armed(zl_endpoint_t *ep, int delay_ms);
 /* BIND_FAILED for a zl_engine_bind that returned err. */
-void zl_engine_bind_failed(zl_socket_t *s, const char *endpoint, int err);
-
-/* Process-wide count behind zl_engine_live_objects (atomic). */
-extern _Atomic int zl_engine_live;
+void zl_engine_bind_failed(zl_tran_sock_t *s, const char *endpoint, int err);
 
 #endif /* ZL_ENGINE_INT_H */

@@ -31,20 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Atomic int zl_engine_live = 0;
+uint64_t zl_tran_next_id(void)
+{
+    static _Atomic uint64_t next = 1;
+    return atomic_fetch_add(&next, 1);
+}
 
 /* The io whose loop runs on this thread, or NULL. */
 static _Thread_local zl_io_t *io_current;
-
-int zl_engine_live_objects(void)
-{
-    return atomic_load(&zl_engine_live);
-}
-
-uv_loop_t *zl_io_loop(zl_io_t *io)
-{
-    return &io->loop;
-}
 
 /* Runs every queued task, oldest first. Loop thread. */
 static void io_run_tasks(zl_io_t *io)
@@ -142,7 +136,6 @@ static void io_finish(zl_io_t *io)
 void zl_io_live_add(zl_io_t *io, int delta)
 {
     io->live += delta;
-    atomic_fetch_add(&zl_engine_live, delta);
     if (io->live == 0 && io->stopping)
         io_finish(io);
 }

@@ -142,9 +142,9 @@ static void listener_bind_on_loop(void *arg)
     zl_ep_event(ep, ZLINK_EVENT_LISTENING, 0);
 }
 
-static int engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
+static int engine_bind(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 
-int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
+int zl_engine_bind(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
 {
     int rc = engine_bind(s, io, endpoint, out);
     if (rc != 0)
@@ -152,10 +152,10 @@ int zl_engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoin
     return rc;
 }
 
-static int engine_bind(zl_socket_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
+static int engine_bind(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out)
 {
-    zl_sockopts_t o;
-    zl_socket_get_opts(s, &o);
+    zl_tran_opts_t o;
+    zl_tran_get_opts(s, &o);
     zl_addr_t a;
     int rc = zl_addr_parse(endpoint, true, o.ipv6 != 0, &a);
     if (rc != 0)

@@ -80,9 +80,9 @@
  *    callers in poll_api.c hold p->lk around them. Order: p->lk, then any
  *    of those.
  */
-#include "poller.h"
+#include "poll/poller.h"
 
-#include "timer.h"
+#include "poll/timer.h"
 
 #include <errno.h>
 #include <stdlib.h>

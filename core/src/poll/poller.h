@@ -18,9 +18,9 @@
 #ifndef ZL_POLLER_H
 #define ZL_POLLER_H
 
-#include "monitor.h"
-#include "platform.h"
-#include "socket.h"
+#include "sock/monitor.h"
+#include "util/platform.h"
+#include "sock/socket.h"
 #include "zlink.h"
 
 #include <poll.h>

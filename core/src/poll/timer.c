@@ -29,10 +29,10 @@
  *  - A timer registered in a poller cannot be destroyed (CLOSE_BUSY/EBUSY),
  *    so a poller never sees a freed timer.
  */
-#include "timer.h"
+#include "poll/timer.h"
 
-#include "errors.h"
-#include "poller.h"
+#include "util/errors.h"
+#include "poll/poller.h"
 #include "zlink.h"
 
 #include <stdlib.h>

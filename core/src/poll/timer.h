@@ -5,7 +5,7 @@
 #ifndef ZL_TIMER_H
 #define ZL_TIMER_H
 
-#include "platform.h"
+#include "util/platform.h"
 
 typedef struct zl_pollsig zl_pollsig_t;
 typedef struct zl_timer zl_timer_t;

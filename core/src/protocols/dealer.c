@@ -13,7 +13,7 @@
  * Weights 100/300 give 2,1,2,2. A new connection starts at 0.
  * Runs under s->lk.
  */
-#include "../socket.h"
+#include "proto_tables.h"
 
 static int rid_cmp(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
 {
@@ -88,7 +88,6 @@ static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
 /* DEALER and ROUTER controls: FLOWSTATE (flow.c) and WEIGHT ("WEIGHT" +
  * u32 BE; a weight 0 -> positive change is a wake edge for tokens);
  * anything else is ignored. */
-void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     if (!(f->flags & ZL_F_CONTROL) || zl_flow_control(s, p, f))

@@ -5,7 +5,7 @@
  * ends (reconnect), a new one may attach. A send with no peer waits for an
  * attach (NONE) or reports EAGAIN (DONTWAIT). Runs under s->lk.
  */
-#include "../socket.h"
+#include "proto_tables.h"
 
 static zl_pipe_t *pair_peer(zl_socket_t *s)
 {

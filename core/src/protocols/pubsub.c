@@ -13,7 +13,7 @@
  * the publisher waits (NONE) or gets EAGAIN (DONTWAIT).
  * Runs under s->lk.
  */
-#include "../socket.h"
+#include "proto_tables.h"
 
 #include <stdlib.h>
 
@@ -168,12 +168,15 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
     return 0;
 }
 
+static int pubsub_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
+
 const zl_proto_ops_t zl_pub_ops = {
     .type = ZLINK_PUB,
     .attach = pub_attach,
     .detach = pub_detach,
     .control = pub_control,
     .send = pub_send,
+    .getopt = pubsub_getopt,
 };
 
 /* ----------------------------------------------------------------- SUB */
@@ -203,7 +206,6 @@ static bool sub_accept(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t 
     return set_matches(s->proto, zl_msg_data(&frames[0].msg), zl_msg_size(&frames[0].msg));
 }
 
-int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add);
 int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
 {
     size_t len = strlen(topic);
@@ -248,7 +250,6 @@ static int topic_cmp(const void *a, const void *b)
 
 /* The index-th subscription in byte order: 0, ENOENT, ENOBUFS (*len =
  * needed, nothing written) or ENOMEM. */
-int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len);
 int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len)
 {
     zl_mutex_lock(&s->lk);
@@ -278,9 +279,8 @@ int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len)
 }
 
 /* TOPICS_COUNT for SUB (its own set) and PUB (distinct topics over all
- * subscribers). */
-int zl_pubsub_topics_count(zl_socket_t *s, int opt);
-int zl_pubsub_topics_count(zl_socket_t *s, int opt)
+ * subscribers); -1 when opt is not this socket's. Takes s->lk. */
+static int pubsub_topics_count(zl_socket_t *s, int opt)
 {
     int count = -1;
     zl_mutex_lock(&s->lk);
@@ -303,6 +303,21 @@ int zl_pubsub_topics_count(zl_socket_t *s, int opt)
     return count;
 }
 
+/* The getopt operation of PUB and SUB: *_TOPICS_COUNT as an int. */
+static int pubsub_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
+{
+    if (v == NULL || n == NULL)
+        return EFAULT;
+    if (*n < sizeof(int))
+        return EINVAL;
+    int count = pubsub_topics_count(s, opt);
+    if (count < 0)
+        return EINVAL;
+    memcpy(v, &count, sizeof count);
+    *n = sizeof count;
+    return 0;
+}
+
 const zl_proto_ops_t zl_sub_ops = {
     .type = ZLINK_SUB,
     .proto_size = sizeof(topic_set_t),
@@ -310,4 +325,5 @@ const zl_proto_ops_t zl_sub_ops = {
     .fini = sub_fini,
     .attach = sub_attach,
     .accept = sub_accept,
+    .getopt = pubsub_getopt,
 };

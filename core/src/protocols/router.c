@@ -9,10 +9,8 @@
  * id fails with EHOSTUNREACH when MANDATORY is 1 (default) and is dropped
  * silently when it is 0. Runs under s->lk.
  */
-#include "../engine/engine.h"
-#include "../socket.h"
+#include "proto_tables.h"
 
-void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 
 static zl_pipe_t *router_find(zl_socket_t *s, const zlink_routing_id_t *rid)
 {
@@ -41,8 +39,7 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
     if (s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER && old->conn != NULL) {
         /* The old pipe stops being a route now; its connection closes and
          * ends it through the engine. */
-        old->attached = false;
-        zl_conn_close(old->conn, 0);
+        zl_pipe_close(old);
         zl_flow_attach(s, p);
         if (s->opts.probe)
             zl_pipe_send_probe(p);

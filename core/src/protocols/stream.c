@@ -9,8 +9,7 @@
  * zero-length send closes that peer after what was queued before it.
  * Runs under s->lk.
  */
-#include "../engine/engine.h"
-#include "../socket.h"
+#include "proto_tables.h"
 
 typedef struct stream_state {
     uint32_t next_id;

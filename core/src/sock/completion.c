@@ -2,9 +2,9 @@
  * completion.c — the completion queue and wait tokens (see completion.h
  * for the design notes). Everything here runs under s->lk; nothing blocks.
  */
-#include "completion.h"
+#include "sock/completion.h"
 
-#include "errors.h"
+#include "util/errors.h"
 
 #include <stdlib.h>
 

@@ -31,9 +31,9 @@
  *    (zl_pipe_send_control picks it), so a full App lane cannot delay it.
  *  - Locks: s->lk for everything here (zl_flow_set takes it).
  */
-#include "socket.h"
+#include "sock/socket.h"
 
-#include "platform.h"
+#include "util/platform.h"
 
 #define FLOW_NAME "FLOWSTATE"
 #define FLOW_VERSION 1

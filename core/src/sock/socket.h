@@ -35,8 +35,10 @@
 #ifndef ZL_SOCKET_H
 #define ZL_SOCKET_H
 
-#include "hmap.h"
-#include "queue.h"
+#include "engine/transport.h"
+#include "msg/queue.h"
+#include "util/hmap.h"
+#include "util/rid.h"
 #include "zlink.h"
 
 typedef struct zl_ctx zl_ctx_t;
@@ -162,14 +164,6 @@ typedef struct zl_sockopts {
     zlink_routing_id_t rid;   /* own routing id (size 0 = none set) */
 } zl_sockopts_t;
 
-/* What the handshake learned about the peer. */
-typedef struct zl_peer_info {
-    int type;                 /* ZLINK_PAIR ... */
-    zlink_routing_id_t rid;   /* as announced (size 0 = none) */
-    uint32_t weight;          /* announced weight (default 100) */
-    uint8_t lanes;            /* 1, or 2 for ROUTER-ROUTER */
-} zl_peer_info_t;
-
 struct zl_pipe {
     zl_socket_t *sock;
     zl_q_t *out;              /* records to the peer (we write) */
@@ -231,11 +225,16 @@ typedef struct zl_proto_ops {
     /* Called for every record popped by the fair queue; returns false to
      * drop it (SUB filtering). NULL accepts everything. */
     bool (*accept)(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t n);
+    /* Read-only options the pattern computes (SUB/PUB_TOPICS_COUNT): writes
+     * the value like zl_socket_getopt and returns 0 or an errno. Called
+     * without s->lk. NULL: the pattern has none. */
+    int (*getopt)(zl_socket_t *s, int opt, void *v, size_t *n);
 } zl_proto_ops_t;
 
 struct zl_socket {
     _Atomic uint32_t tag;             /* read without s->lk by handle checks */
     int type;
+    zl_tran_sock_t tran;              /* what the engine holds (transport.h) */
     zl_ctx_t *ctx;
     const zl_proto_ops_t *ops;
     zl_mutex_t lk;
@@ -316,36 +315,25 @@ void zl_socket_wake(zl_socket_t *s);
 /* Queue-end notify adapter: arg is the socket. */
 void zl_socket_notify(void *arg);
 
-/* ---- calls from the engine (I/O thread, no locks held) ---- */
+/* ---- pipes (socket.c) ----
+ *
+ * The engine reaches these through the operations table of
+ * engine/transport.h (sock_tran_ops in socket.c); inproc calls them
+ * directly. */
 
-/* A new pipe for an engine connection: creates the queues with the
- * engine's ends. Returns NULL with errno on failure. The pipe starts with
- * two references (socket and connection). */
-zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
-                              const zl_peer_info_t *peer,
-                              zl_q_end_t out_reader, zl_q_end_t in_writer);
-/* ROUTER-ROUTER: gives a new (not yet attached) pipe its Completion lane,
- * two queues without HWM whose engine ends are the lane 1 connection.
- * Returns 0 or ENOMEM. */
-int zl_socket_pipe_add_cmp(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_writer);
 /* Offers the pipe to the pattern. Returns 0 when attached; otherwise an
  * errno and the pipe is already ended (the connection must close). */
 int zl_socket_pipe_attach(zl_socket_t *s, zl_pipe_t *p);
 /* The connection ended: no more records will arrive on p->in and p->out
  * is abandoned. The socket keeps the pipe until its in-queue is drained. */
 void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p);
-/* A control frame arrived (WEIGHT, SUBSCRIBE, CANCEL). */
-void zl_socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 /* Drops one pipe reference; frees at zero. */
 void zl_pipe_unref(zl_pipe_t *p);
 
-/* Snapshot of the options for a new connection. */
+/* Snapshot of the options (inproc; the engine gets zl_tran_opts_t). */
 void zl_socket_get_opts(zl_socket_t *s, zl_sockopts_t *out);
 /* ROUTER: takes (clears) the CONNECT_ROUTING_ID alias for a connect. */
 void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out);
-
-/* Connection id source (unique within the process, nonzero). */
-uint64_t zl_next_connection_id(void);
 
 void zl_socket_add_waker(zl_socket_t *s, zl_waker_t *w);
 void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w);
@@ -396,8 +384,9 @@ void zl_socket_event(zl_socket_t *s, bool have_lock, uint32_t event, uint64_t va
 
 /* ---- used by patterns and the facade (socket.c) ---- */
 
-/* Creates a socket of type in ctx (ctx->lk not held). NULL with errno. */
-zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type);
+/* Creates a socket with the pattern ops (protocols/protocols.h) in ctx
+ * (ctx->lk not held). NULL with errno. */
+zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops);
 /* The close gate has been taken by the caller: tears the socket down
  * (endpoints, pipes), leaving the memory for the context to free. */
 void zl_socket_teardown(zl_socket_t *s);
@@ -493,11 +482,24 @@ uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 /* Under s->lk: whether p's peer already has an unanswered request with
  * this sequence (reusing a live sequence is a protocol violation). */
 bool zl_req_seq_live(zl_socket_t *s, const zl_pipe_t *p, uint64_t seq);
+/* Under s->lk: closes the connection behind an engine pipe now (ROUTER
+ * handover); p stops being a route at once and ends when the engine is
+ * done. Nothing for inproc pipes. */
+void zl_pipe_close(zl_pipe_t *p);
 /* Under s->lk: p's peer broke the protocol: its connection closes (inproc
  * pipes cannot misbehave this way). */
 void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: retires every reply token of source rid (its removal). */
 void zl_req_forget_source(zl_socket_t *s, const zlink_routing_id_t *rid);
+/* Under s->lk: makes room for one more admitted request (the completion
+ * record it will need is reserved now, so its outcome cannot fail later).
+ * 0 or ENOBUFS / ENOMEM. */
+int zl_req_reserve(zl_socket_t *s);
+/* Under s->lk: r was pushed to s->last_pipe and now waits for its outcome
+ * (zl_req_reserve made room for it). */
+void zl_req_admitted(zl_socket_t *s, zl_req_t *r);
+/* Under s->lk: the reply for token was admitted; retires the token. */
+void zl_req_token_used(zl_socket_t *s, uint64_t token);
 /* Under s->lk: frees requests and tokens (close). */
 void zl_req_clear(zl_socket_t *s);
 
@@ -539,11 +541,5 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
 /* Removes an ended and drained pipe from the socket (under s->lk). */
 void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p);
 
-/* Generates a default routing id: 16 bytes, UUIDv4 layout. */
-void zl_routing_id_generate(zlink_routing_id_t *rid);
-static inline bool zl_rid_equal(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
-{
-    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
-}
 
 #endif /* ZL_SOCKET_H */

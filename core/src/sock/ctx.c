@@ -6,10 +6,10 @@
  * Locks: ctx->lk guards every field. It is taken before a socket's lock
  * and never held across a call into the engine that waits for an I/O thread.
  */
-#include "ctx.h"
+#include "sock/ctx.h"
 
 #include "engine/engine.h"
-#include "errors.h"
+#include "util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

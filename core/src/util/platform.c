@@ -1,7 +1,7 @@
 /*
  * platform.c — POSIX implementations of platform.h.
  */
-#include "platform.h"
+#include "util/platform.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -5,7 +5,7 @@
  * for their whole body and call an end's notify only after unlocking, so a
  * notify may take a socket lock without inverting the socket -> queue order.
  */
-#include "queue.h"
+#include "msg/queue.h"
 
 #include <stdlib.h>
 

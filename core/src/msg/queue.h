@@ -32,8 +32,8 @@
 #ifndef ZL_QUEUE_H
 #define ZL_QUEUE_H
 
-#include "msg.h"
-#include "platform.h"
+#include "msg/msg.h"
+#include "util/platform.h"
 
 /* Wire flags (ZMP v1 header byte 2). */
 #define ZL_F_MORE 0x01

@@ -17,7 +17,7 @@
 #ifndef ZL_MONITOR_H
 #define ZL_MONITOR_H
 
-#include "socket.h"
+#include "sock/socket.h"
 
 typedef struct zl_monitor zl_monitor_t;
 

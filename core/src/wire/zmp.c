@@ -3,7 +3,7 @@
  * the protocol). Pure functions: no state beyond the caller's zmp_decoder_t,
  * no allocation, any thread.
  */
-#include "zmp.h"
+#include "wire/zmp.h"
 
 #include <errno.h>
 #include <string.h>

@@ -5,56 +5,27 @@
  *
  * Locks and threads: see socket.h. In short, s->lk guards the pipe list,
  * options and pattern state; queue locks nest inside it; notifies run with
- * no queue lock held. The engine calls zl_socket_pipe_* on I/O threads.
+ * no queue lock held. The engine calls the pipe operations of
+ * engine/transport.h (sock_tran_ops below) on I/O threads.
  *
  * Waiting (wait_for): attempt under s->lk; sleep without it until the wake
  * sequence moves or the deadline passes. Queue notifies, attaches and
  * shutdown call zl_socket_wake. See socket.h for why no edge is lost.
  */
-#include "socket.h"
+#include "sock/socket.h"
 
-#include "completion.h"
-#include "ctx.h"
+#include "sock/completion.h"
+#include "sock/ctx.h"
 #include "engine/engine.h"
-#include "errors.h"
-#include "monitor.h"
+#include "util/errors.h"
+#include "sock/monitor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const zl_proto_ops_t zl_pair_ops, zl_dealer_ops, zl_router_ops, zl_pub_ops, zl_sub_ops,
-    zl_stream_ops;
-
-static const zl_proto_ops_t *ops_for(int type)
-{
-    switch (type) {
-    case ZLINK_PAIR: return &zl_pair_ops;
-    case ZLINK_DEALER: return &zl_dealer_ops;
-    case ZLINK_ROUTER: return &zl_router_ops;
-    case ZLINK_PUB: return &zl_pub_ops;
-    case ZLINK_SUB: return &zl_sub_ops;
-    case ZLINK_STREAM: return &zl_stream_ops;
-    default: return NULL;
-    }
-}
-
-uint64_t zl_next_connection_id(void)
-{
-    static _Atomic uint64_t next = 1;
-    return atomic_fetch_add(&next, 1);
-}
-
-void zl_routing_id_generate(zlink_routing_id_t *rid)
-{
-    memset(rid, 0, sizeof *rid);
-    rid->size = 16;
-    zl_plat_random(rid->data, 16);
-    rid->data[6] = (uint8_t)((rid->data[6] & 0x0F) | 0x40); /* version 4 */
-    rid->data[8] = (uint8_t)((rid->data[8] & 0x3F) | 0x80); /* RFC 4122 variant */
-}
-
 static void frames_release(zl_frame_t *frames, size_t n);
+static const zl_tran_sock_ops_t sock_tran_ops; /* the engine's view, below */
 
 /* ------------------------------------------------------------ the gate */
 
@@ -274,13 +245,9 @@ static void opts_defaults(zl_sockopts_t *o, const zl_ctx_t *ctx, int type)
         zl_routing_id_generate(&o->rid);
 }
 
-zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
+zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
 {
-    const zl_proto_ops_t *ops = ops_for(type);
-    if (ops == NULL) {
-        zl_set_errno(EINVAL);
-        return NULL;
-    }
+    int type = ops->type;
     zl_socket_t *s = calloc(1, sizeof *s);
     if (s == NULL) {
         zl_set_errno(ENOMEM);
@@ -295,6 +262,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, int type)
         }
     }
     s->type = type;
+    s->tran.ops = &sock_tran_ops;
     s->ctx = ctx;
     s->ops = ops;
     zl_mutex_init(&s->lk);
@@ -351,9 +319,10 @@ void zl_pipe_unref(zl_pipe_t *p)
         pipe_free(p);
 }
 
-zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
-                              const zl_peer_info_t *peer, zl_q_end_t out_reader,
-                              zl_q_end_t in_writer)
+/* The pipe_new operation (transport.h): a pipe for an engine connection,
+ * whose queues have the engine's ends. I/O thread; takes s->lk briefly. */
+static zl_pipe_t *socket_pipe_new(zl_socket_t *s, const zl_tran_pipe_args_t *a, zl_q_t **out,
+                                  zl_q_t **in)
 {
     zl_pipe_t *p = calloc(1, sizeof *p);
     if (p == NULL) {
@@ -365,8 +334,8 @@ zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
     zl_mutex_unlock(&s->lk);
     zl_q_end_t me = {zl_socket_notify, s};
     zl_q_end_t credit = {zl_pipe_credit_notify, p};
-    p->out = zl_q_new(sndhwm, out_reader, credit);
-    p->in = zl_q_new(rcvhwm, me, in_writer);
+    p->out = zl_q_new(sndhwm, a->out_reader, credit);
+    p->in = zl_q_new(rcvhwm, me, a->in_writer);
     if (p->out == NULL || p->in == NULL) {
         free(p->out);
         free(p->in);
@@ -375,16 +344,21 @@ zl_pipe_t *zl_socket_pipe_new(zl_socket_t *s, zl_conn_t *c, zl_endpoint_t *ep,
         return NULL;
     }
     p->sock = s;
-    p->conn = c;
-    p->ep = ep;
-    if (peer != NULL)
-        p->peer = *peer;
-    p->id = zl_next_connection_id();
+    p->conn = a->conn;
+    p->ep = a->ep;
+    if (a->peer != NULL)
+        p->peer = *a->peer;
+    p->id = a->id;
     atomic_init(&p->refs, 2);
+    *out = p->out;
+    *in = p->in;
     return p;
 }
 
-int zl_socket_pipe_add_cmp(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_writer)
+/* The pipe_add_lane operation (transport.h). I/O thread; no lock (the pipe
+ * is not attached yet, nobody else sees it). */
+static int socket_pipe_add_lane(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_writer,
+                                zl_q_t **out, zl_q_t **in)
 {
     /* No HWM either way, so no credit edges: the writer end of cmp_out
      * needs no notify. */
@@ -398,6 +372,8 @@ int zl_socket_pipe_add_cmp(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t in_wr
         p->cmp_out = p->cmp_in = NULL;
         return ENOMEM;
     }
+    *out = p->cmp_out;
+    *in = p->cmp_in;
     return 0;
 }
 
@@ -527,7 +503,8 @@ void zl_socket_pipe_ended(zl_socket_t *s, zl_pipe_t *p)
     zl_mutex_unlock(&s->lk);
 }
 
-void zl_socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
+/* The pipe_control operation (transport.h). I/O thread; takes s->lk. */
+static void socket_pipe_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     zl_mutex_lock(&s->lk);
     if (p->ended)
@@ -543,6 +520,92 @@ void zl_socket_get_opts(zl_socket_t *s, zl_sockopts_t *out)
     *out = s->opts;
     zl_mutex_unlock(&s->lk);
 }
+
+/* ------------------------------------------- the engine's view (transport.h) */
+
+static zl_socket_t *sock_of(zl_tran_sock_t *ts)
+{
+    return (zl_socket_t *)((char *)ts - offsetof(zl_socket_t, tran));
+}
+
+static void tran_get_opts(zl_tran_sock_t *ts, zl_tran_opts_t *out)
+{
+    zl_socket_t *s = sock_of(ts);
+    zl_mutex_lock(&s->lk);
+    const zl_sockopts_t *o = &s->opts;
+    memset(out, 0, sizeof *out);
+    out->sock_type = s->type;
+    out->maxmsgsize = o->maxmsgsize;
+    out->reconnect_ivl = o->reconnect_ivl;
+    out->reconnect_ivl_max = o->reconnect_ivl_max;
+    out->backlog = o->backlog;
+    out->tcp_nodelay = o->tcp_nodelay;
+    out->sndbuf = o->sndbuf;
+    out->rcvbuf = o->rcvbuf;
+    out->ipv6 = o->ipv6;
+    out->handshake_ivl = o->handshake_ivl;
+    out->connect_timeout = o->connect_timeout;
+    out->zmp_metadata = o->zmp_metadata;
+    out->weight = o->weight;
+    out->rid = o->rid;
+    zl_mutex_unlock(&s->lk);
+}
+
+static bool tran_terminated(zl_tran_sock_t *ts)
+{
+    return atomic_load(&sock_of(ts)->terminated);
+}
+
+static zl_pipe_t *tran_pipe_new(zl_tran_sock_t *ts, const zl_tran_pipe_args_t *a, zl_q_t **out,
+                                zl_q_t **in)
+{
+    return socket_pipe_new(sock_of(ts), a, out, in);
+}
+
+static int tran_pipe_attach(zl_tran_sock_t *ts, zl_pipe_t *p)
+{
+    return zl_socket_pipe_attach(sock_of(ts), p);
+}
+
+static void tran_pipe_ended(zl_tran_sock_t *ts, zl_pipe_t *p)
+{
+    zl_socket_pipe_ended(sock_of(ts), p);
+}
+
+static void tran_pipe_control(zl_tran_sock_t *ts, zl_pipe_t *p, const zl_frame_t *f)
+{
+    socket_pipe_control(sock_of(ts), p, f);
+}
+
+static bool tran_monitor_wants(zl_tran_sock_t *ts, uint32_t event)
+{
+    return zl_monitor_wants(sock_of(ts), event);
+}
+
+static void tran_monitor_post(zl_tran_sock_t *ts, const zlink_monitor_event_t *ev)
+{
+    zl_monitor_post(sock_of(ts), false, ev);
+}
+
+static void tran_monitor_post_ready(zl_tran_sock_t *ts, zlink_monitor_event_t *ev,
+                                    const zl_pipe_t *p)
+{
+    zl_monitor_post_ready(sock_of(ts), ev, p);
+}
+
+static const zl_tran_sock_ops_t sock_tran_ops = {
+    .get_opts = tran_get_opts,
+    .terminated = tran_terminated,
+    .pipe_new = tran_pipe_new,
+    .pipe_add_lane = socket_pipe_add_lane,
+    .pipe_attach = tran_pipe_attach,
+    .pipe_ended = tran_pipe_ended,
+    .pipe_control = tran_pipe_control,
+    .pipe_unref = zl_pipe_unref,
+    .monitor_wants = tran_monitor_wants,
+    .monitor_post = tran_monitor_post,
+    .monitor_post_ready = tran_monitor_post_ready,
+};
 
 void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out)
 {
@@ -605,13 +668,18 @@ void zl_pipe_send_probe(zl_pipe_t *p)
         zl_msg_release(&f.msg);
 }
 
-void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p)
+void zl_pipe_close(zl_pipe_t *p)
 {
-    ZL_UNUSED(s);
     if (p->conn != NULL && !p->ended) {
         p->attached = false;
         zl_conn_close(p->conn, 0);
     }
+}
+
+void zl_pipe_violation(zl_socket_t *s, zl_pipe_t *p)
+{
+    ZL_UNUSED(s);
+    zl_pipe_close(p);
 }
 
 void zl_socket_apply_controls(zl_socket_t *s)
@@ -671,9 +739,7 @@ static void inproc_peer_info(zl_socket_t *s, zl_peer_info_t *info)
 
 /* Connects s (connecter) to b (binder) in process. Returns 0 or an errno.
  * Called with no locks held. */
-int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b);
-
-int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b)
+static int inproc_connect(zl_socket_t *s, zl_socket_t *b)
 {
     if (!zl_socket_types_compatible(s->type, b->type))
         return EPROTOTYPE;
@@ -714,7 +780,7 @@ int zl_inproc_connect(zl_socket_t *s, zl_socket_t *b)
             return ENOMEM;
         }
     }
-    uint64_t id = zl_next_connection_id();
+    uint64_t id = zl_tran_next_id();
     ps->cmp_out = pb->cmp_in = cs2b;
     ps->cmp_in = pb->cmp_out = cb2s;
     ps->sock = s; ps->out = s2b; ps->in = b2s; ps->peer = b_info; ps->id = id;
@@ -962,7 +1028,7 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
     if (io == NULL)
         return zl_get_errno();
     zl_endpoint_t *e = NULL;
-    int rc = zl_engine_bind(s, io, ep, &e);
+    int rc = zl_engine_bind(&s->tran, io, ep, &e);
     if (rc != 0)
         return rc;
     zl_mutex_lock(&s->lk);
@@ -985,7 +1051,7 @@ int zl_socket_connect(zl_socket_t *s, const char *ep)
         zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
             return ENOENT; /* inproc needs the bind first (doc/decisions.md) */
-        return zl_inproc_connect(s, b);
+        return inproc_connect(s, b);
     }
     zl_io_t *io = zl_ctx_pick_io(s->ctx);
     if (io == NULL)
@@ -1002,7 +1068,7 @@ int zl_socket_connect(zl_socket_t *s, const char *ep)
             return rc;
     }
     zl_endpoint_t *e = NULL;
-    int rc = zl_engine_connect(s, io, ep, &e);
+    int rc = zl_engine_connect(&s->tran, io, ep, &e);
     if (rc != 0)
         return rc;
     zl_mutex_lock(&s->lk);
@@ -1409,12 +1475,9 @@ int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
         if (s->type != ZLINK_STREAM) return ENOTSUP;
         iv = o.stream_mode; break;
     case ZLINK_SUB_TOPICS_COUNT:
-    case ZLINK_PUB_TOPICS_COUNT: {
-        extern int zl_pubsub_topics_count(zl_socket_t *s, int opt);
-        iv = zl_pubsub_topics_count(s, opt);
-        if (iv < 0) return EINVAL;
-        break;
-    }
+    case ZLINK_PUB_TOPICS_COUNT:
+        if (s->ops->getopt == NULL) return EINVAL;
+        return s->ops->getopt(s, opt, v, n);
     case ZLINK_BLOCKY: return ENOTSUP;
     default: return EINVAL;
     }
@@ -1491,9 +1554,6 @@ typedef struct submit_extra {
     uint8_t reply_kind; /* ZL_KIND_REPLY or ZL_KIND_ERROR_REPLY */
 } submit_extra_t;
 
-void zl_req_admitted(zl_socket_t *s, zl_req_t *r);
-int zl_req_reserve(zl_socket_t *s);
-void zl_req_token_used(zl_socket_t *s, uint64_t token);
 
 struct send_args {
     const zlink_routing_id_t *rid;

@@ -20,11 +20,11 @@
  * Handles are told apart by their first word (the tag every ZLink object
  * starts with): a poller, a socket, a socket monitor or a timer.
  */
-#include "poller.h"
+#include "poll/poller.h"
 
-#include "errors.h"
-#include "monitor.h"
-#include "timer.h"
+#include "util/errors.h"
+#include "sock/monitor.h"
+#include "poll/timer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,7 +26,7 @@
 #ifndef ZL_COMPLETION_H
 #define ZL_COMPLETION_H
 
-#include "socket.h"
+#include "sock/socket.h"
 
 #define ZL_CQ_SLOTS 65536u
 

@@ -3,7 +3,7 @@
  * power-of-two bucket array, keys scrambled by a 64-bit finalizer so that
  * sequential keys spread evenly.
  */
-#include "hmap.h"
+#include "util/hmap.h"
 
 #include <stdlib.h>
 

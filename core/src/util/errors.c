@@ -13,7 +13,7 @@
  *    report a terminating context as INTERNAL/ETERM).
  *  - zl_get_errno() is the reader behind zlink_errno().
  */
-#include "errors.h"
+#include "util/errors.h"
 
 static _Thread_local int zl_errno_value;
 

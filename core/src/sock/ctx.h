@@ -15,7 +15,7 @@
 #ifndef ZL_CTX_H
 #define ZL_CTX_H
 
-#include "socket.h"
+#include "sock/socket.h"
 
 typedef struct zl_io zl_io_t;
 
@@ -63,5 +63,12 @@ int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_socket_t *s);
 void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_socket_t *s);
 /* The socket bound to name, or NULL. Caller holds nothing. */
 zl_socket_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name);
+
+/* Adds a new socket to the context's list (api/context_api.c). 0, or
+ * ETERM after shutdown, EMFILE over MAX_SOCKETS. Takes ctx->lk. */
+int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
+/* A socket of c was closed: wakes a zlink_ctx_term waiting for the
+ * application's sockets. Takes ctx->lk. */
+void zl_ctx_socket_closed(zl_ctx_t *c);
 
 #endif /* ZL_CTX_H */

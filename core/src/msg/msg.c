@@ -31,7 +31,7 @@
  *    (one lock per batch), where allocating threads pick them up. A
  *    thread's cache goes back to the global list when the thread exits.
  */
-#include "msg.h"
+#include "msg/msg.h"
 
 #include <assert.h>
 #include <pthread.h>

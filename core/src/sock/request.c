@@ -28,8 +28,8 @@
  *    and a reconnect of the source.
  *  - Locks: everything runs under s->lk except the public entry points.
  */
-#include "completion.h"
-#include "errors.h"
+#include "sock/completion.h"
+#include "util/errors.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -22,7 +22,7 @@
 #define ZL_MSG_H
 
 #include "zlink.h"
-#include "platform.h"
+#include "util/platform.h"
 
 #include <string.h>
 
