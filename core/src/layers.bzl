@@ -21,7 +21,7 @@ CORE_COPTS = [
 # Layer -> the layers allowed to depend on it (besides //core).
 _USERS = {
     "util": ["msg", "wire", "engine", "sock", "protocols", "poll", "api"],
-    "msg": ["wire", "engine", "sock", "protocols", "poll", "api"],
+    "msg": ["engine", "sock", "protocols", "poll", "api"],
     "wire": ["engine", "sock", "protocols", "api"],
     "engine": ["sock", "api"],
     "sock": ["protocols", "poll", "api"],
@@ -43,4 +43,10 @@ def zl_layer(name, srcs, hdrs, deps = [], linkopts = []):
         alwayslink = True,
         deps = deps + ["//abi:headers"],
         visibility = ["//core/src/%s:__pkg__" % u for u in _USERS[name]] + ["//core:__pkg__"],
+    )
+    # The layer's files as data for //core:layering_test.
+    native.filegroup(
+        name = "files",
+        srcs = srcs + hdrs + ["BUILD"],
+        visibility = ["//core:__pkg__"],
     )

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# check_layers.sh — the Core's dependency rules (core/src/LAYERS), checked
+# on the sources themselves:
+#   1. a file in core/src/<L>/ includes a project header only as
+#      "<M>/<file>.h" with M = L or a layer L may use, or as "<file>.h"
+#      naming a file of its own folder; never a private header of another
+#      layer;
+#   2. no .c file declares a function prototype or an extern object that
+#      another file defines (cross-file declarations live in headers);
+#   3. each layer's BUILD depends only on layers it may use, and
+#      core/src/layers.bzl grants visibility exactly as the table says.
+#
+# usage: check_layers.sh SRC_DIR        (SRC_DIR = core/src)
+#        check_layers.sh --selftest SRC_DIR
+# The self-test copies the tree, plants one violation of each rule and
+# fails unless every planted copy is rejected and the clean copy passes.
+set -uo pipefail
+
+check() { # src_dir -> prints violations, returns 1 if any
+    local src=$1 bad=0 layer uses rest
+    declare -A allowed private
+    while read -r layer rest; do
+        [[ -z "$layer" || "$layer" == \#* ]] && continue
+        uses=${rest%%private:*}
+        allowed[$layer]=" $layer $(echo $uses) "
+        private[$layer]=" $(echo ${rest#*private:}) "
+    done <"$src/LAYERS"
+
+    local f dir inc other file
+    for f in $(cd "$src" && find . -name '*.[ch]' | sed 's@^\./@@' | sort); do
+        dir=${f%%/*}
+        if [[ -z "${allowed[$dir]+x}" ]]; then
+            echo "$f: not in a layer listed in LAYERS"
+            bad=1
+            continue
+        fi
+        while IFS= read -r inc; do
+            [[ "$inc" == "zlink.h" ]] && continue
+            if [[ "$inc" == */* ]]; then
+                other=${inc%%/*}
+                file=${inc#*/}
+                if [[ -z "${allowed[$other]+x}" ]]; then
+                    echo "$f: includes \"$inc\": no layer \"$other\""
+                    bad=1
+                elif [[ "${allowed[$dir]}" != *" $other "* ]]; then
+                    echo "$f: includes \"$inc\": layer $dir may not use $other"
+                    bad=1
+                elif [[ "$other" != "$dir" && "${private[$other]}" == *" $file "* ]]; then
+                    echo "$f: includes \"$inc\": a private header of $other"
+                    bad=1
+                elif [[ ! -f "$src/$inc" ]]; then
+                    echo "$f: includes \"$inc\": no such header"
+                    bad=1
+                fi
+            elif [[ ! -f "$src/$dir/$inc" ]]; then
+                echo "$f: includes \"$inc\": not a file of $dir/ (write \"<layer>/$inc\")"
+                bad=1
+            fi
+        done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$src/$f")
+        if [[ "$f" == *.c ]]; then
+            # A prototype: a non-static declaration at file scope ending in
+            # ");" on one line, or any extern declaration.
+            local hits
+            hits=$(grep -nE '^(extern[[:space:]]|[A-Za-z_][A-Za-z0-9_ \*]*[[:space:]\*]zl[a-z]*_[A-Za-z0-9_]*\([^;{]*\)[[:space:]]*;)' "$src/$f" |
+                   grep -vE '^[0-9]+:(static|typedef|return)[[:space:]]')
+            if [[ -n "$hits" ]]; then
+                while IFS= read -r h; do
+                    echo "$f:${h%%:*}: cross-file declaration in a .c file: ${h#*:}"
+                done <<<"$hits"
+                bad=1
+            fi
+        fi
+    done
+
+    local b dep
+    for layer in "${!allowed[@]}"; do
+        b="$src/$layer/BUILD"
+        [[ -f "$b" ]] || { echo "$layer: no BUILD"; bad=1; continue; }
+        for dep in $(grep -o '"//core/src/[a-z]*"' "$b" | tr -d '"' | sed 's@//core/src/@@'); do
+            if [[ "${allowed[$layer]}" != *" $dep "* ]]; then
+                echo "$layer/BUILD: depends on $dep, which $layer may not use"
+                bad=1
+            fi
+        done
+        # layers.bzl: "<dep>": [users...] must list exactly the layers
+        # allowed to use dep.
+        local want got u
+        want=$(for u in "${!allowed[@]}"; do
+                   [[ "$u" != "$layer" && "${allowed[$u]}" == *" $layer "* ]] && echo "$u"
+               done | sort | tr '\n' ' ')
+        got=$(sed -n "s/^[[:space:]]*\"$layer\": \[\(.*\)\],.*/\1/p" "$src/layers.bzl" |
+              tr ',' '\n' | tr -d '" ' | sed '/^$/d' | sort | tr '\n' ' ')
+        if [[ "$want" != "$got" ]]; then
+            echo "layers.bzl: visibility of $layer is [$got], LAYERS says [$want]"
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+if [[ "${1:-}" == "--selftest" ]]; then
+    src=$2
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    fails=0
+    plant() { # name, then a command run inside the copy; the copy must fail
+        local name=$1
+        shift
+        rm -rf "$tmp/t"
+        cp -rL "$src" "$tmp/t"
+        (cd "$tmp/t" && "$@")
+        if check "$tmp/t" >"$tmp/out" 2>&1; then
+            echo "selftest FAIL: planted $name was not caught"
+            fails=$((fails + 1))
+        else
+            echo "selftest ok: planted $name caught: $(head -n 1 "$tmp/out")"
+        fi
+    }
+    rm -rf "$tmp/t" && cp -rL "$src" "$tmp/t"
+    if check "$tmp/t" >"$tmp/out"; then
+        echo "selftest ok: clean tree passes"
+    else
+        echo "selftest FAIL: clean tree rejected:"
+        cat "$tmp/out"
+        fails=$((fails + 1))
+    fi
+    plant "engine -> sock include" sed -i '1i #include "sock/socket.h"' engine/io.c
+    plant "protocol -> engine include" sed -i '1i #include "engine/engine.h"' protocols/pair.c
+    plant "msg -> wire include" sed -i '1i #include "wire/zmp.h"' msg/queue.c
+    plant "private header of another layer" sed -i '1i #include "engine/engine_int.h"' sock/ctx.c
+    plant "unqualified header of another folder" sed -i '1i #include "socket.h"' poll/timer.c
+    plant "prototype in a .c file" sed -i '$a int zl_socket_state(const void *s);' api/msg_api.c
+    plant "extern in a .c file" sed -i '$a extern int zl_something;' sock/flow.c
+    plant "BUILD back-edge" sed -i 's@"//core/src/util",@"//core/src/util",\n        "//core/src/sock",@' engine/BUILD
+    plant "visibility widened" sed -i 's@"engine": \["sock", "api"\]@"engine": ["sock", "protocols", "api"]@' layers.bzl
+    [[ $fails -eq 0 ]] && echo "selftest: all planted violations caught"
+    exit $((fails > 0))
+fi
+
+if check "${1:?usage: check_layers.sh SRC_DIR}"; then
+    echo "layering: ok"
+else
+    echo "layering: violations above (rules in core/src/LAYERS)"
+    exit 1
+fi
