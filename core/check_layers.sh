@@ -126,7 +126,7 @@ if [[ "${1:-}" == "--selftest" ]]; then
     fi
     plant "engine -> sock include" sed -i '1i #include "sock/socket.h"' engine/io.c
     plant "protocol -> engine include" sed -i '1i #include "engine/engine.h"' protocols/pair.c
-    plant "msg -> wire include" sed -i '1i #include "wire/zmp.h"' msg/queue.c
+    plant "msg -> engine include" sed -i '1i #include "engine/engine.h"' msg/queue.c
     plant "private header of another layer" sed -i '1i #include "engine/engine_int.h"' sock/ctx.c
     plant "unqualified header of another folder" sed -i '1i #include "socket.h"' poll/timer.c
     plant "prototype in a .c file" sed -i '$a int zl_socket_state(const void *s);' api/msg_api.c

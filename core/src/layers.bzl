@@ -1,7 +1,7 @@
 # core/src/layers.bzl — one Bazel package per layer of the Core.
 #
 # The layers, bottom up (doc/core-architecture.md):
-#   util  msg  wire  engine  sock  protocols  poll  api
+#   util  wire  msg  engine  sock  protocols  poll  api
 # A layer may depend on the layers below it only. `zl_layer` makes each a
 # cc_library whose public headers (hdrs) are reached as "<layer>/<file>.h"
 # and whose private headers sit in srcs, so nothing outside the package can
@@ -21,8 +21,8 @@ CORE_COPTS = [
 # Layer -> the layers allowed to depend on it (besides //core).
 _USERS = {
     "util": ["msg", "wire", "engine", "sock", "protocols", "poll", "api"],
+    "wire": ["msg", "engine", "sock", "protocols", "api"],
     "msg": ["engine", "sock", "protocols", "poll", "api"],
-    "wire": ["engine", "sock", "protocols", "api"],
     "engine": ["sock", "api"],
     "sock": ["protocols", "poll", "api"],
     "protocols": ["api"],

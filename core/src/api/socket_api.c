@@ -51,8 +51,8 @@ ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket)
     if (s->tag != ZL_SOCK_TAG)
         return zl_close_fail(EFAULT);
     uint64_t expected = 0;
-    if (!atomic_compare_exchange_strong(&s->gate, &expected, 1ull << 63))
-        return zl_close_fail((expected & (1ull << 63)) ? ESTALE : EBUSY);
+    if (!atomic_compare_exchange_strong(&s->gate, &expected, ZL_GATE_CLOSED))
+        return zl_close_fail((expected & ZL_GATE_CLOSED) ? ESTALE : EBUSY);
     zl_monitor_socket_closed(s); /* DISCONNECTED per peer, MONITOR_STOPPED */
     zl_socket_teardown(s);
     zl_ctx_socket_closed(s->ctx);

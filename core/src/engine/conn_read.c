@@ -158,7 +158,7 @@ static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body
         zl_msg_init_slice(&f->msg, c->chunk, body, h->size); /* copied inline */
     f->seq = h->seq;
     f->kind = h->kind;
-    f->flags = h->flags & (ZL_F_MORE | ZL_F_IDENTITY);
+    f->flags = h->flags & (ZMP_F_MORE | ZMP_F_IDENTITY);
     memset(f->pad, 0, sizeof f->pad);
     uint64_t charge = (uint64_t)h->size + ZL_FRAME_OVERHEAD;
     if (!in_record) {
@@ -213,7 +213,7 @@ static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *b
     memset(&f, 0, sizeof f);
     zl_msg_init_slice(&f.msg, c->chunk, body, h->size);
     f.flags = h->flags;
-    f.kind = ZL_KIND_DATA;
+    f.kind = ZMP_KIND_DATA;
     zl_tran_pipe_control(c->sock, c->pipe, &f);
     zl_msg_release(&f.msg);
 }

@@ -120,7 +120,7 @@ static int conn_write_batch(zl_conn_t *c)
         size_t size = zl_msg_size(&f->msg);
         const uint8_t *data = zl_msg_data(&f->msg);
         if (!c->raw) {
-            uint8_t kind = c->wmid ? ZL_KIND_DATA : f->kind;
+            uint8_t kind = c->wmid ? ZMP_KIND_DATA : f->kind;
             uint8_t flags = f->flags & (ZMP_F_MORE | ZMP_F_CONTROL | ZMP_F_IDENTITY |
                                         ZMP_F_SUBSCRIBE | ZMP_F_CANCEL);
             at += zmp_encode_header(w + at, flags, kind, f->seq, (uint32_t)size);

@@ -468,7 +468,7 @@ bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out)
 /* Under q->lk: whether frame f is a standalone control named name. */
 static bool is_named_control(zl_frame_t *f, const void *name, size_t nlen)
 {
-    if (!(f->flags & ZL_F_CONTROL) || (f->flags & ZL_F_MORE))
+    if (!(f->flags & ZMP_F_CONTROL) || (f->flags & ZMP_F_MORE))
         return false;
     return zl_msg_size(&f->msg) >= nlen && memcmp(zl_msg_data(&f->msg), name, nlen) == 0;
 }
@@ -496,7 +496,7 @@ static void drop_named_controls(zl_fq_t *fq, size_t *records, uint64_t *bytes, c
             if (d == NULL)
                 abort(); /* out of memory */
             memcpy(d, f, sizeof *d);
-            in_record = (f->flags & ZL_F_MORE) != 0;
+            in_record = (f->flags & ZMP_F_MORE) != 0;
         }
         zl_fq_pop(fq);
     }

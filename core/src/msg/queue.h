@@ -3,7 +3,7 @@
  *
  * Design notes
  *  - A record (one logical multipart message) travels as consecutive frames;
- *    every frame but the last carries ZL_F_MORE. Records are pushed and
+ *    every frame but the last carries ZMP_F_MORE. Records are pushed and
  *    popped whole, so a reader never sees half a record.
  *  - zl_fq_t is a single-threaded chunked FIFO of frames (no locks, no
  *    allocation per frame once warm). Owners protect it themselves.
@@ -33,20 +33,11 @@
 #define ZL_QUEUE_H
 
 #include "msg/msg.h"
+#include "wire/zmp.h"
 #include "util/platform.h"
 
-/* Wire flags (ZMP v1 header byte 2). */
-#define ZL_F_MORE 0x01
-#define ZL_F_CONTROL 0x02
-#define ZL_F_IDENTITY 0x04
-#define ZL_F_SUBSCRIBE 0x08
-#define ZL_F_CANCEL 0x10
-
-/* Frame kinds (ZMP v1 header byte 3). */
-#define ZL_KIND_DATA 0
-#define ZL_KIND_REQUEST 1
-#define ZL_KIND_REPLY 2
-#define ZL_KIND_ERROR_REPLY 3
+/* A frame's flags and kind are the wire's (ZMP_F_*, ZMP_KIND_* of
+ * wire/zmp.h): the codec copies them as they are. */
 
 /* Per-frame overhead charged against a HWM. */
 #define ZL_FRAME_OVERHEAD 64u
@@ -54,8 +45,8 @@
 typedef struct zl_frame {
     zlink_msg_t msg;
     uint64_t seq;    /* request/reply sequence on a record's first frame */
-    uint8_t kind;    /* ZL_KIND_* (first frame of a record) */
-    uint8_t flags;   /* ZL_F_* */
+    uint8_t kind;    /* ZMP_KIND_* (first frame of a record) */
+    uint8_t flags;   /* ZMP_F_* */
     uint8_t pad[6];
 } zl_frame_t;
 

@@ -308,7 +308,7 @@ void zl_pollsrc_detach(zl_pollset_t *set, zl_pollsrc_t *src, void *owner)
  * zlink_close rewrites without atomics. */
 static int pinned_socket_state(zl_socket_t *s)
 {
-    if (atomic_load(&s->gate) & (1ull << 63))
+    if (atomic_load(&s->gate) & ZL_GATE_CLOSED)
         return ESHUTDOWN;
     return atomic_load(&s->terminated) ? ETERM : 0;
 }

@@ -90,17 +90,12 @@ static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
  * anything else is ignored. */
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
-    if (!(f->flags & ZL_F_CONTROL) || zl_flow_control(s, p, f))
+    if (!(f->flags & ZMP_F_CONTROL) || zl_flow_control(s, p, f))
         return;
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
-    if (zl_msg_size(m) != 10)
-        return;
-    const unsigned char *b = zl_msg_data(m);
-    if (memcmp(b, "WEIGHT", 6) != 0)
-        return;
-    uint32_t w = (uint32_t)b[6] << 24 | (uint32_t)b[7] << 16 | (uint32_t)b[8] << 8 | b[9];
-    if (w > ZLINK_WEIGHT_MAX)
-        return;
+    uint32_t w;
+    if (zmp_parse_weight(zl_msg_data(m), zl_msg_size(m), &w) != 0)
+        return; /* not a WEIGHT, or malformed: ignored */
     bool revived = p->peer.weight == 0 && w > 0;
     if (w != p->peer.weight)
         zl_socket_event(s, true, ZLINK_EVENT_PEER_WEIGHT_CHANGED, w, p, NULL, NULL, 0, 0);

@@ -113,9 +113,9 @@ static void pub_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
     if (ts == NULL)
         return;
-    if (f->flags & ZL_F_SUBSCRIBE)
+    if (f->flags & ZMP_F_SUBSCRIBE)
         (void)set_add(ts, zl_msg_data(m), zl_msg_size(m));
-    else if (f->flags & ZL_F_CANCEL)
+    else if (f->flags & ZMP_F_CANCEL)
         (void)set_remove(ts, zl_msg_data(m), zl_msg_size(m));
 }
 
@@ -195,7 +195,7 @@ static int sub_attach(zl_socket_t *s, zl_pipe_t *p)
 {
     topic_set_t *ts = s->proto;
     for (size_t i = 0; i < ts->n; i++)
-        zl_pipe_send_control(p, ZL_F_SUBSCRIBE, ts->v[i].data, ts->v[i].len);
+        zl_pipe_send_control(p, ZMP_F_SUBSCRIBE, ts->v[i].data, ts->v[i].len);
     return 0;
 }
 
@@ -219,7 +219,7 @@ int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
             else
                 ZL_FOREACH_PIPE(s, p) {
                     if (p->attached && !p->ended)
-                        zl_pipe_send_control(p, ZL_F_SUBSCRIBE, topic, len);
+                        zl_pipe_send_control(p, ZMP_F_SUBSCRIBE, topic, len);
                 }
         }
     } else {
@@ -230,7 +230,7 @@ int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
             (void)set_remove(ts, topic, len);
             ZL_FOREACH_PIPE(s, p) {
                 if (p->attached && !p->ended)
-                    zl_pipe_send_control(p, ZL_F_CANCEL, topic, len);
+                    zl_pipe_send_control(p, ZMP_F_CANCEL, topic, len);
             }
         }
     }

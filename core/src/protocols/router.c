@@ -85,7 +85,7 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
 static bool router_accept(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t n)
 {
     ZL_UNUSED(n);
-    if (frames[0].kind != ZL_KIND_REQUEST || !zl_req_seq_live(s, p, frames[0].seq))
+    if (frames[0].kind != ZMP_KIND_REQUEST || !zl_req_seq_live(s, p, frames[0].seq))
         return true;
     zl_pipe_violation(s, p);
     return false;

@@ -40,10 +40,7 @@ static int stream_attach(zl_socket_t *s, zl_pipe_t *p)
     if (st->next_id == 0)
         st->next_id = 1;
     p->rid.size = 4;
-    p->rid.data[0] = (uint8_t)(id >> 24);
-    p->rid.data[1] = (uint8_t)(id >> 16);
-    p->rid.data[2] = (uint8_t)(id >> 8);
-    p->rid.data[3] = (uint8_t)id;
+    zmp_put_u32(p->rid.data, id); /* 4 bytes, big-endian, as on the wire */
     stream_notice(s, p);
     return 0;
 }

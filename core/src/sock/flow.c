@@ -34,22 +34,14 @@
 #include "sock/socket.h"
 
 #include "util/platform.h"
-
-#define FLOW_NAME "FLOWSTATE"
-#define FLOW_VERSION 1
-#define FLOW_BODY 19
+#include "wire/zmp.h"
 
 /* Under s->lk: sends state to p with p's next epoch. */
 static void flow_send(zl_pipe_t *p, int state)
 {
-    uint64_t e = ++p->flow_epoch_out;
-    unsigned char body[FLOW_BODY];
-    memcpy(body, FLOW_NAME, 9);
-    body[9] = FLOW_VERSION;
-    body[10] = (unsigned char)state;
-    for (int i = 0; i < 8; i++)
-        body[11 + i] = (unsigned char)(e >> (56 - 8 * i));
-    zl_pipe_send_control(p, ZL_F_CONTROL, body, sizeof body);
+    uint8_t body[ZMP_FLOWSTATE_SIZE];
+    zmp_flowstate_body(body, state == ZLINK_RECEIVE_FLOW_PAUSED, ++p->flow_epoch_out);
+    zl_pipe_send_control(p, ZMP_F_CONTROL, body, sizeof body);
 }
 
 int zl_flow_set(zl_socket_t *s, int state)
@@ -78,8 +70,8 @@ void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p)
 static bool is_flowstate(const zl_frame_t *f)
 {
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
-    return (f->flags & ZL_F_CONTROL) && zl_msg_size(m) >= 9 &&
-           memcmp(zl_msg_data(m), FLOW_NAME, 9) == 0;
+    return (f->flags & ZMP_F_CONTROL) &&
+           zmp_control_kind(zl_msg_data(m), zl_msg_size(m)) == ZMP_CTL_FLOWSTATE;
 }
 
 void zl_flow_foreign(zl_socket_t *s, const zl_frame_t *f)
@@ -93,13 +85,10 @@ bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     if (!is_flowstate(f))
         return false;
     zlink_msg_t *m = (zlink_msg_t *)&f->msg;
-    size_t n = zl_msg_size(m);
-    const unsigned char *b = zl_msg_data(m);
-    if (n != FLOW_BODY || b[9] != FLOW_VERSION || b[10] > 1)
+    bool paused;
+    uint64_t e;
+    if (zmp_parse_flowstate(zl_msg_data(m), zl_msg_size(m), &paused, &e) != 0)
         return true; /* malformed or a layout we do not know: ignored */
-    uint64_t e = 0;
-    for (int i = 0; i < 8; i++)
-        e = e << 8 | b[11 + i];
     if (e <= p->flow_epoch_in) {
         s->flow_stale_total++;
         zl_socket_event(s, true, ZLINK_EVENT_FLOW_STATE_STALE, e, p, NULL, NULL,
@@ -108,7 +97,6 @@ bool zl_flow_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
         return true;
     }
     p->flow_epoch_in = e;
-    bool paused = b[10] == 1;
     if (paused == p->remote_paused)
         return true; /* no transition: no event */
     p->remote_paused = paused;

@@ -344,7 +344,7 @@ static void fq_totals(const zl_fq_t *q, uint64_t *records, uint64_t *bytes)
             pos = 0;
         }
         const zl_frame_t *f = &c->f[pos++];
-        if (!(f->flags & ZL_F_MORE))
+        if (!(f->flags & ZMP_F_MORE))
             (*records)++;
         *bytes += zl_frame_charge(f);
     }

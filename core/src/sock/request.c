@@ -162,7 +162,7 @@ static int request_result_of(int e)
 static void take_reply(zl_socket_t *s, zl_pipe_t *p, zl_fq_t *rxq, zl_q_t *q)
 {
     size_t k = 1;
-    while (zl_fq_at(rxq, k - 1)->flags & ZL_F_MORE)
+    while (zl_fq_at(rxq, k - 1)->flags & ZMP_F_MORE)
         k++;
     zl_frame_t *head = zl_fq_front(rxq);
     uint8_t kind = head->kind;
@@ -201,14 +201,11 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p, zl_fq_t *rxq, zl_q_t *q)
     }
     if (parts == NULL) {
         req_complete(s, r, ZLINK_REQUEST_INTERNAL, NULL, 0);
-    } else if (kind == ZL_KIND_REPLY) {
+    } else if (kind == ZMP_KIND_REPLY) {
         req_complete(s, r, ZLINK_REQUEST_OK, parts, k);
     } else {
         /* Error reply: part 0 is a 4-byte BE errno, stripped. */
-        const unsigned char *b = zl_msg_data(&parts[0]);
-        int e = 0;
-        if (zl_msg_size(&parts[0]) == 4)
-            e = (int)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
+        int e = zmp_parse_errno_part(zl_msg_data(&parts[0]), zl_msg_size(&parts[0]));
         zl_msg_release(&parts[0]);
         memmove(parts, parts + 1, (k - 1) * sizeof *parts);
         int result = e == 0 ? ZLINK_REQUEST_PROTOCOL_ERROR : request_result_of(e);
@@ -233,7 +230,7 @@ void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p)
     }
     while (p->cmp_rxq.count > 0) {
         uint8_t kind = zl_fq_front(&p->cmp_rxq)->kind;
-        if (kind == ZL_KIND_REPLY || kind == ZL_KIND_ERROR_REPLY) {
+        if (kind == ZMP_KIND_REPLY || kind == ZMP_KIND_ERROR_REPLY) {
             take_reply(s, p, &p->cmp_rxq, p->cmp_in);
             continue;
         }
@@ -255,7 +252,7 @@ int zl_req_drain_replies(zl_socket_t *s, zl_pipe_t *p)
                 return eof ? EPIPE : EAGAIN;
         }
         uint8_t kind = zl_fq_front(&p->rxq)->kind;
-        if (kind != ZL_KIND_REPLY && kind != ZL_KIND_ERROR_REPLY)
+        if (kind != ZMP_KIND_REPLY && kind != ZMP_KIND_ERROR_REPLY)
             return 0;
         take_reply(s, p, &p->rxq, p->in);
     }
@@ -550,10 +547,9 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
         rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false);
     } else {
         zlink_msg_t *all = malloc((n + 1) * sizeof *all);
-        unsigned char be[4] = {(unsigned char)((uint32_t)error >> 24),
-                               (unsigned char)((uint32_t)error >> 16),
-                               (unsigned char)((uint32_t)error >> 8), (unsigned char)error};
-        if (all == NULL || zl_msg_init_copy(&all[0], be, 4) != 0) {
+        uint8_t be[ZMP_ERRNO_PART_SIZE];
+        zmp_errno_part(be, error);
+        if (all == NULL || zl_msg_init_copy(&all[0], be, sizeof be) != 0) {
             free(all);
             zl_multipart_release_init(parts, n);
             rc = ENOMEM;

@@ -29,8 +29,6 @@ static const zl_tran_sock_ops_t sock_tran_ops; /* the engine's view, below */
 
 /* ------------------------------------------------------------ the gate */
 
-#define GATE_CLOSED (1ull << 63)
-
 int zl_socket_enter(void *handle, zl_socket_t **out)
 {
     zl_socket_t *s = handle;
@@ -39,7 +37,7 @@ int zl_socket_enter(void *handle, zl_socket_t **out)
     if (s->tag != ZL_SOCK_TAG)
         return s->tag == ZL_SOCK_DEAD ? ESHUTDOWN : EFAULT;
     uint64_t g = atomic_fetch_add(&s->gate, 1);
-    if (g & GATE_CLOSED) {
+    if (g & ZL_GATE_CLOSED) {
         atomic_fetch_sub(&s->gate, 1);
         return ESHUTDOWN;
     }
@@ -93,7 +91,7 @@ void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w)
 int zl_socket_state(const zl_socket_t *s)
 {
     /* The gate, not the tag: the tag changes at teardown without a lock. */
-    if (atomic_load(&s->gate) & (1ull << 63))
+    if (atomic_load(&s->gate) & ZL_GATE_CLOSED)
         return ESHUTDOWN;
     return atomic_load(&s->terminated) ? ETERM : 0;
 }
@@ -129,7 +127,7 @@ static bool pipe_writable(zl_pipe_t *p)
 static bool pipe_token_blocked(zl_socket_t *s, zl_pipe_t *p)
 {
     return s->type == ZLINK_ROUTER && p->rxq.count > 0 &&
-           zl_fq_front(&p->rxq)->kind == ZL_KIND_REQUEST && zl_req_tokens_full(s);
+           zl_fq_front(&p->rxq)->kind == ZMP_KIND_REQUEST && zl_req_tokens_full(s);
 }
 
 int zl_socket_readiness(zl_socket_t *s, int events)
@@ -632,7 +630,7 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
     if (zl_msg_init_copy(&f.msg, body, len) != 0)
         return; /* out of memory: the control is lost like a dropped packet */
     f.flags = flags;
-    f.kind = ZL_KIND_DATA;
+    f.kind = ZMP_KIND_DATA;
     if (p->inproc) {
         zl_socket_t *peer = p->inproc_peer->sock;
         zl_q_push_ctl(p->out, &f);
@@ -643,15 +641,11 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
     /* Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a
      * kind stays queued. Subscriptions are all kept, in order. FLOWSTATE
      * to a ROUTER peer takes the Completion lane. */
-    size_t nlen = 0;
+    size_t nlen = (flags & ZMP_F_CONTROL) ? zmp_control_name_len(body, len) : 0;
     zl_q_t *q = p->out;
-    if ((flags & ZL_F_CONTROL) && len >= 9 && memcmp(body, "FLOWSTATE", 9) == 0) {
-        nlen = 9;
-        if (p->cmp_out != NULL)
-            q = p->cmp_out;
-    } else if ((flags & ZL_F_CONTROL) && len >= 6 && memcmp(body, "WEIGHT", 6) == 0) {
-        nlen = 6;
-    }
+    if (nlen > 0 && p->cmp_out != NULL &&
+        zmp_control_kind(body, len) == ZMP_CTL_FLOWSTATE)
+        q = p->cmp_out;
     int rc = p->ended        ? ZL_Q_CLOSED
              : nlen > 0      ? zl_q_push_control_latest(q, &f, body, nlen)
                              : zl_q_push(q, &f, 1, true);
@@ -712,20 +706,6 @@ static uint64_t hwm_min(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-bool zl_socket_types_compatible(int a, int b)
-{
-    switch (a) {
-    case ZLINK_PAIR: return b == ZLINK_PAIR;
-    case ZLINK_DEALER:
-    case ZLINK_ROUTER: return b == ZLINK_DEALER || b == ZLINK_ROUTER;
-    case ZLINK_PUB:
-    case ZLINK_XPUB: return b == ZLINK_SUB || b == ZLINK_XSUB;
-    case ZLINK_SUB:
-    case ZLINK_XSUB: return b == ZLINK_PUB || b == ZLINK_XPUB;
-    default: return false;
-    }
-}
-
 static void inproc_peer_info(zl_socket_t *s, zl_peer_info_t *info)
 {
     memset(info, 0, sizeof *info);
@@ -741,7 +721,7 @@ static void inproc_peer_info(zl_socket_t *s, zl_peer_info_t *info)
  * Called with no locks held. */
 static int inproc_connect(zl_socket_t *s, zl_socket_t *b)
 {
-    if (!zl_socket_types_compatible(s->type, b->type))
+    if (!zmp_types_compatible(s->type, b->type))
         return EPROTOTYPE;
     zl_peer_info_t s_info, b_info;
     inproc_peer_info(s, &s_info);
@@ -766,7 +746,7 @@ static int inproc_connect(zl_socket_t *s, zl_socket_t *b)
     }
     /* ROUTER-ROUTER: the Completion lane, one HWM-free queue each way. */
     zl_q_t *cs2b = NULL, *cb2s = NULL;
-    if (s->type == ZLINK_ROUTER && b->type == ZLINK_ROUTER) {
+    if (zmp_lane_count(s->type, b->type) == 2) {
         zl_q_end_t none = {NULL, NULL};
         cs2b = zl_q_new(0, eb, none);
         cb2s = zl_q_new(0, es, none);
@@ -910,7 +890,7 @@ void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, siz
         memcpy(&x[k++].msg, &parts[i], sizeof parts[i]);
     }
     for (size_t i = 0; i + 1 < all; i++)
-        x[i].flags = ZL_F_MORE;
+        x[i].flags = ZMP_F_MORE;
     s->stash_n = all;
     zl_mutex_unlock(&s->lk);
 }
@@ -1358,12 +1338,11 @@ int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
         else if (o->weight != (uint32_t)iv) {
             o->weight = (uint32_t)iv;
             /* Tell every peer: a WEIGHT control, applied to their next record. */
-            unsigned char body[10] = {'W', 'E', 'I', 'G', 'H', 'T',
-                                      (unsigned char)(iv >> 24), (unsigned char)(iv >> 16),
-                                      (unsigned char)(iv >> 8), (unsigned char)iv};
+            uint8_t body[ZMP_WEIGHT_SIZE];
+            zmp_weight_body(body, (uint32_t)iv);
             ZL_FOREACH_PIPE(s, p) {
                 if (p->attached && !p->ended)
-                    zl_pipe_send_control(p, ZL_F_CONTROL, body, sizeof body);
+                    zl_pipe_send_control(p, ZMP_F_CONTROL, body, sizeof body);
             }
         }
         break;
@@ -1551,7 +1530,7 @@ typedef struct submit_extra {
                            belongs to the socket once admitted) */
     uint64_t reply_seq; /* zlink_reply: the request's sequence */
     uint64_t reply_token;
-    uint8_t reply_kind; /* ZL_KIND_REPLY or ZL_KIND_ERROR_REPLY */
+    uint8_t reply_kind; /* ZMP_KIND_REPLY or ZMP_KIND_ERROR_REPLY */
 } submit_extra_t;
 
 
@@ -1584,7 +1563,7 @@ static int send_attempt(zl_socket_t *s, void *arg)
             return ENOMEM;
         if (++s->cq.next_seq == 0)
             ++s->cq.next_seq;
-        a->frames[0].kind = ZL_KIND_REQUEST;
+        a->frames[0].kind = ZMP_KIND_REQUEST;
         a->frames[0].seq = s->cq.next_seq;
         x->req->seq = s->cq.next_seq;
         s->req_send = true;
@@ -1646,8 +1625,8 @@ static int frames_from_parts(zl_frame_t *frames, size_t first, zlink_msg_t *part
     }
     size_t all = first + n;
     for (size_t i = 0; i < all; i++) {
-        frames[i].kind = ZL_KIND_DATA;
-        frames[i].flags = i + 1 < all ? ZL_F_MORE : 0;
+        frames[i].kind = ZMP_KIND_DATA;
+        frames[i].flags = i + 1 < all ? ZMP_F_MORE : 0;
     }
     for (size_t i = 0; i < first; i++)
         total += zl_msg_size(&frames[i].msg);
@@ -1719,7 +1698,7 @@ int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_
                            size_t n, uint64_t seq, uint64_t reply_token, bool error)
 {
     submit_extra_t x = {NULL, NULL, seq, reply_token,
-                        error ? ZL_KIND_ERROR_REPLY : ZL_KIND_REPLY};
+                        error ? ZMP_KIND_ERROR_REPLY : ZMP_KIND_REPLY};
     uint64_t unused;
     return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
 }
@@ -1791,7 +1770,7 @@ static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
             return eof ? EPIPE : EAGAIN;
     }
     size_t k = 1;
-    while (zl_fq_at(&p->rxq, k - 1)->flags & ZL_F_MORE)
+    while (zl_fq_at(&p->rxq, k - 1)->flags & ZMP_F_MORE)
         k++;
     *n = k;
     if (k > cap)
@@ -1891,7 +1870,7 @@ static int recv_attempt(zl_socket_t *s, void *arg)
             s->recv_rid = a->src->rid; /* else: a stashed record keeps its rid */
             s->recv_route = a->src->id;
             s->recv_token = 0;
-            if (s->type == ZLINK_ROUTER && s->rx[0].kind == ZL_KIND_REQUEST)
+            if (s->type == ZLINK_ROUTER && s->rx[0].kind == ZMP_KIND_REQUEST)
                 s->recv_token = zl_req_token_new(s, a->src, &s->rx[0]);
         }
         if (a->pipe_rid != NULL)

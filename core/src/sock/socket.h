@@ -39,6 +39,7 @@
 #include "msg/queue.h"
 #include "util/hmap.h"
 #include "util/rid.h"
+#include "wire/zmp.h"
 #include "zlink.h"
 
 typedef struct zl_ctx zl_ctx_t;
@@ -305,6 +306,9 @@ struct zl_socket {
 
 /* ---- lifecycle (socket.c) ---- */
 
+/* The close gate's closed bit (s->gate); the low bits count calls inside. */
+#define ZL_GATE_CLOSED (1ull << 63)
+
 /* Gate: returns 0 inside, or the errno to fail with (ESHUTDOWN after close,
  * EFAULT for a non-socket). */
 int zl_socket_enter(void *handle, zl_socket_t **out);
@@ -447,7 +451,6 @@ void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, siz
 /* Under s->lk: the ROUTER alias given with CONNECT_ROUTING_ID for the
  * connect that made ep (size 0 if none). */
 bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_id_t *out);
-bool zl_socket_types_compatible(int a, int b);
 
 /* Under s->lk: pushes a record to one pipe's out queue; returns 0, EAGAIN
  * (full, writer_blocked set) or EPIPE (pipe gone). */

@@ -424,14 +424,56 @@ int zmp_parse_error(const uint8_t *body, size_t n, uint8_t *code, char *reason, 
 
 /* ---------------------------------------------------------- controls */
 
+void zmp_weight_body(uint8_t body[ZMP_WEIGHT_SIZE], uint32_t weight)
+{
+    memcpy(body, ZMP_WEIGHT_NAME, 6);
+    zmp_put_u32(body + 6, weight);
+}
+
 size_t zmp_build_weight(uint8_t *buf, size_t cap, uint32_t weight)
 {
     if (cap < ZMP_HDR_LEN + ZMP_WEIGHT_SIZE)
         return 0;
     size_t at = control_header(buf, ZMP_WEIGHT_SIZE);
-    memcpy(buf + at, ZMP_WEIGHT_NAME, 6);
-    zmp_put_u32(buf + at + 6, weight);
+    zmp_weight_body(buf + at, weight);
     return at + ZMP_WEIGHT_SIZE;
+}
+
+void zmp_flowstate_body(uint8_t body[ZMP_FLOWSTATE_SIZE], bool paused, uint64_t epoch)
+{
+    memcpy(body, ZMP_FLOWSTATE_NAME, 9);
+    body[9] = ZMP_FLOWSTATE_VERSION;
+    body[10] = paused ? 1 : 0;
+    zmp_put_u64(body + 11, epoch);
+}
+
+int zmp_parse_flowstate(const uint8_t *body, size_t n, bool *paused, uint64_t *epoch)
+{
+    if (n != ZMP_FLOWSTATE_SIZE || memcmp(body, ZMP_FLOWSTATE_NAME, 9) != 0 ||
+        body[9] != ZMP_FLOWSTATE_VERSION || body[10] > 1)
+        return EINVAL;
+    *paused = body[10] == 1;
+    *epoch = zmp_get_u64(body + 11);
+    return 0;
+}
+
+void zmp_errno_part(uint8_t part[ZMP_ERRNO_PART_SIZE], int err)
+{
+    zmp_put_u32(part, (uint32_t)err);
+}
+
+int zmp_parse_errno_part(const uint8_t *part, size_t n)
+{
+    return n == ZMP_ERRNO_PART_SIZE ? (int)zmp_get_u32(part) : 0;
+}
+
+size_t zmp_control_name_len(const uint8_t *body, size_t n)
+{
+    switch (zmp_control_kind(body, n)) {
+    case ZMP_CTL_WEIGHT: return sizeof ZMP_WEIGHT_NAME - 1;
+    case ZMP_CTL_FLOWSTATE: return sizeof ZMP_FLOWSTATE_NAME - 1;
+    default: return 0;
+    }
 }
 
 int zmp_parse_weight(const uint8_t *body, size_t n, uint32_t *weight)
@@ -457,7 +499,7 @@ zmp_control_kind_t zmp_control_kind(const uint8_t *body, size_t n)
     }
     if (n >= 6 && memcmp(body, ZMP_WEIGHT_NAME, 6) == 0)
         return ZMP_CTL_WEIGHT;
-    if (n >= 9 && memcmp(body, "FLOWSTATE", 9) == 0)
+    if (n >= 9 && memcmp(body, ZMP_FLOWSTATE_NAME, 9) == 0)
         return ZMP_CTL_FLOWSTATE;
     return ZMP_CTL_OTHER;
 }

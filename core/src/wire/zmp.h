@@ -203,12 +203,35 @@ int zmp_parse_error(const uint8_t *body, size_t n, uint8_t *code, char *reason, 
 #define ZMP_WEIGHT_MAX 10000
 #define ZMP_FLOWSTATE_NAME "FLOWSTATE"
 
+/* Writes a WEIGHT control body ("WEIGHT" + u32 BE, ZMP_WEIGHT_SIZE bytes),
+ * for a socket that queues it as a control frame. */
+void zmp_weight_body(uint8_t body[ZMP_WEIGHT_SIZE], uint32_t weight);
 /* Builds a complete WEIGHT control frame (18 bytes). Returns its length,
  * or 0 when cap is too small. */
 size_t zmp_build_weight(uint8_t *buf, size_t cap, uint32_t weight);
 /* Parses a WEIGHT control body: exactly "WEIGHT" + u32 BE <= 10000.
  * Returns 0, or EINVAL for anything else (the caller ignores it). */
 int zmp_parse_weight(const uint8_t *body, size_t n, uint32_t *weight);
+
+/* FLOWSTATE body (doc/protocol.md §8.3): "FLOWSTATE", u8 version (1),
+ * u8 state (0 RUNNING, 1 PAUSED), u64 BE epoch: ZMP_FLOWSTATE_SIZE bytes. */
+#define ZMP_FLOWSTATE_VERSION 1
+#define ZMP_FLOWSTATE_SIZE 19
+void zmp_flowstate_body(uint8_t body[ZMP_FLOWSTATE_SIZE], bool paused, uint64_t epoch);
+/* Parses a body zmp_control_kind called ZMP_CTL_FLOWSTATE: 0, or EINVAL
+ * for a wrong size, an unknown version or state (the receiver ignores
+ * it). */
+int zmp_parse_flowstate(const uint8_t *body, size_t n, bool *paused, uint64_t *epoch);
+
+/* The errno part that starts an ERROR_REPLY record: the error as u32 BE,
+ * ZMP_ERRNO_PART_SIZE bytes. Parsing gives 0 for a part of another size. */
+#define ZMP_ERRNO_PART_SIZE 4
+void zmp_errno_part(uint8_t part[ZMP_ERRNO_PART_SIZE], int err);
+int zmp_parse_errno_part(const uint8_t *part, size_t n);
+
+/* Length of the name a control body starts with, for the named controls a
+ * sender keeps only the latest of (WEIGHT, FLOWSTATE); 0 for others. */
+size_t zmp_control_name_len(const uint8_t *body, size_t n);
 
 /* What a CONTROL frame body is. */
 typedef enum zmp_control_kind {
