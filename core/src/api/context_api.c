@@ -18,6 +18,7 @@ ZLINK_EXPORT void *zlink_ctx_new(void)
         return NULL;
     }
     zl_mutex_init(&c->lk);
+    zl_inproc_ns_init(&c->inproc);
     zl_cond_init(&c->cv);
     c->io_threads = ZLINK_IO_THREADS_DFLT;
     c->max_sockets = ZLINK_MAX_SOCKETS_DFLT;
@@ -261,12 +262,7 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
         zl_socket_orphan(s);
         s = next;
     }
-    while (c->inproc != NULL) {
-        zl_inproc_entry_t *e = c->inproc;
-        c->inproc = e->next;
-        free(e->name);
-        free(e);
-    }
+    zl_inproc_ns_fini(&c->inproc);
     c->tag = 0;
     zl_cond_fini(&c->cv);
     zl_mutex_fini(&c->lk);

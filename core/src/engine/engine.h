@@ -32,6 +32,7 @@
 #define ZL_ENGINE_H
 
 #include "engine/transport.h"
+#include "util/platform.h"
 
 
 
@@ -91,6 +92,61 @@ bool zl_endpoint_is_bind(const zl_endpoint_t *ep);
  * and everything was written). The caller must not use ep afterwards; a
  * pipe's p->ep stays valid until that pipe has ended. */
 void zl_endpoint_close(zl_endpoint_t *ep, int linger_ms);
+
+/* ---- inproc (inproc.c) ----
+ *
+ * inproc links two sockets of one context in memory: each side's pipe
+ * writes the queue the other side reads, with an HWM of min(SNDHWM of the
+ * writer, RCVHWM of the reader); ROUTER-ROUTER pairs get a second pair of
+ * queues without HWM for the Completion lane. The names bound in a context
+ * live in its zl_inproc_ns_t. The link object joins the two pipes and
+ * keeps both alive until both sockets have released their side.
+ *
+ * Threads: any application thread (bind, connect, unbind, disconnect and
+ * close run on the caller's thread). Locks: ns->lk only around the name
+ * list, never while calling the socket side; socket locks are taken by
+ * the socket operations of transport.h. */
+
+typedef struct zl_inproc_name zl_inproc_name_t;
+typedef struct zl_inproc_ns {
+    zl_mutex_t lk;                  /* guards names */
+    zl_inproc_name_t *names;
+} zl_inproc_ns_t;
+
+void zl_inproc_ns_init(zl_inproc_ns_t *ns);
+/* Forgets every name (context termination). */
+void zl_inproc_ns_fini(zl_inproc_ns_t *ns);
+/* Binds name to ts: 0, EADDRINUSE, ENOMEM. */
+int zl_inproc_bind(zl_inproc_ns_t *ns, const char *name, zl_tran_sock_t *ts);
+/* Removes ts's binding of name (NULL: every name ts bound). */
+void zl_inproc_unbind(zl_inproc_ns_t *ns, const char *name, zl_tran_sock_t *ts);
+/* The socket bound to name, or NULL. */
+zl_tran_sock_t *zl_inproc_find(zl_inproc_ns_t *ns, const char *name);
+/* Links ts (connecting) to binder: creates both pipes and their queues and
+ * attaches the binder's side, then ts's. Returns 0, EPROTOTYPE
+ * (incompatible types), ENOMEM, or the errno of a refused attach (nothing
+ * is left on either side, except that a binder which attached and then
+ * lost its partner sees its pipe end). No locks held by the caller. */
+int zl_inproc_connect(zl_tran_sock_t *ts, zl_tran_sock_t *binder);
+
+/* Calls on one side of a link, made by the socket that owns that side. */
+
+/* This side is gone: closes the writer of its out queues (the peer reads
+ * what is left, then EOF) and ends the peer's pipe (pipe_ended on the
+ * peer socket). Once; later calls do nothing. Takes the peer socket's
+ * lock, so the caller holds none. */
+void zl_inproc_close(zl_inproc_link_t *l, int side);
+/* Whether zl_inproc_close ran for this side. Any thread. */
+bool zl_inproc_closed(const zl_inproc_link_t *l, int side);
+/* Tells the peer that control frames wait in the queue this side writes.
+ * Any thread, any locks (the peer is only flagged and woken). */
+void zl_inproc_controls_queued(zl_inproc_link_t *l, int side);
+/* Whether the peer of this side is peer_ts (unbind / disconnect by name). */
+bool zl_inproc_peer_is(const zl_inproc_link_t *l, int side, const zl_tran_sock_t *peer_ts);
+/* The socket that owns this side drops its pipe: once both sides did, the
+ * link frees itself and drops its references on both pipes. Any thread;
+ * the caller may hold its own socket's lock (the pipes are only unref'd). */
+void zl_inproc_release(zl_inproc_link_t *l);
 
 /* ---- connections ---- */
 

@@ -39,6 +39,7 @@ typedef struct zl_pipe zl_pipe_t;          /* a socket's peer: opaque here */
 typedef struct zl_conn zl_conn_t;          /* an engine connection */
 typedef struct zl_endpoint zl_endpoint_t;  /* an engine listener or connecter */
 typedef struct zl_tran_sock zl_tran_sock_t;
+typedef struct zl_inproc_link zl_inproc_link_t; /* engine.h */
 
 /* What the handshake learned about the peer (or, for inproc, what the
  * peer socket is). */
@@ -54,6 +55,7 @@ typedef struct zl_peer_info {
  * connection). */
 typedef struct zl_tran_opts {
     int sock_type;            /* ZLINK_PAIR ... of the local socket */
+    uint64_t sndhwm, rcvhwm;  /* bytes, 0 = unlimited (inproc sizes its queues) */
     int64_t maxmsgsize;       /* <= 0 unlimited */
     int reconnect_ivl;        /* ms; -1 = no reconnect */
     int reconnect_ivl_max;    /* ms; 0 = no backoff */
@@ -72,7 +74,7 @@ typedef struct zl_tran_opts {
 typedef struct zl_tran_pipe_args {
     uint64_t id;              /* connection id (zl_tran_next_id) */
     zl_conn_t *conn;          /* what zl_conn_close takes later */
-    zl_endpoint_t *ep;        /* the endpoint it came through */
+    zl_endpoint_t *ep;        /* the endpoint it came through (NULL: inproc) */
     const zl_peer_info_t *peer;
     zl_q_end_t out_reader;    /* the engine's end of the out queue */
     zl_q_end_t in_writer;     /* the engine's end of the in queue */
@@ -92,6 +94,24 @@ typedef struct zl_tran_sock_ops {
      * errno ENOMEM; nothing was kept. */
     zl_pipe_t *(*pipe_new)(zl_tran_sock_t *ts, const zl_tran_pipe_args_t *a, zl_q_t **out,
                            zl_q_t **in);
+    /* inproc: a pipe without queues yet (a->conn, a->ep and the ends in a
+     * are unused; initiator tells the connecting side). Sets *reader to
+     * the notify of this socket as the reader of its in queues and *writer
+     * to this pipe's credit notify as the writer of its out queue; the
+     * transport creates the queues with them and hands them over with
+     * pipe_set_queues. The pipe holds two references (the socket's and the
+     * caller's). NULL with errno ENOMEM. */
+    zl_pipe_t *(*pipe_new_inproc)(zl_tran_sock_t *ts, const zl_tran_pipe_args_t *a,
+                                  bool initiator, zl_q_end_t *reader, zl_q_end_t *writer);
+    /* inproc: the pipe's queues (cmp_*: the Completion lane, or NULL) and
+     * the link naming its side (zl_inproc_* of engine.h). The pipe takes
+     * one reference on each queue (the peer's pipe holds the other). */
+    void (*pipe_set_queues)(zl_pipe_t *p, zl_q_t *out, zl_q_t *in, zl_q_t *cmp_out,
+                            zl_q_t *cmp_in, zl_inproc_link_t *link, int side);
+    /* inproc: the peer queued control frames on one of this socket's in
+     * queues (zl_inproc_controls_queued); the socket applies them at its
+     * next call. Any thread, no lock held. */
+    void (*controls_queued)(zl_tran_sock_t *ts);
     /* ROUTER-ROUTER: gives a pipe that is not yet attached its Completion
      * lane, two queues without HWM whose engine ends are out_reader and
      * in_writer. Returns 0 and sets *out / *in, or ENOMEM (the pipe is

@@ -63,63 +63,22 @@ zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx)
     return io;
 }
 
-int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_socket_t *s)
+int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_tran_sock_t *ts)
 {
     zl_mutex_lock(&ctx->lk);
-    if (ctx->shutdown) {
-        zl_mutex_unlock(&ctx->lk);
+    bool down = ctx->shutdown;
+    zl_mutex_unlock(&ctx->lk);
+    if (down)
         return ETERM;
-    }
-    for (zl_inproc_entry_t *e = ctx->inproc; e != NULL; e = e->next) {
-        if (strcmp(e->name, name) == 0) {
-            zl_mutex_unlock(&ctx->lk);
-            return EADDRINUSE;
-        }
-    }
-    zl_inproc_entry_t *e = calloc(1, sizeof *e);
-    size_t len = strlen(name);
-    if (e != NULL)
-        e->name = malloc(len + 1);
-    if (e == NULL || e->name == NULL) {
-        free(e);
-        zl_mutex_unlock(&ctx->lk);
-        return ENOMEM;
-    }
-    memcpy(e->name, name, len + 1);
-    e->sock = s;
-    e->next = ctx->inproc;
-    ctx->inproc = e;
-    zl_mutex_unlock(&ctx->lk);
-    return 0;
+    return zl_inproc_bind(&ctx->inproc, name, ts);
 }
 
-void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_socket_t *s)
+void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_tran_sock_t *ts)
 {
-    zl_mutex_lock(&ctx->lk);
-    zl_inproc_entry_t **pp = &ctx->inproc;
-    while (*pp != NULL) {
-        zl_inproc_entry_t *e = *pp;
-        if (e->sock == s && (name == NULL || strcmp(e->name, name) == 0)) {
-            *pp = e->next;
-            free(e->name);
-            free(e);
-        } else {
-            pp = &e->next;
-        }
-    }
-    zl_mutex_unlock(&ctx->lk);
+    zl_inproc_unbind(&ctx->inproc, name, ts);
 }
 
-zl_socket_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name)
+zl_tran_sock_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name)
 {
-    zl_socket_t *s = NULL;
-    zl_mutex_lock(&ctx->lk);
-    for (zl_inproc_entry_t *e = ctx->inproc; e != NULL; e = e->next) {
-        if (strcmp(e->name, name) == 0) {
-            s = e->sock;
-            break;
-        }
-    }
-    zl_mutex_unlock(&ctx->lk);
-    return s;
+    return zl_inproc_find(&ctx->inproc, name);
 }

@@ -15,17 +15,12 @@
 #ifndef ZL_CTX_H
 #define ZL_CTX_H
 
+#include "engine/engine.h"
 #include "sock/socket.h"
 
 typedef struct zl_io zl_io_t;
 
 #define ZL_CTX_TAG 0x5A435458u  /* "ZCTX" */
-
-typedef struct zl_inproc_entry {
-    char *name;
-    zl_socket_t *sock;               /* the binder */
-    struct zl_inproc_entry *next;
-} zl_inproc_entry_t;
 
 struct zl_ctx {
     uint32_t tag;
@@ -47,7 +42,7 @@ struct zl_ctx {
     unsigned io_rotor;
     zl_socket_t *sockets;            /* live and dead sockets */
     int nlive;
-    zl_inproc_entry_t *inproc;
+    zl_inproc_ns_t inproc;           /* inproc names (engine/inproc.c) */
     bool shutdown;
     bool terminating;
 };
@@ -58,11 +53,12 @@ int zl_ctx_check(void *handle, zl_ctx_t **out);
  * Returns NULL with errno (ETERM after shutdown). */
 zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx);
 
-/* inproc registry. bind: 0, EADDRINUSE, ETERM. */
-int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_socket_t *s);
-void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_socket_t *s);
-/* The socket bound to name, or NULL. Caller holds nothing. */
-zl_socket_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name);
+/* inproc names (engine/inproc.c keeps them). bind: 0, EADDRINUSE, ENOMEM,
+ * ETERM after shutdown. unbind: name NULL = every name of ts. find: the
+ * socket bound to name, or NULL. Caller holds nothing. */
+int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_tran_sock_t *ts);
+void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_tran_sock_t *ts);
+zl_tran_sock_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name);
 
 /* Adds a new socket to the context's list (api/context_api.c). 0, or
  * ETERM after shutdown, EMFILE over MAX_SOCKETS. Takes ctx->lk. */

@@ -1,6 +1,6 @@
 /*
  * socket.c — what every socket pattern shares: lifecycle and the close
- * gate, options, endpoints (tcp/ipc through the engine, inproc directly),
+ * gate, options, endpoints (tcp, ipc and inproc through the engine),
  * pipes, and the blocking submit/receive loops.
  *
  * Locks and threads: see socket.h. In short, s->lk guards the pipe list,
@@ -477,10 +477,9 @@ void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p)
 {
     pipe_unlink(s, p);
     p->attached = false;
-    /* An inproc pipe also holds a reference on its peer's pipe (each side
-     * keeps the other's memory until it is done with its own). */
+    /* An inproc pipe's link holds both pipes until both sides are done. */
     if (p->inproc)
-        zl_pipe_unref(p->inproc_peer);
+        zl_inproc_release(p->link);
     zl_pipe_unref(p);
 }
 
@@ -533,6 +532,8 @@ static void tran_get_opts(zl_tran_sock_t *ts, zl_tran_opts_t *out)
     const zl_sockopts_t *o = &s->opts;
     memset(out, 0, sizeof *out);
     out->sock_type = s->type;
+    out->sndhwm = o->sndhwm;
+    out->rcvhwm = o->rcvhwm;
     out->maxmsgsize = o->maxmsgsize;
     out->reconnect_ivl = o->reconnect_ivl;
     out->reconnect_ivl_max = o->reconnect_ivl_max;
@@ -575,6 +576,57 @@ static void tran_pipe_control(zl_tran_sock_t *ts, zl_pipe_t *p, const zl_frame_t
     socket_pipe_control(sock_of(ts), p, f);
 }
 
+/* The pipe_new_inproc operation (transport.h): a pipe whose queues the
+ * inproc link creates. The connecting ROUTER names the binder by its
+ * CONNECT_ROUTING_ID alias when one was set. Any thread; takes s->lk. */
+static zl_pipe_t *tran_pipe_new_inproc(zl_tran_sock_t *ts, const zl_tran_pipe_args_t *a,
+                                       bool initiator, zl_q_end_t *reader, zl_q_end_t *writer)
+{
+    zl_socket_t *s = sock_of(ts);
+    zl_pipe_t *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    p->sock = s;
+    p->inproc = true;
+    p->id = a->id;
+    p->peer = *a->peer;
+    if (initiator && s->type == ZLINK_ROUTER) {
+        zlink_routing_id_t alias;
+        zl_socket_take_connect_rid(s, &alias);
+        if (alias.size > 0)
+            p->peer.rid = alias;
+    }
+    atomic_init(&p->refs, 2);
+    /* Readers are notified as sockets; writers as pipes (credit edges). */
+    *reader = (zl_q_end_t){zl_socket_notify, s};
+    *writer = (zl_q_end_t){zl_pipe_credit_notify, p};
+    return p;
+}
+
+/* The pipe_set_queues operation: before the pipe is attached, so nobody
+ * else sees it yet (no lock). */
+static void tran_pipe_set_queues(zl_pipe_t *p, zl_q_t *out, zl_q_t *in, zl_q_t *cmp_out,
+                                 zl_q_t *cmp_in, zl_inproc_link_t *link, int side)
+{
+    p->out = out;
+    p->in = in;
+    p->cmp_out = cmp_out;
+    p->cmp_in = cmp_in;
+    p->link = link;
+    p->link_side = side;
+}
+
+/* The controls_queued operation: any thread, any locks (a flag and a
+ * wake, both lock-free). */
+static void tran_controls_queued(zl_tran_sock_t *ts)
+{
+    zl_socket_t *s = sock_of(ts);
+    atomic_fetch_add(&s->ctl_pending, 1);
+    zl_socket_wake(s);
+}
+
 static bool tran_monitor_wants(zl_tran_sock_t *ts, uint32_t event)
 {
     return zl_monitor_wants(sock_of(ts), event);
@@ -595,6 +647,9 @@ static const zl_tran_sock_ops_t sock_tran_ops = {
     .get_opts = tran_get_opts,
     .terminated = tran_terminated,
     .pipe_new = tran_pipe_new,
+    .pipe_new_inproc = tran_pipe_new_inproc,
+    .pipe_set_queues = tran_pipe_set_queues,
+    .controls_queued = tran_controls_queued,
     .pipe_add_lane = socket_pipe_add_lane,
     .pipe_attach = tran_pipe_attach,
     .pipe_ended = tran_pipe_ended,
@@ -632,10 +687,8 @@ void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t 
     f.flags = flags;
     f.kind = ZMP_KIND_DATA;
     if (p->inproc) {
-        zl_socket_t *peer = p->inproc_peer->sock;
         zl_q_push_ctl(p->out, &f);
-        atomic_fetch_add(&peer->ctl_pending, 1);
-        zl_socket_wake(peer);
+        zl_inproc_controls_queued(p->link, p->link_side);
         return;
     }
     /* Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a
@@ -697,121 +750,10 @@ void zl_socket_apply_controls(zl_socket_t *s)
 
 /* ------------------------------------------------------------ inproc */
 
-static uint64_t hwm_min(uint64_t a, uint64_t b)
-{
-    if (a == 0)
-        return b;
-    if (b == 0)
-        return a;
-    return a < b ? a : b;
-}
-
-static void inproc_peer_info(zl_socket_t *s, zl_peer_info_t *info)
-{
-    memset(info, 0, sizeof *info);
-    zl_mutex_lock(&s->lk);
-    info->type = s->type;
-    info->rid = s->opts.rid;
-    info->weight = s->opts.weight;
-    zl_mutex_unlock(&s->lk);
-    info->lanes = 1;
-}
-
-/* Connects s (connecter) to b (binder) in process. Returns 0 or an errno.
- * Called with no locks held. */
-static int inproc_connect(zl_socket_t *s, zl_socket_t *b)
-{
-    if (!zmp_types_compatible(s->type, b->type))
-        return EPROTOTYPE;
-    zl_peer_info_t s_info, b_info;
-    inproc_peer_info(s, &s_info);
-    inproc_peer_info(b, &b_info);
-    zl_sockopts_t so, bo;
-    zl_socket_get_opts(s, &so);
-    zl_socket_get_opts(b, &bo);
-
-    zl_pipe_t *ps = calloc(1, sizeof *ps);
-    zl_pipe_t *pb = calloc(1, sizeof *pb);
-    /* Readers are notified as sockets; writers as pipes (credit edges). */
-    zl_q_end_t es = {zl_socket_notify, s}, eb = {zl_socket_notify, b};
-    zl_q_end_t cs = {zl_pipe_credit_notify, ps}, cb = {zl_pipe_credit_notify, pb};
-    zl_q_t *s2b = zl_q_new(hwm_min(so.sndhwm, bo.rcvhwm), eb, cs);
-    zl_q_t *b2s = zl_q_new(hwm_min(bo.sndhwm, so.rcvhwm), es, cb);
-    if (ps == NULL || pb == NULL || s2b == NULL || b2s == NULL) {
-        free(ps);
-        free(pb);
-        free(s2b);
-        free(b2s);
-        return ENOMEM;
-    }
-    /* ROUTER-ROUTER: the Completion lane, one HWM-free queue each way. */
-    zl_q_t *cs2b = NULL, *cb2s = NULL;
-    if (zmp_lane_count(s->type, b->type) == 2) {
-        zl_q_end_t none = {NULL, NULL};
-        cs2b = zl_q_new(0, eb, none);
-        cb2s = zl_q_new(0, es, none);
-        if (cs2b == NULL || cb2s == NULL) {
-            free(ps);
-            free(pb);
-            free(s2b);
-            free(b2s);
-            free(cs2b);
-            free(cb2s);
-            return ENOMEM;
-        }
-    }
-    uint64_t id = zl_tran_next_id();
-    ps->cmp_out = pb->cmp_in = cs2b;
-    ps->cmp_in = pb->cmp_out = cb2s;
-    ps->sock = s; ps->out = s2b; ps->in = b2s; ps->peer = b_info; ps->id = id;
-    pb->sock = b; pb->out = b2s; pb->in = s2b; pb->peer = s_info; pb->id = id;
-    ps->inproc = pb->inproc = true;
-    ps->inproc_peer = pb;
-    pb->inproc_peer = ps;
-    /* Each pipe: one reference for its socket, one for the peer socket
-     * (dropped when the peer reaps its own pipe). */
-    atomic_init(&ps->refs, 2);
-    atomic_init(&pb->refs, 2);
-    /* ROUTER: a CONNECT_ROUTING_ID alias names the binder for s. */
-    if (s->type == ZLINK_ROUTER) {
-        zlink_routing_id_t alias;
-        zl_socket_take_connect_rid(s, &alias);
-        if (alias.size > 0)
-            ps->peer.rid = alias;
-    }
-
-    zl_mutex_lock(&b->lk);
-    int rc = pipe_attach_locked(b, pb);
-    zl_mutex_unlock(&b->lk);
-    if (rc != 0) {
-        pipe_free(ps);
-        pipe_free(pb);
-        return rc;
-    }
-    zl_mutex_lock(&s->lk);
-    rc = pipe_attach_locked(s, ps);
-    zl_mutex_unlock(&s->lk);
-    if (rc != 0) {
-        /* The binder took it but we cannot: end the binder's side. */
-        atomic_store(&ps->link_down, true);
-        zl_socket_pipe_ended(b, pb);
-        zl_pipe_unref(pb);   /* the reference s would have held on pb */
-        zl_pipe_unref(ps);   /* s's own reference */
-        return rc;
-    }
-    return 0;
-}
-
 /* Tells the inproc peer that p's side is gone (once). No locks held. */
 static void inproc_break_link(zl_pipe_t *p)
 {
-    if (atomic_exchange(&p->link_down, true))
-        return;
-    zl_pipe_t *peer = p->inproc_peer;
-    zl_q_close_writer(p->out);
-    if (p->cmp_out != NULL)
-        zl_q_close_writer(p->cmp_out);
-    zl_socket_pipe_ended(peer->sock, peer);
+    zl_inproc_close(p->link, p->link_side);
 }
 
 /* ------------------------------------------------------------ teardown */
@@ -831,7 +773,7 @@ void zl_socket_teardown(zl_socket_t *s)
     for (size_t i = 0; i < neps; i++)
         zl_endpoint_close(eps[i], linger);
     free(eps);
-    zl_ctx_inproc_unbind(s->ctx, NULL, s);
+    zl_ctx_inproc_unbind(s->ctx, NULL, &s->tran);
 
     /* Pipes: inproc ones are ended here; engine ones end when the engine
      * closes their connection (it calls zl_socket_pipe_ended). */
@@ -839,7 +781,7 @@ void zl_socket_teardown(zl_socket_t *s)
         zl_pipe_t *victim = NULL;
         zl_mutex_lock(&s->lk);
         ZL_FOREACH_PIPE(s, p) {
-            if (p->inproc && !atomic_load(&p->link_down)) {
+            if (p->inproc && !zl_inproc_closed(p->link, p->link_side)) {
                 victim = p;
                 break;
             }
@@ -996,7 +938,7 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
     if (prc != 0)
         return prc;
     if (name != NULL) {
-        int rc = zl_ctx_inproc_bind(s->ctx, name, s);
+        int rc = zl_ctx_inproc_bind(s->ctx, name, &s->tran);
         if (rc == 0) {
             zl_mutex_lock(&s->lk);
             snprintf(s->last_endpoint, sizeof s->last_endpoint, "%s", ep);
@@ -1028,10 +970,10 @@ int zl_socket_connect(zl_socket_t *s, const char *ep)
     if (prc != 0)
         return prc;
     if (name != NULL) {
-        zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
+        zl_tran_sock_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
             return ENOENT; /* inproc needs the bind first (doc/decisions.md) */
-        return inproc_connect(s, b);
+        return zl_inproc_connect(&s->tran, b);
     }
     zl_io_t *io = zl_ctx_pick_io(s->ctx);
     if (io == NULL)
@@ -1079,7 +1021,8 @@ bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_
  * ENOENT: PAIR's one target; the routing ids of ROUTER/STREAM pipes made
  * through it (ep; inproc: binder's pipes); DEALER's whole candidate set
  * once no endpoint is left. */
-static void removal_ends_tokens(zl_socket_t *s, const zl_endpoint_t *ep, const zl_socket_t *binder)
+static void removal_ends_tokens(zl_socket_t *s, const zl_endpoint_t *ep,
+                                const zl_tran_sock_t *binder)
 {
     if (s->cq.ntokens == 0)
         return;
@@ -1091,7 +1034,8 @@ static void removal_ends_tokens(zl_socket_t *s, const zl_endpoint_t *ep, const z
     case ZLINK_STREAM:
         ZL_FOREACH_PIPE(s, p) {
             bool through = ep != NULL ? p->ep == ep
-                                      : p->inproc && (binder == NULL || p->inproc_peer->sock == binder);
+                                      : p->inproc && (binder == NULL ||
+                                                   zl_inproc_peer_is(p->link, p->link_side, binder));
             if (through && p->attached)
                 zl_cq_terminate(s, &p->rid, ENOENT);
         }
@@ -1129,16 +1073,16 @@ static int endpoint_remove(zl_socket_t *s, const char *ep, bool want_bind)
 }
 
 /* Ends every inproc pipe of s whose peer is (or is not) the binder. */
-static int inproc_drop(zl_socket_t *s, zl_socket_t *binder, bool as_binder)
+static int inproc_drop(zl_socket_t *s, const zl_tran_sock_t *binder, bool as_binder)
 {
     int dropped = 0;
     for (;;) {
         zl_pipe_t *victim = NULL;
         zl_mutex_lock(&s->lk);
         ZL_FOREACH_PIPE(s, p) {
-            if (!p->inproc || atomic_load(&p->link_down) || p->ended)
+            if (!p->inproc || zl_inproc_closed(p->link, p->link_side) || p->ended)
                 continue;
-            if (as_binder || p->inproc_peer->sock == binder) {
+            if (as_binder || zl_inproc_peer_is(p->link, p->link_side, binder)) {
                 victim = p;
                 break;
             }
@@ -1156,9 +1100,9 @@ int zl_socket_unbind(zl_socket_t *s, const char *ep)
 {
     const char *name;
     if (is_inproc(ep, &name)) {
-        if (zl_ctx_inproc_find(s->ctx, name) != s)
+        if (zl_ctx_inproc_find(s->ctx, name) != &s->tran)
             return ENOENT;
-        zl_ctx_inproc_unbind(s->ctx, name, s);
+        zl_ctx_inproc_unbind(s->ctx, name, &s->tran);
         zl_mutex_lock(&s->lk);
         removal_ends_tokens(s, NULL, NULL);
         zl_mutex_unlock(&s->lk);
@@ -1172,7 +1116,7 @@ int zl_socket_disconnect(zl_socket_t *s, const char *ep)
 {
     const char *name;
     if (is_inproc(ep, &name)) {
-        zl_socket_t *b = zl_ctx_inproc_find(s->ctx, name);
+        zl_tran_sock_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
             return ENOENT;
         zl_mutex_lock(&s->lk);

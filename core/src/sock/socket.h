@@ -7,7 +7,7 @@
  *    zl_q_t: out (to the peer) and in (from the peer). For tcp and ipc the
  *    far end of both queues is an engine connection (zl_conn_t) running on
  *    an I/O thread; for inproc the far end is the peer socket's pipe, and
- *    the two pipes share their queues crosswise. A ROUTER-ROUTER pipe has
+ *    the two pipes share their queues crosswise (engine/inproc.c). A ROUTER-ROUTER pipe has
  *    a second pair without HWM, cmp_out / cmp_in, for the Completion lane
  *    (replies and FLOWSTATE; lane 1 of the engine, or a second inproc
  *    pair).
@@ -196,8 +196,8 @@ struct zl_pipe {
                                  NULL on single-lane pipes */
     zl_q_t *cmp_in;           /* Completion lane from the peer: replies */
     zl_fq_t cmp_rxq;          /* records taken from cmp_in (under s->lk) */
-    struct zl_pipe *inproc_peer; /* the peer socket's pipe (inproc) */
-    _Atomic bool link_down;   /* inproc: this side told the peer we are gone */
+    zl_inproc_link_t *link;   /* inproc: the link to the peer's pipe */
+    int link_side;            /* inproc: our side of it (engine.h) */
     struct zl_pipe *next, *prev; /* s->pipes */
     _Atomic int refs;
     void *proto;              /* pattern data (PUB subscriptions ...) */
