@@ -30,13 +30,20 @@ names=$(
         # enum constants: NAME = value inside a typedef enum
         printf '%s\n' "$text" | grep -v '^[[:space:]]*#' | grep -oE '\b[A-Z][A-Z0-9_]*[[:space:]]*=[[:space:]]*-?[0-9]' |
             sed 's/[[:space:]]*=.*//'
+        # enum constants generated from a table row X(NAME, value) of an
+        # X-macro (the result families, ZLINK_<F>_RESULTS)
+        printf '%s\n' "$text" | grep -oE '\b[A-Za-z_][A-Za-z0-9_]*\([[:space:]]*[A-Z][A-Z0-9_]*[[:space:]]*,[[:space:]]*-?[0-9]' |
+            sed 's/^[^(]*([[:space:]]*//; s/[[:space:]]*,.*//'
         # typedef names
         printf '%s\n' "$text" | grep -v '^[[:space:]]*#' | grep -oE '\b(zlink_[a-z0-9_]+_t|zlink_free_fn)\b'
         # functions
         printf '%s\n' "$text" | grep -v '^[[:space:]]*#' | tr '\n' ' ' | tr ';' '\n' |
             sed -n 's/.*ZLINK_EXPORT[[:space:]]//p' |
             sed -n 's/^[^(]*[^A-Za-z0-9_]\(zlink_[A-Za-z0-9_]*\)[[:space:]]*(.*/\1/p'
-    } | sort -u
+    } | sort -u | comm -23 - <(
+        # a helper macro the header #undefs again is not public
+        printf '%s\n' "$text" | sed -n 's/^[[:space:]]*#[[:space:]]*undef[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' | sort -u
+    )
 )
 
 missing=0

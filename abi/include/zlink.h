@@ -133,116 +133,377 @@ extern "C" {
 #define ETERM (ZLINK_HAUSNUMERO + 53)
 #define EMTHREAD (ZLINK_HAUSNUMERO + 54)
 
+/*
+ * ZLINK_ERRNO_TEXTS(X): every errno the ZLink API reports, one row
+ * X(name, text) each; text is what zlink_strerror(name) returns, the same on
+ * every platform. Bindings map errno by name, never by number: the numbers
+ * of the platform names differ between platforms.
+ */
+#define ZLINK_ERRNO_TEXTS(X)                                        \
+    X(EPERM, "Operation not permitted")                             \
+    X(ENOENT, "No such target or endpoint")                         \
+    X(EINTR, "Interrupted call")                                    \
+    X(EIO, "Input/output error")                                    \
+    X(EAGAIN, "Resource temporarily unavailable")                   \
+    X(ENOMEM, "Out of memory")                                      \
+    X(EACCES, "Not admitted or not authorized")                     \
+    X(EFAULT, "Invalid handle or pointer")                          \
+    X(EBUSY, "Object is busy")                                      \
+    X(EEXIST, "Already exists")                                     \
+    X(EINVAL, "Invalid argument")                                   \
+    X(EMFILE, "Too many sockets or open files")                     \
+    X(ENAMETOOLONG, "Endpoint name too long")                       \
+    X(EPROTO, "Protocol error")                                     \
+    X(ECANCELED, "Operation canceled")                              \
+    X(ENOTSUP, "Operation not supported")                           \
+    X(EPROTONOSUPPORT, "Transport or protocol not supported")       \
+    X(ENOBUFS, "No buffer space available")                         \
+    X(ENETDOWN, "Network is down")                                  \
+    X(EADDRINUSE, "Address already in use")                         \
+    X(EADDRNOTAVAIL, "Address not available")                       \
+    X(ECONNREFUSED, "Connection refused")                           \
+    X(EINPROGRESS, "Operation in progress")                         \
+    X(ENOTSOCK, "Not a socket")                                     \
+    X(EMSGSIZE, "Message too long")                                 \
+    X(EAFNOSUPPORT, "Address family not supported")                 \
+    X(ENETUNREACH, "Network is unreachable")                        \
+    X(ECONNABORTED, "Connection aborted")                           \
+    X(ECONNRESET, "Connection reset by peer")                       \
+    X(ENOTCONN, "Not connected")                                    \
+    X(ETIMEDOUT, "Timed out")                                       \
+    X(EHOSTUNREACH, "Host is unreachable")                          \
+    X(ENETRESET, "Connection reset by network")                     \
+    X(ESTALE, "Stale handle")                                       \
+    X(EALREADY, "Operation already in progress")                    \
+    X(EDEADLK, "Call would deadlock")                               \
+    X(ESHUTDOWN, "Object is shutting down")                         \
+    X(EPROTOTYPE, "Wrong socket type for this operation")           \
+    X(EOVERFLOW, "Identifier space exhausted")                      \
+    X(EFSM, "Operation not valid in the current state")             \
+    X(ENOCOMPATPROTO, "Incompatible protocol")                      \
+    X(ETERM, "Context was terminated")                              \
+    X(EMTHREAD, "Call not allowed on this thread")
+
 /* ---------------------------------------------------------- result families
  *
  * Every call returns a typed result: 0 means success, any other value names
  * the failure and zlink_errno() holds the matching errno (see doc/errors.md).
  * Each family lives in its own numeric range so a value names its family.
+ *
+ * The result table. Families, values, names and the errno mapping are
+ * written once, here, as X-macros; the enums below are generated from them,
+ * and so are zlink_result_name(), the library's errno -> result mapping and
+ * results.json (`bazel build //abi:results_json`), from which the language
+ * bindings generate their error types.
+ *
+ *  ZLINK_<F>_RESULTS(X)    one row X(name, value) per value of family F.
+ *  ZLINK_<F>_ERRNO_MAP(X)  one row X(errno, result) per errno that maps to a
+ *                          result of F; an errno without a row maps to the
+ *                          family's fallback. errno itself is kept as it was.
+ *  ZLINK_RESULT_FAMILIES(X)
+ *      one row X(family, type, RESULTS, ERRNO_MAP, fallback, named) per
+ *      family: its name as a string, its enum type, its two tables, the
+ *      result of an unmapped errno, and named = 1 when zlink_result_name()
+ *      names the family's values (0 for send_complete only, see there).
+ *
+ * A published row never changes (doc/abi.md): a new value is a new row at
+ * the end of its family, pinned in both header tests.
  */
 
+/* Submits: zlink_send, zlink_send_rid, zlink_request, zlink_reply,
+ * zlink_reply_error, zlink_publish. */
+#define ZLINK_SUBMIT_RESULTS(X)                 \
+    X(ZLINK_SUBMIT_OK, 0)                       \
+    X(ZLINK_SUBMIT_BACKPRESSURED, 1)            \
+    X(ZLINK_SUBMIT_NOT_CONNECTED, 2)            \
+    X(ZLINK_SUBMIT_NOT_FOUND, 3)                \
+    X(ZLINK_SUBMIT_TERMINATED, 4)               \
+    X(ZLINK_SUBMIT_INVALID_HANDLE, 5)           \
+    X(ZLINK_SUBMIT_INVALID_ARGUMENT, 6)         \
+    X(ZLINK_SUBMIT_NOT_SUPPORTED, 7)            \
+    X(ZLINK_SUBMIT_INVALID_STATE, 8)            \
+    X(ZLINK_SUBMIT_THREAD_VIOLATION, 9)         \
+    X(ZLINK_SUBMIT_OUT_OF_MEMORY, 10)           \
+    X(ZLINK_SUBMIT_SEQ_EXHAUSTED, 11)           \
+    X(ZLINK_SUBMIT_INTERNAL, 12)                \
+    X(ZLINK_SUBMIT_NOT_ADMITTED, 13)
+
+#define ZLINK_SUBMIT_ERRNO_MAP(X)                       \
+    X(EAGAIN, ZLINK_SUBMIT_BACKPRESSURED)               \
+    X(ETIMEDOUT, ZLINK_SUBMIT_BACKPRESSURED)            \
+    X(ENOBUFS, ZLINK_SUBMIT_BACKPRESSURED)              \
+    X(ENOTCONN, ZLINK_SUBMIT_NOT_CONNECTED)             \
+    X(EHOSTUNREACH, ZLINK_SUBMIT_NOT_CONNECTED)         \
+    X(ENOENT, ZLINK_SUBMIT_NOT_FOUND)                   \
+    X(ETERM, ZLINK_SUBMIT_TERMINATED)                   \
+    X(ESHUTDOWN, ZLINK_SUBMIT_TERMINATED)               \
+    X(EFAULT, ZLINK_SUBMIT_INVALID_HANDLE)              \
+    X(EINVAL, ZLINK_SUBMIT_INVALID_ARGUMENT)            \
+    X(EMSGSIZE, ZLINK_SUBMIT_INVALID_ARGUMENT)          \
+    X(ENOTSUP, ZLINK_SUBMIT_NOT_SUPPORTED)              \
+    X(EBUSY, ZLINK_SUBMIT_INVALID_STATE)                \
+    X(ESTALE, ZLINK_SUBMIT_INVALID_STATE)               \
+    X(EALREADY, ZLINK_SUBMIT_INVALID_STATE)             \
+    X(EDEADLK, ZLINK_SUBMIT_THREAD_VIOLATION)           \
+    X(EPERM, ZLINK_SUBMIT_THREAD_VIOLATION)             \
+    X(EMTHREAD, ZLINK_SUBMIT_THREAD_VIOLATION)          \
+    X(ENOMEM, ZLINK_SUBMIT_OUT_OF_MEMORY)               \
+    X(EOVERFLOW, ZLINK_SUBMIT_SEQ_EXHAUSTED)            \
+    X(EACCES, ZLINK_SUBMIT_NOT_ADMITTED)                \
+    X(ECONNREFUSED, ZLINK_SUBMIT_NOT_ADMITTED)          \
+    X(EPROTOTYPE, ZLINK_SUBMIT_NOT_ADMITTED)
+
+/* Request completions: request_result of a REQUEST completion record; an
+ * error reply's errno is mapped with the errno map. */
+#define ZLINK_REQUEST_RESULTS(X)                \
+    X(ZLINK_REQUEST_OK, 0)                      \
+    X(ZLINK_REQUEST_TIMED_OUT, 101)             \
+    X(ZLINK_REQUEST_NOT_FOUND, 102)             \
+    X(ZLINK_REQUEST_TERMINATED, 103)            \
+    X(ZLINK_REQUEST_PROTOCOL_ERROR, 104)        \
+    X(ZLINK_REQUEST_INTERNAL, 105)              \
+    X(ZLINK_REQUEST_REJECTED, 106)              \
+    X(ZLINK_REQUEST_CONFLICT, 107)              \
+    X(ZLINK_REQUEST_BUSY, 108)                  \
+    X(ZLINK_REQUEST_NOT_CONNECTED, 109)         \
+    X(ZLINK_REQUEST_INVALID_ARGUMENT, 110)      \
+    X(ZLINK_REQUEST_INVALID_STATE, 111)         \
+    X(ZLINK_REQUEST_NOT_SUPPORTED, 112)         \
+    X(ZLINK_REQUEST_BACKPRESSURED, 113)
+
+#define ZLINK_REQUEST_ERRNO_MAP(X)                      \
+    X(ETIMEDOUT, ZLINK_REQUEST_TIMED_OUT)               \
+    X(ENOENT, ZLINK_REQUEST_NOT_FOUND)                  \
+    X(ETERM, ZLINK_REQUEST_TERMINATED)                  \
+    X(EPROTO, ZLINK_REQUEST_PROTOCOL_ERROR)             \
+    X(ENOCOMPATPROTO, ZLINK_REQUEST_PROTOCOL_ERROR)     \
+    X(EACCES, ZLINK_REQUEST_REJECTED)                   \
+    X(ECONNREFUSED, ZLINK_REQUEST_REJECTED)             \
+    X(ECANCELED, ZLINK_REQUEST_REJECTED)                \
+    X(EEXIST, ZLINK_REQUEST_CONFLICT)                   \
+    X(ESTALE, ZLINK_REQUEST_CONFLICT)                   \
+    X(EBUSY, ZLINK_REQUEST_BUSY)                        \
+    X(ENOTCONN, ZLINK_REQUEST_NOT_CONNECTED)            \
+    X(EHOSTUNREACH, ZLINK_REQUEST_NOT_CONNECTED)        \
+    X(EINVAL, ZLINK_REQUEST_INVALID_ARGUMENT)           \
+    X(EFAULT, ZLINK_REQUEST_INVALID_ARGUMENT)           \
+    X(EFSM, ZLINK_REQUEST_INVALID_STATE)                \
+    X(EALREADY, ZLINK_REQUEST_INVALID_STATE)            \
+    X(ENOTSUP, ZLINK_REQUEST_NOT_SUPPORTED)             \
+    X(EAGAIN, ZLINK_REQUEST_BACKPRESSURED)              \
+    X(ENOBUFS, ZLINK_REQUEST_BACKPRESSURED)
+
+/* Receives: zlink_recv, zlink_router_recv, zlink_subscribe, zlink_xpub_recv,
+ * zlink_stream_recv_packet, zlink_completion_recv, the monitor and timer
+ * receives. EINVAL is INVALID_STATE in this family (doc/errors.md). */
+#define ZLINK_RECV_RESULTS(X)                   \
+    X(ZLINK_RECV_OK, 0)                         \
+    X(ZLINK_RECV_NO_DATA, 201)                  \
+    X(ZLINK_RECV_BUSY, 202)                     \
+    X(ZLINK_RECV_TERMINATED, 203)               \
+    X(ZLINK_RECV_INVALID_HANDLE, 204)           \
+    X(ZLINK_RECV_NOT_SUPPORTED, 205)            \
+    X(ZLINK_RECV_INTERNAL, 206)                 \
+    X(ZLINK_RECV_BUFFER_TOO_SMALL, 207)         \
+    X(ZLINK_RECV_INVALID_STATE, 208)
+
+#define ZLINK_RECV_ERRNO_MAP(X)                         \
+    X(EAGAIN, ZLINK_RECV_NO_DATA)                       \
+    X(ETIMEDOUT, ZLINK_RECV_NO_DATA)                    \
+    X(EBUSY, ZLINK_RECV_BUSY)                           \
+    X(ETERM, ZLINK_RECV_TERMINATED)                     \
+    X(EFAULT, ZLINK_RECV_INVALID_HANDLE)                \
+    X(ENOTSUP, ZLINK_RECV_NOT_SUPPORTED)                \
+    X(ENOBUFS, ZLINK_RECV_BUFFER_TOO_SMALL)             \
+    X(EINVAL, ZLINK_RECV_INVALID_STATE)                 \
+    X(ESTALE, ZLINK_RECV_INVALID_STATE)                 \
+    X(ESHUTDOWN, ZLINK_RECV_INVALID_STATE)
+
+/* Handlers: kept in the ABI; no call returns them yet (doc/errors.md). */
+#define ZLINK_HANDLER_RESULTS(X)                \
+    X(ZLINK_HANDLER_OK, 0)                      \
+    X(ZLINK_HANDLER_INVALID_ARGUMENT, 301)      \
+    X(ZLINK_HANDLER_BUSY, 302)                  \
+    X(ZLINK_HANDLER_NOT_SUPPORTED, 303)         \
+    X(ZLINK_HANDLER_DEADLOCK, 304)              \
+    X(ZLINK_HANDLER_INVALID_HANDLE, 305)        \
+    X(ZLINK_HANDLER_INTERNAL, 306)
+
+#define ZLINK_HANDLER_ERRNO_MAP(X)                      \
+    X(EDEADLK, ZLINK_HANDLER_DEADLOCK)
+
+/* Closes: zlink_close, zlink_ctx_shutdown, zlink_ctx_term, the destroy and
+ * close calls of pollers, timers and monitors. */
+#define ZLINK_CLOSE_RESULTS(X)                  \
+    X(ZLINK_CLOSE_OK, 0)                        \
+    X(ZLINK_CLOSE_BUSY, 401)                    \
+    X(ZLINK_CLOSE_SHUTDOWN, 402)                \
+    X(ZLINK_CLOSE_INVALID_HANDLE, 403)          \
+    X(ZLINK_CLOSE_INTERNAL, 404)
+
+#define ZLINK_CLOSE_ERRNO_MAP(X)                        \
+    X(EBUSY, ZLINK_CLOSE_BUSY)                          \
+    X(EDEADLK, ZLINK_CLOSE_BUSY)                        \
+    X(ESHUTDOWN, ZLINK_CLOSE_SHUTDOWN)                  \
+    X(EFAULT, ZLINK_CLOSE_INVALID_HANDLE)               \
+    X(ESTALE, ZLINK_CLOSE_INVALID_HANDLE)
+
+/* Binds: zlink_bind. */
+#define ZLINK_BIND_RESULTS(X)                   \
+    X(ZLINK_BIND_OK, 0)                         \
+    X(ZLINK_BIND_INVALID_ARGUMENT, 501)         \
+    X(ZLINK_BIND_ADDR_IN_USE, 502)              \
+    X(ZLINK_BIND_NOT_SUPPORTED, 503)            \
+    X(ZLINK_BIND_INVALID_HANDLE, 504)           \
+    X(ZLINK_BIND_INTERNAL, 505)
+
+#define ZLINK_BIND_ERRNO_MAP(X)                         \
+    X(EINVAL, ZLINK_BIND_INVALID_ARGUMENT)              \
+    X(ENAMETOOLONG, ZLINK_BIND_INVALID_ARGUMENT)        \
+    X(EADDRINUSE, ZLINK_BIND_ADDR_IN_USE)               \
+    X(EADDRNOTAVAIL, ZLINK_BIND_ADDR_IN_USE)            \
+    X(ENOTSUP, ZLINK_BIND_NOT_SUPPORTED)                \
+    X(EPROTONOSUPPORT, ZLINK_BIND_NOT_SUPPORTED)        \
+    X(EFAULT, ZLINK_BIND_INVALID_HANDLE)                \
+    X(ESTALE, ZLINK_BIND_INVALID_HANDLE)                \
+    X(ESHUTDOWN, ZLINK_BIND_INVALID_HANDLE)
+
+/* Connects: zlink_connect, zlink_disconnect, zlink_unbind,
+ * zlink_disconnect_rid. */
+#define ZLINK_CONNECT_RESULTS(X)                \
+    X(ZLINK_CONNECT_OK, 0)                      \
+    X(ZLINK_CONNECT_INVALID_ARGUMENT, 601)      \
+    X(ZLINK_CONNECT_NOT_SUPPORTED, 602)         \
+    X(ZLINK_CONNECT_INVALID_HANDLE, 603)        \
+    X(ZLINK_CONNECT_INTERNAL, 604)              \
+    X(ZLINK_CONNECT_NOT_FOUND, 605)             \
+    X(ZLINK_CONNECT_CONFLICT, 606)              \
+    X(ZLINK_CONNECT_BUSY, 607)                  \
+    X(ZLINK_CONNECT_AUTH_FAILED, 608)
+
+#define ZLINK_CONNECT_ERRNO_MAP(X)                      \
+    X(EINVAL, ZLINK_CONNECT_INVALID_ARGUMENT)           \
+    X(ENAMETOOLONG, ZLINK_CONNECT_INVALID_ARGUMENT)     \
+    X(ENOTSUP, ZLINK_CONNECT_NOT_SUPPORTED)             \
+    X(EPROTONOSUPPORT, ZLINK_CONNECT_NOT_SUPPORTED)     \
+    X(EFAULT, ZLINK_CONNECT_INVALID_HANDLE)             \
+    X(ENOENT, ZLINK_CONNECT_NOT_FOUND)                  \
+    X(EEXIST, ZLINK_CONNECT_CONFLICT)                   \
+    X(ESTALE, ZLINK_CONNECT_CONFLICT)                   \
+    X(EADDRINUSE, ZLINK_CONNECT_CONFLICT)               \
+    X(EBUSY, ZLINK_CONNECT_BUSY)                        \
+    X(ESHUTDOWN, ZLINK_CONNECT_BUSY)                    \
+    X(EACCES, ZLINK_CONNECT_AUTH_FAILED)
+
+/* Configuration: options, messages, subscriptions, routing ids, the flow
+ * setter, pollers, timers. BUSY (concurrent use of one object) has no errno
+ * of its own: EBUSY is INVALID_STATE here, and the code that detects the
+ * concurrent use returns BUSY with errno EBUSY itself. */
+#define ZLINK_CONFIG_RESULTS(X)                 \
+    X(ZLINK_CONFIG_OK, 0)                       \
+    X(ZLINK_CONFIG_INVALID_HANDLE, 701)         \
+    X(ZLINK_CONFIG_INVALID_ARGUMENT, 702)       \
+    X(ZLINK_CONFIG_NOT_SUPPORTED, 703)          \
+    X(ZLINK_CONFIG_INTERNAL, 704)               \
+    X(ZLINK_CONFIG_INVALID_STATE, 705)          \
+    X(ZLINK_CONFIG_NOT_FOUND, 706)              \
+    X(ZLINK_CONFIG_CONFLICT, 707)               \
+    X(ZLINK_CONFIG_BUFFER_TOO_SMALL, 708)       \
+    X(ZLINK_CONFIG_BUSY, 709)
+
+#define ZLINK_CONFIG_ERRNO_MAP(X)                       \
+    X(EFAULT, ZLINK_CONFIG_INVALID_HANDLE)              \
+    X(EINVAL, ZLINK_CONFIG_INVALID_ARGUMENT)            \
+    X(EMSGSIZE, ZLINK_CONFIG_INVALID_ARGUMENT)          \
+    X(ENOTSUP, ZLINK_CONFIG_NOT_SUPPORTED)              \
+    X(EBUSY, ZLINK_CONFIG_INVALID_STATE)                \
+    X(ESTALE, ZLINK_CONFIG_INVALID_STATE)               \
+    X(EALREADY, ZLINK_CONFIG_INVALID_STATE)             \
+    X(ESHUTDOWN, ZLINK_CONFIG_INVALID_STATE)            \
+    X(ENOTCONN, ZLINK_CONFIG_INVALID_STATE)             \
+    X(ETIMEDOUT, ZLINK_CONFIG_INVALID_STATE)            \
+    X(EPROTO, ZLINK_CONFIG_INVALID_STATE)               \
+    X(ENOENT, ZLINK_CONFIG_NOT_FOUND)                   \
+    X(EEXIST, ZLINK_CONFIG_CONFLICT)                    \
+    X(ENOBUFS, ZLINK_CONFIG_BUFFER_TOO_SMALL)
+
+/* Every family, in this order. send_complete (the send_result of a WRITABLE
+ * completion record) is defined with the completion queue below. */
+#define ZLINK_RESULT_FAMILIES(X)                                                        \
+    X("submit", zlink_submit_result_t, ZLINK_SUBMIT_RESULTS, ZLINK_SUBMIT_ERRNO_MAP,     \
+      ZLINK_SUBMIT_INTERNAL, 1)                                                         \
+    X("request", zlink_request_result_t, ZLINK_REQUEST_RESULTS, ZLINK_REQUEST_ERRNO_MAP, \
+      ZLINK_REQUEST_INTERNAL, 1)                                                        \
+    X("recv", zlink_recv_result_t, ZLINK_RECV_RESULTS, ZLINK_RECV_ERRNO_MAP,             \
+      ZLINK_RECV_INTERNAL, 1)                                                           \
+    X("handler", zlink_handler_result_t, ZLINK_HANDLER_RESULTS, ZLINK_HANDLER_ERRNO_MAP, \
+      ZLINK_HANDLER_INTERNAL, 1)                                                        \
+    X("close", zlink_close_result_t, ZLINK_CLOSE_RESULTS, ZLINK_CLOSE_ERRNO_MAP,         \
+      ZLINK_CLOSE_INTERNAL, 1)                                                          \
+    X("bind", zlink_bind_result_t, ZLINK_BIND_RESULTS, ZLINK_BIND_ERRNO_MAP,             \
+      ZLINK_BIND_INTERNAL, 1)                                                           \
+    X("connect", zlink_connect_result_t, ZLINK_CONNECT_RESULTS, ZLINK_CONNECT_ERRNO_MAP, \
+      ZLINK_CONNECT_INTERNAL, 1)                                                        \
+    X("config", zlink_config_result_t, ZLINK_CONFIG_RESULTS, ZLINK_CONFIG_ERRNO_MAP,     \
+      ZLINK_CONFIG_INTERNAL, 1)                                                         \
+    X("send_complete", zlink_send_complete_result_t, ZLINK_SEND_COMPLETE_RESULTS,        \
+      ZLINK_SEND_COMPLETE_ERRNO_MAP, ZLINK_SEND_TERMINAL, 0)
+
+/* Turns a row of a RESULTS table into an enumerator; zlink.h's own helper,
+ * #undef'd after the last result enum (send_complete, below). */
+#define ZLINK_RESULT_ENUMERATOR_(name, value) name = value,
+
 typedef enum zlink_submit_result {
-    ZLINK_SUBMIT_OK = 0,
-    ZLINK_SUBMIT_BACKPRESSURED = 1,   /* EAGAIN, ETIMEDOUT, ENOBUFS */
-    ZLINK_SUBMIT_NOT_CONNECTED = 2,   /* ENOTCONN, EHOSTUNREACH */
-    ZLINK_SUBMIT_NOT_FOUND = 3,       /* ENOENT */
-    ZLINK_SUBMIT_TERMINATED = 4,      /* ETERM, ESHUTDOWN */
-    ZLINK_SUBMIT_INVALID_HANDLE = 5,  /* EFAULT */
-    ZLINK_SUBMIT_INVALID_ARGUMENT = 6, /* EINVAL, EMSGSIZE */
-    ZLINK_SUBMIT_NOT_SUPPORTED = 7,   /* ENOTSUP */
-    ZLINK_SUBMIT_INVALID_STATE = 8,   /* EBUSY, ESTALE, EALREADY */
-    ZLINK_SUBMIT_THREAD_VIOLATION = 9, /* EDEADLK, EPERM, EMTHREAD */
-    ZLINK_SUBMIT_OUT_OF_MEMORY = 10,  /* ENOMEM */
-    ZLINK_SUBMIT_SEQ_EXHAUSTED = 11,  /* EOVERFLOW */
-    ZLINK_SUBMIT_INTERNAL = 12,       /* errno kept */
-    ZLINK_SUBMIT_NOT_ADMITTED = 13    /* EACCES, ECONNREFUSED, EPROTOTYPE */
+    ZLINK_SUBMIT_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_submit_result_t;
 
 typedef enum zlink_request_result {
-    ZLINK_REQUEST_OK = 0,
-    ZLINK_REQUEST_TIMED_OUT = 101,
-    ZLINK_REQUEST_NOT_FOUND = 102,
-    ZLINK_REQUEST_TERMINATED = 103,
-    ZLINK_REQUEST_PROTOCOL_ERROR = 104, /* EPROTO, ENOCOMPATPROTO */
-    ZLINK_REQUEST_INTERNAL = 105,
-    ZLINK_REQUEST_REJECTED = 106,       /* EACCES, ECONNREFUSED, ECANCELED */
-    ZLINK_REQUEST_CONFLICT = 107,       /* EEXIST, ESTALE */
-    ZLINK_REQUEST_BUSY = 108,
-    ZLINK_REQUEST_NOT_CONNECTED = 109,
-    ZLINK_REQUEST_INVALID_ARGUMENT = 110, /* EINVAL, EFAULT */
-    ZLINK_REQUEST_INVALID_STATE = 111,  /* EFSM, EALREADY */
-    ZLINK_REQUEST_NOT_SUPPORTED = 112,
-    ZLINK_REQUEST_BACKPRESSURED = 113   /* EAGAIN, ENOBUFS */
+    ZLINK_REQUEST_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_request_result_t;
 
 typedef enum zlink_recv_result {
-    ZLINK_RECV_OK = 0,
-    ZLINK_RECV_NO_DATA = 201,          /* EAGAIN, ETIMEDOUT */
-    ZLINK_RECV_BUSY = 202,
-    ZLINK_RECV_TERMINATED = 203,       /* ETERM */
-    ZLINK_RECV_INVALID_HANDLE = 204,   /* EFAULT */
-    ZLINK_RECV_NOT_SUPPORTED = 205,    /* ENOTSUP */
-    ZLINK_RECV_INTERNAL = 206,
-    ZLINK_RECV_BUFFER_TOO_SMALL = 207, /* ENOBUFS */
-    ZLINK_RECV_INVALID_STATE = 208     /* EINVAL, ESTALE, ESHUTDOWN */
+    ZLINK_RECV_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_recv_result_t;
 
 typedef enum zlink_handler_result {
-    ZLINK_HANDLER_OK = 0,
-    ZLINK_HANDLER_INVALID_ARGUMENT = 301,
-    ZLINK_HANDLER_BUSY = 302,
-    ZLINK_HANDLER_NOT_SUPPORTED = 303,
-    ZLINK_HANDLER_DEADLOCK = 304,      /* EDEADLK */
-    ZLINK_HANDLER_INVALID_HANDLE = 305,
-    ZLINK_HANDLER_INTERNAL = 306
+    ZLINK_HANDLER_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_handler_result_t;
 
 typedef enum zlink_close_result {
-    ZLINK_CLOSE_OK = 0,
-    ZLINK_CLOSE_BUSY = 401,            /* EBUSY, EDEADLK */
-    ZLINK_CLOSE_SHUTDOWN = 402,
-    ZLINK_CLOSE_INVALID_HANDLE = 403,  /* EFAULT, ESTALE */
-    ZLINK_CLOSE_INTERNAL = 404
+    ZLINK_CLOSE_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_close_result_t;
 
 typedef enum zlink_bind_result {
-    ZLINK_BIND_OK = 0,
-    ZLINK_BIND_INVALID_ARGUMENT = 501,
-    ZLINK_BIND_ADDR_IN_USE = 502,      /* EADDRINUSE */
-    ZLINK_BIND_NOT_SUPPORTED = 503,    /* ENOTSUP, EPROTONOSUPPORT */
-    ZLINK_BIND_INVALID_HANDLE = 504,
-    ZLINK_BIND_INTERNAL = 505
+    ZLINK_BIND_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_bind_result_t;
 
 typedef enum zlink_connect_result {
-    ZLINK_CONNECT_OK = 0,
-    ZLINK_CONNECT_INVALID_ARGUMENT = 601,
-    ZLINK_CONNECT_NOT_SUPPORTED = 602,
-    ZLINK_CONNECT_INVALID_HANDLE = 603,
-    ZLINK_CONNECT_INTERNAL = 604,
-    ZLINK_CONNECT_NOT_FOUND = 605,
-    ZLINK_CONNECT_CONFLICT = 606,      /* EEXIST, ESTALE, EADDRINUSE */
-    ZLINK_CONNECT_BUSY = 607,          /* EBUSY, ESHUTDOWN */
-    ZLINK_CONNECT_AUTH_FAILED = 608    /* EACCES */
+    ZLINK_CONNECT_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_connect_result_t;
 
 typedef enum zlink_config_result {
-    ZLINK_CONFIG_OK = 0,
-    ZLINK_CONFIG_INVALID_HANDLE = 701,   /* EFAULT */
-    ZLINK_CONFIG_INVALID_ARGUMENT = 702, /* EINVAL, EMSGSIZE */
-    ZLINK_CONFIG_NOT_SUPPORTED = 703,
-    ZLINK_CONFIG_INTERNAL = 704,
-    ZLINK_CONFIG_INVALID_STATE = 705,    /* EBUSY, ESTALE, EALREADY, ESHUTDOWN, ... */
-    ZLINK_CONFIG_NOT_FOUND = 706,
-    ZLINK_CONFIG_CONFLICT = 707,         /* EEXIST */
-    ZLINK_CONFIG_BUFFER_TOO_SMALL = 708, /* ENOBUFS, nothing partially written */
-    ZLINK_CONFIG_BUSY = 709              /* concurrent use of one object */
+    ZLINK_CONFIG_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_config_result_t;
 
 /* Thread-local errno of the last failed ZLink call on this thread.
  * Unspecified after a success. */
 ZLINK_EXPORT int zlink_errno(void);
-/* A static, never-freed description of errnum; never NULL; thread-safe. */
+/* A static, never-freed description of errnum; never NULL; thread-safe.
+ * Every errno of ZLINK_ERRNO_TEXTS gets its text from there. */
 ZLINK_EXPORT const char *zlink_strerror(int errnum);
+/* The symbolic name of value, static and never freed; never NULL;
+ * thread-safe:
+ *  - a nonzero value of any family named by ZLINK_RESULT_FAMILIES gives that
+ *    value's constant ("ZLINK_SUBMIT_BACKPRESSURED"); the families' ranges
+ *    never overlap, so the name also tells the family. 202 is
+ *    "ZLINK_RECV_BUSY": ZLINK_SEND_TERMINAL shares its number but is not in
+ *    this name space (it is a completion record field, not a call result);
+ *  - 0, the success of every family, gives "OK";
+ *  - an errno number of ZLink's own (ZLINK_HAUSNUMERO + n, such as ETERM)
+ *    gives its errno name ("ETERM"); platform errno numbers are not named,
+ *    since they overlap the result values;
+ *  - anything else gives "unknown result". */
+ZLINK_EXPORT const char *zlink_result_name(int value);
 /* Writes the library's version. NULL arguments are undefined behaviour. */
 ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
 /* 1 when the build supports the transport or feature named by what. */
@@ -542,10 +803,22 @@ typedef enum zlink_completion_kind {
     ZLINK_COMPLETION_WRITABLE = 3
 } zlink_completion_kind_t;
 
+/* send_result of a WRITABLE record: ADMITTED, or TERMINAL with the cause in
+ * send_terminal_errno (every errno gives TERMINAL: the map is empty). It is
+ * a field of the record, not a call result, so zlink_result_name() leaves
+ * it out: TERMINAL shares the published value 202 with ZLINK_RECV_BUSY,
+ * and 202 names the receive result. */
+#define ZLINK_SEND_COMPLETE_RESULTS(X)          \
+    X(ZLINK_SEND_ADMITTED, 0)                   \
+    X(ZLINK_SEND_TERMINAL, 202)
+
+#define ZLINK_SEND_COMPLETE_ERRNO_MAP(X)
+
 typedef enum zlink_send_complete_result {
-    ZLINK_SEND_ADMITTED = 0,
-    ZLINK_SEND_TERMINAL = 202
+    ZLINK_SEND_COMPLETE_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_send_complete_result_t;
+
+#undef ZLINK_RESULT_ENUMERATOR_
 
 typedef struct zlink_completion {
     uint32_t struct_size;            /* set to sizeof(zlink_completion_t) */

@@ -201,6 +201,69 @@ PIN(ZLINK_CONFIG_NOT_FOUND, 706);
 PIN(ZLINK_CONFIG_CONFLICT, 707);
 PIN(ZLINK_CONFIG_BUFFER_TOO_SMALL, 708);
 PIN(ZLINK_CONFIG_BUSY, 709);
+/* ------------------------------------------------------------ result table
+ * The X-macro tables the result enums are generated from (zlink.h): every
+ * row names its constant with the value pinned above, each table has the
+ * pinned number of rows (a new row needs a new pin), and every family's
+ * type is int-sized. The library's view of the same rows is checked in
+ * main(). */
+#define ROW_PIN(name, value) PIN(name, value);
+ZLINK_SUBMIT_RESULTS(ROW_PIN)
+ZLINK_REQUEST_RESULTS(ROW_PIN)
+ZLINK_RECV_RESULTS(ROW_PIN)
+ZLINK_HANDLER_RESULTS(ROW_PIN)
+ZLINK_CLOSE_RESULTS(ROW_PIN)
+ZLINK_BIND_RESULTS(ROW_PIN)
+ZLINK_CONNECT_RESULTS(ROW_PIN)
+ZLINK_CONFIG_RESULTS(ROW_PIN)
+ZLINK_SEND_COMPLETE_RESULTS(ROW_PIN)
+
+#define COUNT_ROW(a, b) +1
+PIN(0 ZLINK_SUBMIT_RESULTS(COUNT_ROW), 14);
+PIN(0 ZLINK_REQUEST_RESULTS(COUNT_ROW), 14);
+PIN(0 ZLINK_RECV_RESULTS(COUNT_ROW), 9);
+PIN(0 ZLINK_HANDLER_RESULTS(COUNT_ROW), 7);
+PIN(0 ZLINK_CLOSE_RESULTS(COUNT_ROW), 5);
+PIN(0 ZLINK_BIND_RESULTS(COUNT_ROW), 6);
+PIN(0 ZLINK_CONNECT_RESULTS(COUNT_ROW), 9);
+PIN(0 ZLINK_CONFIG_RESULTS(COUNT_ROW), 10);
+PIN(0 ZLINK_SEND_COMPLETE_RESULTS(COUNT_ROW), 2);
+PIN(0 ZLINK_SUBMIT_ERRNO_MAP(COUNT_ROW), 23);
+PIN(0 ZLINK_REQUEST_ERRNO_MAP(COUNT_ROW), 20);
+PIN(0 ZLINK_RECV_ERRNO_MAP(COUNT_ROW), 10);
+PIN(0 ZLINK_HANDLER_ERRNO_MAP(COUNT_ROW), 1);
+PIN(0 ZLINK_CLOSE_ERRNO_MAP(COUNT_ROW), 5);
+PIN(0 ZLINK_BIND_ERRNO_MAP(COUNT_ROW), 9);
+PIN(0 ZLINK_CONNECT_ERRNO_MAP(COUNT_ROW), 12);
+PIN(0 ZLINK_CONFIG_ERRNO_MAP(COUNT_ROW), 14);
+PIN(0 ZLINK_SEND_COMPLETE_ERRNO_MAP(COUNT_ROW), 0);
+PIN(0 ZLINK_ERRNO_TEXTS(COUNT_ROW), 43);
+
+#define COUNT_FAMILY(family, type, results, errno_map, fallback, named) +1
+#define COUNT_NAMED(family, type, results, errno_map, fallback, named) +(named)
+#define FAMILY_SIZE(family, type, results, errno_map, fallback, named) PIN(sizeof(type), 4);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_FAMILY), 9);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_NAMED), 8);
+ZLINK_RESULT_FAMILIES(FAMILY_SIZE)
+
+/* Every errno text, and every value of every family, as rows. */
+static const struct {
+    int value;
+    const char *text;
+} errno_texts[] = {
+#define TEXT_ROW(name, text) {name, text},
+    ZLINK_ERRNO_TEXTS(TEXT_ROW)
+};
+
+static const struct {
+    int value;
+    const char *name;
+} result_rows[] = {
+#define NAME_ROW(name, value) {value, #name},
+#define NAMED_ROWS(family, type, results, errno_map, fallback, named) results(NAME_ROW)
+    ZLINK_RESULT_FAMILIES(NAMED_ROWS)
+};
+
 /* zlink_send_flags_t */
 PIN(sizeof(zlink_send_flags_t), 4);
 PIN(ZLINK_SEND_FLAGS_NONE, 0);
@@ -383,6 +446,7 @@ ZLINK_EXPORT int zlink_errno(void);
 
 SIG(zlink_errno, int, (void));
 SIG(zlink_strerror, const char *, (int));
+SIG(zlink_result_name, const char *, (int));
 SIG(zlink_version, void, (int *, int *, int *));
 SIG(zlink_has, int, (const char *));
 SIG(zlink_ctx_new, void *, (void));
@@ -669,6 +733,22 @@ int main(void)
     /* ZLink's own errnos must have their own text, not a generic fallback. */
     CHECK(strcmp(zlink_strerror(ETERM), zlink_strerror(EFSM)) != 0);
     CHECK(zlink_strerror(-12345) != NULL);
+    /* The library's texts and names are the header's rows. */
+    for (i = 0; i < sizeof errno_texts / sizeof errno_texts[0]; i++)
+        CHECK(strcmp(zlink_strerror(errno_texts[i].value), errno_texts[i].text) == 0);
+    /* 0 is "OK"; ZLINK_SEND_TERMINAL (an unnamed family) reads as the
+     * receive result that shares its value. */
+    for (i = 0; i < sizeof result_rows / sizeof result_rows[0]; i++) {
+        const char *name = zlink_result_name(result_rows[i].value);
+        const int send_terminal = result_rows[i].value == ZLINK_SEND_TERMINAL &&
+                                  strcmp(result_rows[i].name, "ZLINK_SEND_TERMINAL") == 0;
+        const char *want = result_rows[i].value == 0 ? "OK"
+                           : send_terminal          ? "ZLINK_RECV_BUSY"
+                                                    : result_rows[i].name;
+        CHECK(name != NULL && strcmp(name, want) == 0);
+    }
+    CHECK(strcmp(zlink_result_name(ETERM), "ETERM") == 0);
+    CHECK(strcmp(zlink_result_name(-1), "unknown result") == 0);
     (void)zlink_errno();
 
     CHECK(free_fn_check == free_with_hint);

@@ -317,6 +317,65 @@ static_assert(std::is_same<zlink_completion_id_t, std::uint64_t>::value, "u64 id
 static_assert(std::is_same<zlink_reply_token_t, std::uint64_t>::value, "u64 tokens");
 static_assert(std::is_same<zlink_free_fn, void(void *, void *)>::value, "free fn type");
 
+// ------------------------------------------------------------ result table
+// The X-macro tables the result enums are generated from, as in C: each row
+// names its constant with the pinned value, each table has the pinned number
+// of rows, every family's type is int-sized; main() checks the library's
+// texts and names against the rows.
+#define ROW_PIN(name, value) PIN(name, value);
+ZLINK_SUBMIT_RESULTS(ROW_PIN)
+ZLINK_REQUEST_RESULTS(ROW_PIN)
+ZLINK_RECV_RESULTS(ROW_PIN)
+ZLINK_HANDLER_RESULTS(ROW_PIN)
+ZLINK_CLOSE_RESULTS(ROW_PIN)
+ZLINK_BIND_RESULTS(ROW_PIN)
+ZLINK_CONNECT_RESULTS(ROW_PIN)
+ZLINK_CONFIG_RESULTS(ROW_PIN)
+ZLINK_SEND_COMPLETE_RESULTS(ROW_PIN)
+
+#define COUNT_ROW(a, b) +1
+PIN(0 ZLINK_SUBMIT_RESULTS(COUNT_ROW), 14);
+PIN(0 ZLINK_REQUEST_RESULTS(COUNT_ROW), 14);
+PIN(0 ZLINK_RECV_RESULTS(COUNT_ROW), 9);
+PIN(0 ZLINK_HANDLER_RESULTS(COUNT_ROW), 7);
+PIN(0 ZLINK_CLOSE_RESULTS(COUNT_ROW), 5);
+PIN(0 ZLINK_BIND_RESULTS(COUNT_ROW), 6);
+PIN(0 ZLINK_CONNECT_RESULTS(COUNT_ROW), 9);
+PIN(0 ZLINK_CONFIG_RESULTS(COUNT_ROW), 10);
+PIN(0 ZLINK_SEND_COMPLETE_RESULTS(COUNT_ROW), 2);
+PIN(0 ZLINK_SUBMIT_ERRNO_MAP(COUNT_ROW), 23);
+PIN(0 ZLINK_REQUEST_ERRNO_MAP(COUNT_ROW), 20);
+PIN(0 ZLINK_RECV_ERRNO_MAP(COUNT_ROW), 10);
+PIN(0 ZLINK_HANDLER_ERRNO_MAP(COUNT_ROW), 1);
+PIN(0 ZLINK_CLOSE_ERRNO_MAP(COUNT_ROW), 5);
+PIN(0 ZLINK_BIND_ERRNO_MAP(COUNT_ROW), 9);
+PIN(0 ZLINK_CONNECT_ERRNO_MAP(COUNT_ROW), 12);
+PIN(0 ZLINK_CONFIG_ERRNO_MAP(COUNT_ROW), 14);
+PIN(0 ZLINK_SEND_COMPLETE_ERRNO_MAP(COUNT_ROW), 0);
+PIN(0 ZLINK_ERRNO_TEXTS(COUNT_ROW), 43);
+
+#define COUNT_FAMILY(family, type, results, errno_map, fallback, named) +1
+#define COUNT_NAMED(family, type, results, errno_map, fallback, named) +(named)
+#define FAMILY_SIZE(family, type, results, errno_map, fallback, named) PIN(sizeof(type), 4);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_FAMILY), 9);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_NAMED), 8);
+ZLINK_RESULT_FAMILIES(FAMILY_SIZE)
+
+struct text_row {
+    int value;
+    const char *text;
+};
+#define TEXT_ROW(name, text) {name, text},
+static constexpr text_row errno_texts[] = {ZLINK_ERRNO_TEXTS(TEXT_ROW)};
+
+struct name_row {
+    int value;
+    const char *name;
+};
+#define NAME_ROW(name, value) {value, #name},
+#define NAMED_ROWS(family, type, results, errno_map, fallback, named) results(NAME_ROW)
+static constexpr name_row result_rows[] = {ZLINK_RESULT_FAMILIES(NAMED_ROWS)};
+
 // A captureless lambda converts to zlink_free_fn *.
 static zlink_free_fn *const free_fn_check = [](void *data, void *hint) {
     static_cast<void>(data);
@@ -330,6 +389,7 @@ ZLINK_EXPORT int zlink_errno(void);
 
 SIG(zlink_errno, int, (void));
 SIG(zlink_strerror, const char *, (int));
+SIG(zlink_result_name, const char *, (int));
 SIG(zlink_version, void, (int *, int *, int *));
 SIG(zlink_has, int, (const char *));
 SIG(zlink_ctx_new, void *, (void));
@@ -604,6 +664,18 @@ int main()
         CHECK(text != nullptr && text[0] != '\0');
     }
     CHECK(std::strcmp(zlink_strerror(ETERM), zlink_strerror(EFSM)) != 0);
+    // The library's texts and names are the header's rows.
+    for (const text_row &t : errno_texts)
+        CHECK(std::strcmp(zlink_strerror(t.value), t.text) == 0);
+    for (const name_row &row : result_rows) {
+        const char *name = zlink_result_name(row.value);
+        const bool send_terminal = row.value == ZLINK_SEND_TERMINAL &&
+                                   std::strcmp(row.name, "ZLINK_SEND_TERMINAL") == 0;
+        const char *want = row.value == 0 ? "OK" : send_terminal ? "ZLINK_RECV_BUSY" : row.name;
+        CHECK(name != nullptr && std::strcmp(name, want) == 0);
+    }
+    CHECK(std::strcmp(zlink_result_name(ETERM), "ETERM") == 0);
+    CHECK(std::strcmp(zlink_result_name(-1), "unknown result") == 0);
     static_cast<void>(zlink_errno());
 
     // Enum results behave as C++ enums: switchable, comparable with literals.

@@ -1,19 +1,25 @@
 /*
- * errors_api.c — zlink_errno, zlink_strerror, zlink_version and zlink_has.
+ * errors_api.c — zlink_errno, zlink_strerror, zlink_result_name,
+ * zlink_version and zlink_has.
  *
  * Design notes
  *  - zlink_errno reads the calling thread's value kept by errors.c.
  *  - zlink_strerror returns static, never-freed, immutable strings so that a
  *    pointer stays valid forever and no other call (on any thread) can
  *    change what it points to:
- *      1. errnos ZLink itself produces get fixed texts from the table below,
- *         the same on every platform (bindings may show them verbatim);
+ *      1. errnos ZLink itself produces get fixed texts from ZLINK_ERRNO_TEXTS
+ *         in zlink.h, the same on every platform (bindings may show them
+ *         verbatim);
  *      2. any other errno in [0, ZL_STRERROR_SLOTS) is formatted once with
  *         strerror_r into a stack buffer, copied to the heap and published
  *         into a slot with compare-and-swap (the loser of a race frees its
  *         copy); the slot keeps it for the life of the process;
  *      3. everything else gets "Unknown error".
  *    No locks; bounded memory (at most one string per slot).
+ *  - zlink_result_name looks the value up in rows generated from the result
+ *    table of zlink.h (ZLINK_RESULT_FAMILIES, named families only, then
+ *    ZLink's own errno numbers of ZLINK_ERRNO_TEXTS); static strings, no
+ *    state, so any thread may call it.
  *  - zlink_version reads the version macros of zlink.h, the single source.
  *  - zlink_has names the transports compiled into this build.
  */
@@ -35,52 +41,12 @@ struct zl_errtext {
     const char *text;
 };
 
-/* Every errno the ZLink API reports (core-contract §2), in our words. */
+#define ZL_ERRTEXT_ROW(name, text) {name, text},
+
+/* 0, then every errno the ZLink API reports (ZLINK_ERRNO_TEXTS, zlink.h). */
 static const struct zl_errtext zl_errtexts[] = {
     {0, "Success"},
-    {EPERM, "Operation not permitted"},
-    {ENOENT, "No such target or endpoint"},
-    {EINTR, "Interrupted call"},
-    {EIO, "Input/output error"},
-    {EAGAIN, "Resource temporarily unavailable"},
-    {ENOMEM, "Out of memory"},
-    {EACCES, "Not admitted or not authorized"},
-    {EFAULT, "Invalid handle or pointer"},
-    {EBUSY, "Object is busy"},
-    {EEXIST, "Already exists"},
-    {EINVAL, "Invalid argument"},
-    {EMFILE, "Too many sockets or open files"},
-    {ENAMETOOLONG, "Endpoint name too long"},
-    {EPROTO, "Protocol error"},
-    {ECANCELED, "Operation canceled"},
-    {ENOTSUP, "Operation not supported"},
-    {EPROTONOSUPPORT, "Transport or protocol not supported"},
-    {ENOBUFS, "No buffer space available"},
-    {ENETDOWN, "Network is down"},
-    {EADDRINUSE, "Address already in use"},
-    {EADDRNOTAVAIL, "Address not available"},
-    {ECONNREFUSED, "Connection refused"},
-    {EINPROGRESS, "Operation in progress"},
-    {ENOTSOCK, "Not a socket"},
-    {EMSGSIZE, "Message too long"},
-    {EAFNOSUPPORT, "Address family not supported"},
-    {ENETUNREACH, "Network is unreachable"},
-    {ECONNABORTED, "Connection aborted"},
-    {ECONNRESET, "Connection reset by peer"},
-    {ENOTCONN, "Not connected"},
-    {ETIMEDOUT, "Timed out"},
-    {EHOSTUNREACH, "Host is unreachable"},
-    {ENETRESET, "Connection reset by network"},
-    {ESTALE, "Stale handle"},
-    {EALREADY, "Operation already in progress"},
-    {EDEADLK, "Call would deadlock"},
-    {ESHUTDOWN, "Object is shutting down"},
-    {EPROTOTYPE, "Wrong socket type for this operation"},
-    {EOVERFLOW, "Identifier space exhausted"},
-    {EFSM, "Operation not valid in the current state"},
-    {ENOCOMPATPROTO, "Incompatible protocol"},
-    {ETERM, "Context was terminated"},
-    {EMTHREAD, "Call not allowed on this thread"},
+    ZLINK_ERRNO_TEXTS(ZL_ERRTEXT_ROW)
 };
 
 #define ZL_STRERROR_SLOTS 512
@@ -145,6 +111,50 @@ ZLINK_EXPORT const char *zlink_strerror(int errnum)
             return text;
     }
     return "Unknown error";
+}
+
+/* ---------------------------------------------------------- result names */
+
+struct zl_result_row {
+    int value;
+    const char *name;
+};
+
+/* The rows of one family of ZLINK_RESULT_FAMILIES: its RESULTS table
+ * expanded with ZL_RESULT_ROW1 when the family is named, with ZL_RESULT_ROW0
+ * (nothing) when it is not. */
+#define ZL_NAMED_FAMILY_ROWS(family, type, results, errno_map, fallback, named) \
+    results(ZL_RESULT_ROW##named)
+#define ZL_RESULT_ROW1(name, value) {value, #name},
+#define ZL_RESULT_ROW0(name, value)
+
+/* Every value of every named family, zeros included (skipped by lookup). */
+static const struct zl_result_row zl_result_rows[] = {
+    ZLINK_RESULT_FAMILIES(ZL_NAMED_FAMILY_ROWS)
+};
+
+#define ZL_OWN_ERRNO_ROW(name, text) {name, #name},
+
+/* The errno rows of ZLINK_ERRNO_TEXTS; only ZLink's own numbers are named. */
+static const struct zl_result_row zl_errno_rows[] = {
+    ZLINK_ERRNO_TEXTS(ZL_OWN_ERRNO_ROW)
+};
+
+ZLINK_EXPORT const char *zlink_result_name(int value)
+{
+    if (value == 0)
+        return "OK";
+    for (size_t i = 0; i < sizeof zl_result_rows / sizeof zl_result_rows[0]; i++) {
+        if (zl_result_rows[i].value == value)
+            return zl_result_rows[i].name;
+    }
+    if (value > ZLINK_HAUSNUMERO) {
+        for (size_t i = 0; i < sizeof zl_errno_rows / sizeof zl_errno_rows[0]; i++) {
+            if (zl_errno_rows[i].value == value)
+                return zl_errno_rows[i].name;
+        }
+    }
+    return "unknown result";
 }
 
 /* ------------------------------------------------------- version and has */

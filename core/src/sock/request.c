@@ -128,34 +128,6 @@ static void req_complete(zl_socket_t *s, zl_req_t *r, int result, zlink_msg_t *p
     zl_cq_append(s, rec);
 }
 
-/* Maps an error reply's errno to the request result family. */
-static int request_result_of(int e)
-{
-    switch (e) {
-    case ETIMEDOUT: return ZLINK_REQUEST_TIMED_OUT;
-    case ENOENT: return ZLINK_REQUEST_NOT_FOUND;
-    case ETERM: return ZLINK_REQUEST_TERMINATED;
-    case EPROTO:
-    case ENOCOMPATPROTO: return ZLINK_REQUEST_PROTOCOL_ERROR;
-    case EACCES:
-    case ECONNREFUSED:
-    case ECANCELED: return ZLINK_REQUEST_REJECTED;
-    case EEXIST:
-    case ESTALE: return ZLINK_REQUEST_CONFLICT;
-    case EBUSY: return ZLINK_REQUEST_BUSY;
-    case ENOTCONN:
-    case EHOSTUNREACH: return ZLINK_REQUEST_NOT_CONNECTED;
-    case EINVAL:
-    case EFAULT: return ZLINK_REQUEST_INVALID_ARGUMENT;
-    case EFSM:
-    case EALREADY: return ZLINK_REQUEST_INVALID_STATE;
-    case ENOTSUP: return ZLINK_REQUEST_NOT_SUPPORTED;
-    case EAGAIN:
-    case ENOBUFS: return ZLINK_REQUEST_BACKPRESSURED;
-    default: return ZLINK_REQUEST_INTERNAL;
-    }
-}
-
 /* Under s->lk: the head record of rxq (p->rxq or p->cmp_rxq, taken from
  * q) is a REPLY or ERROR_REPLY: takes it off and completes its request
  * (or drops it when nobody waits). */
@@ -208,7 +180,7 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p, zl_fq_t *rxq, zl_q_t *q)
         int e = zmp_parse_errno_part(zl_msg_data(&parts[0]), zl_msg_size(&parts[0]));
         zl_msg_release(&parts[0]);
         memmove(parts, parts + 1, (k - 1) * sizeof *parts);
-        int result = e == 0 ? ZLINK_REQUEST_PROTOCOL_ERROR : request_result_of(e);
+        int result = e == 0 ? ZLINK_REQUEST_PROTOCOL_ERROR : (int)zl_request_result_of(e);
         if (k == 1) {
             free(parts);
             parts = NULL;

@@ -7,10 +7,14 @@
  *  - Each zl_*_fail(e) stores e unchanged as the thread's errno and returns
  *    the family's result for it. An errno the family has no row for maps to
  *    the family's INTERNAL result; errno still tells the cause.
- *  - The tables below are the code form of doc/errors.md; change both
- *    together. ETERM maps to TERMINATED where a family has that row (submit,
- *    recv) and to INTERNAL elsewhere (the contract's flow setter and poller
- *    report a terminating context as INTERNAL/ETERM).
+ *  - The mapping is not written here: each helper is a switch generated
+ *    from its family's ZLINK_<F>_ERRNO_MAP table in zlink.h (one case per
+ *    row, so an errno listed twice in a family does not compile), with the
+ *    family's fallback, the INTERNAL result named in ZLINK_RESULT_FAMILIES,
+ *    as the default. doc/errors.md explains the rows. ETERM maps to
+ *    TERMINATED where a family has that row (submit, request, recv) and to
+ *    INTERNAL elsewhere (the contract's flow setter and poller report a
+ *    terminating context as INTERNAL/ETERM).
  *  - zl_get_errno() is the reader behind zlink_errno().
  */
 #include "util/errors.h"
@@ -29,171 +33,86 @@ int zl_get_errno(void)
     return zl_errno_value;
 }
 
+/* One case of a generated switch: a row X(errno, result) of an errno map. */
+#define ZL_ERRNO_CASE(err, result) \
+    case err:                      \
+        return result;
+
+/* Any thread; no locks. Called by every submit entry point on failure. */
 zlink_submit_result_t zl_submit_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EAGAIN:
-    case ETIMEDOUT:
-    case ENOBUFS:
-        return ZLINK_SUBMIT_BACKPRESSURED;
-    case ENOTCONN:
-    case EHOSTUNREACH:
-        return ZLINK_SUBMIT_NOT_CONNECTED;
-    case ENOENT:
-        return ZLINK_SUBMIT_NOT_FOUND;
-    case ETERM:
-    case ESHUTDOWN:
-        return ZLINK_SUBMIT_TERMINATED;
-    case EFAULT:
-        return ZLINK_SUBMIT_INVALID_HANDLE;
-    case EINVAL:
-    case EMSGSIZE:
-        return ZLINK_SUBMIT_INVALID_ARGUMENT;
-    case ENOTSUP:
-        return ZLINK_SUBMIT_NOT_SUPPORTED;
-    case EBUSY:
-    case ESTALE:
-    case EALREADY:
-        return ZLINK_SUBMIT_INVALID_STATE;
-    case EDEADLK:
-    case EPERM:
-    case EMTHREAD:
-        return ZLINK_SUBMIT_THREAD_VIOLATION;
-    case ENOMEM:
-        return ZLINK_SUBMIT_OUT_OF_MEMORY;
-    case EOVERFLOW:
-        return ZLINK_SUBMIT_SEQ_EXHAUSTED;
-    case EACCES:
-    case ECONNREFUSED:
-    case EPROTOTYPE:
-        return ZLINK_SUBMIT_NOT_ADMITTED;
+    ZLINK_SUBMIT_ERRNO_MAP(ZL_ERRNO_CASE)
     default:
         return ZLINK_SUBMIT_INTERNAL;
     }
 }
 
+/* Any thread; no locks; does not touch errno. Called by request.c (under
+ * the socket's lock) for the errno part of an error reply. */
+zlink_request_result_t zl_request_result_of(int e)
+{
+    switch (e) {
+    ZLINK_REQUEST_ERRNO_MAP(ZL_ERRNO_CASE)
+    default:
+        return ZLINK_REQUEST_INTERNAL;
+    }
+}
+
+/* Any thread; no locks. */
 zlink_recv_result_t zl_recv_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EAGAIN:
-    case ETIMEDOUT:
-        return ZLINK_RECV_NO_DATA;
-    case EBUSY:
-        return ZLINK_RECV_BUSY;
-    case ETERM:
-        return ZLINK_RECV_TERMINATED;
-    case EFAULT:
-        return ZLINK_RECV_INVALID_HANDLE;
-    case ENOTSUP:
-        return ZLINK_RECV_NOT_SUPPORTED;
-    case ENOBUFS:
-        return ZLINK_RECV_BUFFER_TOO_SMALL;
-    case EINVAL:
-    case ESTALE:
-    case ESHUTDOWN:
-        return ZLINK_RECV_INVALID_STATE;
+    ZLINK_RECV_ERRNO_MAP(ZL_ERRNO_CASE)
     default:
         return ZLINK_RECV_INTERNAL;
     }
 }
 
-/* ZLINK_CONFIG_BUSY has no errno of its own (EBUSY means INVALID_STATE in
- * this family): code that detects two threads using one object at once sets
- * errno EBUSY with zl_set_errno() and returns ZLINK_CONFIG_BUSY itself. */
+/* Any thread; no locks. ZLINK_CONFIG_BUSY has no errno of its own (EBUSY
+ * means INVALID_STATE in this family): code that detects two threads using
+ * one object at once sets errno EBUSY with zl_set_errno() and returns
+ * ZLINK_CONFIG_BUSY itself. */
 zlink_config_result_t zl_config_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EFAULT:
-        return ZLINK_CONFIG_INVALID_HANDLE;
-    case EINVAL:
-    case EMSGSIZE:
-        return ZLINK_CONFIG_INVALID_ARGUMENT;
-    case ENOTSUP:
-        return ZLINK_CONFIG_NOT_SUPPORTED;
-    case EBUSY:
-    case ESTALE:
-    case EALREADY:
-    case ESHUTDOWN:
-    case ENOTCONN:
-    case ETIMEDOUT:
-    case EPROTO:
-        return ZLINK_CONFIG_INVALID_STATE;
-    case ENOENT:
-        return ZLINK_CONFIG_NOT_FOUND;
-    case EEXIST:
-        return ZLINK_CONFIG_CONFLICT;
-    case ENOBUFS:
-        return ZLINK_CONFIG_BUFFER_TOO_SMALL;
+    ZLINK_CONFIG_ERRNO_MAP(ZL_ERRNO_CASE)
     default: /* ENOMEM, ETERM, ... */
         return ZLINK_CONFIG_INTERNAL;
     }
 }
 
+/* Any thread; no locks. */
 zlink_close_result_t zl_close_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EBUSY:
-    case EDEADLK:
-        return ZLINK_CLOSE_BUSY;
-    case ESHUTDOWN:
-        return ZLINK_CLOSE_SHUTDOWN;
-    case EFAULT:
-    case ESTALE:
-        return ZLINK_CLOSE_INVALID_HANDLE;
+    ZLINK_CLOSE_ERRNO_MAP(ZL_ERRNO_CASE)
     default:
         return ZLINK_CLOSE_INTERNAL;
     }
 }
 
+/* Any thread; no locks. */
 zlink_bind_result_t zl_bind_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EINVAL:
-    case ENAMETOOLONG:
-        return ZLINK_BIND_INVALID_ARGUMENT;
-    case EADDRINUSE:
-    case EADDRNOTAVAIL:
-        return ZLINK_BIND_ADDR_IN_USE;
-    case ENOTSUP:
-    case EPROTONOSUPPORT:
-        return ZLINK_BIND_NOT_SUPPORTED;
-    case EFAULT:
-    case ESTALE:
-    case ESHUTDOWN:
-        return ZLINK_BIND_INVALID_HANDLE;
+    ZLINK_BIND_ERRNO_MAP(ZL_ERRNO_CASE)
     default:
         return ZLINK_BIND_INTERNAL;
     }
 }
 
+/* Any thread; no locks. */
 zlink_connect_result_t zl_connect_fail(int e)
 {
     zl_set_errno(e);
     switch (e) {
-    case EINVAL:
-    case ENAMETOOLONG:
-        return ZLINK_CONNECT_INVALID_ARGUMENT;
-    case ENOTSUP:
-    case EPROTONOSUPPORT:
-        return ZLINK_CONNECT_NOT_SUPPORTED;
-    case EFAULT:
-        return ZLINK_CONNECT_INVALID_HANDLE;
-    case ENOENT:
-        return ZLINK_CONNECT_NOT_FOUND;
-    case EEXIST:
-    case ESTALE:
-    case EADDRINUSE:
-        return ZLINK_CONNECT_CONFLICT;
-    case EBUSY:
-    case ESHUTDOWN:
-        return ZLINK_CONNECT_BUSY;
-    case EACCES:
-        return ZLINK_CONNECT_AUTH_FAILED;
+    ZLINK_CONNECT_ERRNO_MAP(ZL_ERRNO_CASE)
     default:
         return ZLINK_CONNECT_INTERNAL;
     }
