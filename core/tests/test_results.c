@@ -16,7 +16,7 @@
  * the public API reports on top of them is covered by test_errors.c and the
  * socket tests (test_request.c for error replies).
  */
-#include "errors.h"
+#include "util/errors.h"
 #include "zlink.h"
 #include "zltest.h"
 
