@@ -1,5 +1,6 @@
 /*
- * test_stream.c — core-contract §8 "STREAM" (RAW mode) through the public
+ * test_stream.c — core-contract §8 "STREAM" (RAW and PACKET modes; the
+ * PACKET cases are the stream_packet_* at the end) through the public
  * API (zlink.h) only, against plain POSIX TCP sockets in this process and
  * against a STREAM socket in a second process. doc/contract-tests/
  * dealer_router_pubsub_stream.md maps every item to a function here or
