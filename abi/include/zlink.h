@@ -629,6 +629,9 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option,
 
 #define ZLINK_SUB_TOPICS_COUNT 0x3400
 
+/* STREAM: NOTIFY (RAW only) reports connect/disconnect as zero-length
+ * records; RECV_MODE must be RAW or PACKET before the first successful
+ * bind or connect and is fixed from then on (EBUSY). */
 #define ZLINK_STREAM_NOTIFY 0x3501
 #define ZLINK_STREAM_OPT_RECV_MODE 0x3502
 #define ZLINK_STREAM_RECV_UNSPECIFIED 0
@@ -785,6 +788,20 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
                                                  char *topic, size_t tcap, size_t *tlen,
                                                  zlink_msg_t *parts, size_t cap, size_t *count,
                                                  zlink_recv_flags_t flags);
+/* STREAM in PACKET mode: one whole packet, framed on the wire as
+ * [u16 BE header length][u32 BE body length][header][body], into hdr and
+ * body, and *rid names its connection (a borrowed view, valid until the
+ * next receive on this socket or its close). hdr and body must be
+ * distinct, initialized and empty (zlink_msg_init): INVALID_STATE/EINVAL
+ * otherwise, INVALID_HANDLE/EFAULT when NULL, and the packet stays queued.
+ * Either length may be 0. Packets of one connection come in wire order;
+ * across connections in the order they were completed. A STREAM in RAW
+ * mode gives NOT_SUPPORTED (as zlink_recv does in PACKET mode). Sends stay
+ * raw in both modes: zlink_send_rid writes its part's bytes as they are. */
+ZLINK_EXPORT zlink_recv_result_t zlink_stream_recv_packet(void *socket,
+                                                          const zlink_routing_id_t **rid,
+                                                          zlink_msg_t *hdr, zlink_msg_t *body,
+                                                          zlink_recv_flags_t flags);
 
 /* ------------------------------------------------------ completion queue
  *

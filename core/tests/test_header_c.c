@@ -483,6 +483,7 @@ SIG(zlink_publish, zlink_submit_result_t, (void *, const char *, zlink_msg_t *, 
 SIG(zlink_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
 SIG(zlink_router_recv, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_reply_token_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
 SIG(zlink_subscribe, zlink_recv_result_t, (void *, const zlink_routing_id_t **, char *, size_t, size_t *, zlink_msg_t *, size_t, size_t *, zlink_recv_flags_t));
+SIG(zlink_stream_recv_packet, zlink_recv_result_t, (void *, const zlink_routing_id_t **, zlink_msg_t *, zlink_msg_t *, zlink_recv_flags_t));
 SIG(zlink_set_subscription, zlink_config_result_t, (void *, const char *));
 SIG(zlink_unset_subscription, zlink_config_result_t, (void *, const char *));
 SIG(zlink_subscription_at, zlink_config_result_t, (void *, size_t, char *, size_t *, int *));

@@ -7,11 +7,12 @@
  * function's result family (errors.h). Argument > handle > target >
  * capacity > transport is the order of checks (core-contract §2).
  */
-#include "sock/ctx.h"
-#include "util/errors.h"
-#include "sock/monitor.h"
 #include "protocols/protocols.h"
+#include "protocols/stream.h"
+#include "sock/ctx.h"
+#include "sock/monitor.h"
 #include "sock/socket.h"
+#include "util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -273,8 +274,9 @@ ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if (s->type != ZLINK_PAIR && s->type != ZLINK_DEALER && s->type != ZLINK_STREAM) {
-        zl_socket_leave(s);
+    if ((s->type != ZLINK_PAIR && s->type != ZLINK_DEALER && s->type != ZLINK_STREAM) ||
+        (s->type == ZLINK_STREAM && zl_stream_recv_mode(s) == ZLINK_STREAM_RECV_PACKET)) {
+        zl_socket_leave(s); /* a PACKET STREAM has its own receive */
         return zl_recv_fail(ENOTSUP);
     }
     const zlink_routing_id_t *rid = NULL;
@@ -307,6 +309,38 @@ ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_rou
         if (token != NULL)
             *token = s->recv_token; /* 0 for DATA */
     }
+    zl_socket_leave(s);
+    return recv_result(rc);
+}
+
+/* Whether two message slots share any byte. */
+static bool msgs_overlap(const zlink_msg_t *a, const zlink_msg_t *b)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + sizeof *b && y < x + sizeof *a;
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_stream_recv_packet(void *socket,
+                                                          const zlink_routing_id_t **rid,
+                                                          zlink_msg_t *hdr, zlink_msg_t *body,
+                                                          zlink_recv_flags_t flags)
+{
+    if (rid == NULL || hdr == NULL || body == NULL)
+        return zl_recv_fail(EFAULT);
+    /* The outputs must be initialized, empty and distinct (nothing is
+     * dequeued otherwise). */
+    if (msgs_overlap(hdr, body) || !zl_msg_valid(hdr) || !zl_msg_valid(body) ||
+        zl_msg_size(hdr) != 0 || zl_msg_size(body) != 0)
+        return zl_recv_fail(EINVAL);
+    zl_socket_t *s;
+    zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
+    if (r != ZLINK_RECV_OK)
+        return r;
+    if (s->type != ZLINK_STREAM || zl_stream_recv_mode(s) != ZLINK_STREAM_RECV_PACKET) {
+        zl_socket_leave(s); /* RAW (or unset) STREAM: zlink_recv */
+        return zl_recv_fail(ENOTSUP);
+    }
+    int rc = zl_stream_recv_packet(s, hdr, body, (int)flags, rid);
     zl_socket_leave(s);
     return recv_result(rc);
 }

@@ -158,6 +158,7 @@ static void conn_finish(zl_conn_t *c)
         zl_chunk_release(c->chunk);
         c->chunk = NULL;
     }
+    zl_stream_discard(c); /* a STREAM packet cut by the end */
     free(c->wbuf);
     c->wbuf = NULL;
     c->wbuf_cap = 0;

@@ -11,7 +11,10 @@
  *  - Identity: connection_id is the conn's id (c->id, assigned per
  *    physical connection; the pipe takes lane 0's id), transport_lane the
  *    conn's lane (1 only for the Completion connection of ROUTER-ROUTER;
- *    an accepted conn reports 0 until its handshake named the lane).
+ *    an accepted conn reports 0 until its handshake named the lane). The
+ *    rid is what the peer announced; for STREAM, the 4-byte id the socket
+ *    gave the pipe, from CONNECTION_READY on (STREAM PACKET mode reports
+ *    connections only this way).
  *  - Classification of an end (zl_conn_event_ended): a conn whose transport
  *    never came up (CONNECTING) reports nothing (the connecter's
  *    CONNECT_DELAYED follows). One that failed in the handshake reports
@@ -65,8 +68,12 @@ static void conn_fill(zl_conn_t *c, zlink_monitor_event_t *ev, uint32_t event, u
     memset(ev, 0, sizeof *ev);
     ev->event = event;
     ev->value = value;
-    ev->rid.size = c->peer.rid.size;
-    memcpy(ev->rid.data, c->peer.rid.data, c->peer.rid.size);
+    /* A STREAM peer announces no id: the socket named its pipe at attach
+     * (on this thread, before any event of the attached conn). */
+    const zlink_routing_id_t *rid =
+        c->raw && c->pipe != NULL && c->pipe_owner ? c->sock->ops->pipe_rid(c->pipe) : &c->peer.rid;
+    ev->rid.size = rid->size;
+    memcpy(ev->rid.data, rid->data, rid->size);
     conn_addrs(c, ev);
     ev->connection_id = c->id;
     ev->transport_lane = c->lane;

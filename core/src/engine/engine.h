@@ -18,6 +18,13 @@
  *     connection until the queue's notify (credit returned) fires, so the
  *     pressure reaches the sender through TCP.
  *
+ * STREAM connections carry raw bytes (engine/stream.c). In RAW mode each
+ * read is one single-frame record. In PACKET mode each complete packet is
+ * one record of two frames (header with ZL_F_MORE, then body), and the
+ * header frame's seq is an admission stamp: a process-wide counter taken
+ * when the packet completed, increasing in completion order, by which the
+ * socket orders packets across connections. Nothing partial is delivered.
+ *
  * Threads: everything named zl_io_* / zl_conn_* runs on the connection's
  * I/O thread except the functions marked "any thread".
  *

@@ -38,6 +38,19 @@
 
 typedef struct zl_conn zl_conn_t;
 
+/* STREAM PACKET mode: the decoder state of one connection (stream.c). A
+ * packet is [u16 BE hlen][u32 BE blen][hdr][body]. */
+typedef struct zl_stream_packet {
+    uint8_t prefix[6];             /* the length prefix, as far as it came */
+    uint8_t prefix_have;           /* 0..6 */
+    bool in_body;                  /* prefix done: gathering hdr + body */
+    uint16_t hlen;
+    uint32_t blen;
+    uint64_t have;                 /* bytes of hdr + body gathered in acc */
+    zl_chunk_t *acc;               /* a packet cut by a read boundary,
+                                      grown only with bytes that arrived */
+} zl_stream_packet_t;
+
 /* ------------------------------------------------------------ io.c */
 
 struct zl_io {
@@ -158,6 +171,8 @@ struct zl_conn {
     zl_fq_t rpart;                 /* frames of the record in progress */
     uint64_t rpart_charge;
     uint32_t slice_refs_owed;      /* chunk references taken but not yet counted */
+    bool packets;                  /* STREAM in PACKET mode (opts snapshot) */
+    zl_stream_packet_t pkt;        /* its decoder (stream.c) */
 };
 
 /* A fresh connection on io for ep (state CONNECTING, no handles yet), with
@@ -236,6 +251,10 @@ void zl_conn_pump(zl_conn_t *c);
 void zl_stream_start(zl_conn_t *c);
 /* libuv read callback for STREAM connections. */
 void zl_stream_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+/* Drops a packet the PACKET decoder was still gathering (never delivered).
+ * Called by conn_finish when the connection's memory goes back to the
+ * pool; idempotent. Loop thread. */
+void zl_stream_discard(zl_conn_t *c);
 
 /* --------------------------------------- endpoint.c, listener.c, connecter.c */
 

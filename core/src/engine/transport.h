@@ -67,6 +67,7 @@ typedef struct zl_tran_opts {
     int connect_timeout;      /* ms; 0 = the OS's */
     int zmp_metadata;
     uint32_t weight;          /* the weight we ask our peers for */
+    int stream_mode;          /* STREAM: ZLINK_STREAM_RECV_RAW or _PACKET */
     zlink_routing_id_t rid;   /* own routing id (size 0 = none set) */
 } zl_tran_opts_t;
 
@@ -133,6 +134,14 @@ typedef struct zl_tran_sock_ops {
     /* Drops the caller's pipe reference (the memory goes with the last).
      * Any thread. */
     void (*pipe_unref)(zl_pipe_t *p);
+    /* MAXMSGSIZE as the socket has it now (<= 0 unlimited), for a decoder
+     * that takes the limit per message (STREAM PACKET, at each length
+     * prefix). Any thread, no lock. */
+    int64_t (*maxmsgsize_now)(zl_tran_sock_t *ts);
+    /* The routing id the socket gave p at attach (STREAM names its peers
+     * itself). Only for an attached pipe, on the I/O thread that attached
+     * it (the id is not changed afterwards). */
+    const zlink_routing_id_t *(*pipe_rid)(const zl_pipe_t *p);
     /* Socket monitor: whether an event is wanted (cheap; may be stale),
      * then the post (copies *ev, never blocks, drops when full). For
      * CONNECTION_READY, post_ready fills in the ready count and, while p is

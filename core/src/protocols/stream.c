@@ -1,15 +1,32 @@
 /*
  * stream.c — STREAM: raw TCP peers named by 4-byte routing ids.
  *
- * No ZMP: the engine hands over whatever bytes each read produced as one
- * single-part record and writes each sent part's bytes as they are. The
- * socket assigns each connection the next 4-byte id (big-endian counter
- * from a random start). With NOTIFY=1 a connection's arrival and departure
- * appear as zero-length records from its id, in order with its data. A
- * zero-length send closes that peer after what was queued before it.
- * Runs under s->lk.
+ * Design notes
+ *  - No ZMP. The socket assigns each connection the next 4-byte id
+ *    (big-endian counter from a random start). Sends write each part's
+ *    bytes as they are, in RAW and PACKET mode alike (an application
+ *    frames its own packets); a zero-length send closes that peer after
+ *    what was queued before it.
+ *  - RAW mode: the engine hands over whatever bytes each read produced as
+ *    one single-part record, received with zlink_recv (the generic fair
+ *    queue of socket.c). With NOTIFY=1 a connection's arrival and
+ *    departure appear as zero-length records from its id, in order with
+ *    its data.
+ *  - PACKET mode: the engine delivers each complete packet as a two-frame
+ *    record (header, body) whose first frame's seq is its admission stamp
+ *    (engine.h). zl_stream_recv_packet takes, among the oldest packet of
+ *    every connection, the one with the smallest stamp: per connection the
+ *    wire order, across connections the order of completion. That look is
+ *    one pass over the pipes per receive (as the fair queue's worst case).
+ *    Connections are reported by the socket monitor (CONNECTION_READY and
+ *    DISCONNECTED carry the 4-byte id), never as records: NOTIFY=1 is
+ *    refused in this mode.
+ *  - Locks: the ops and the receive's look run under s->lk; a receive
+ *    releases the caller's old (empty) messages after dropping it. Threads:
+ *    attach/detach on I/O threads, everything else on application threads.
  */
 #include "proto_tables.h"
+#include "protocols/stream.h"
 
 typedef struct stream_state {
     uint32_t next_id;
@@ -82,3 +99,82 @@ const zl_proto_ops_t zl_stream_ops = {
     .detach = stream_detach,
     .send = stream_send,
 };
+
+int zl_stream_recv_mode(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    int mode = s->opts.stream_mode;
+    zl_mutex_unlock(&s->lk);
+    return mode;
+}
+
+struct packet_args {
+    zlink_msg_t hdr, body;              /* the packet taken, once taken */
+    const zlink_routing_id_t **rid;
+};
+
+/* Under s->lk (zl_socket_wait_for's attempt): moves the packet with the
+ * smallest admission stamp among the oldest packet of each pipe into a,
+ * and returns its credit to the pipe. Reaps pipes that ended and are
+ * drained. Returns 0, or EAGAIN when no pipe holds a packet. */
+static int packet_attempt(zl_socket_t *s, void *arg)
+{
+    struct packet_args *a = arg;
+    zl_pipe_t *best = NULL;
+    uint64_t best_stamp = 0;
+    zl_pipe_t *p = s->pipes;
+    while (p != NULL) {
+        zl_pipe_t *next = p->next; /* p may be reaped */
+        if (p->rxq.count == 0) {
+            uint64_t charge = 0;
+            bool eof = false;
+            if (zl_q_take_all(p->in, &p->rxq, &charge, &eof) == 0) {
+                if (eof && p->ended)
+                    zl_socket_reap_pipe(s, p);
+                p = next;
+                continue;
+            }
+        }
+        uint64_t stamp = zl_fq_front(&p->rxq)->seq;
+        if (best == NULL || stamp < best_stamp) {
+            best = p;
+            best_stamp = stamp;
+        }
+        p = next;
+    }
+    if (best == NULL)
+        return EAGAIN;
+    /* The engine delivers a packet as header (MORE) + body, never less. */
+    zl_frame_t *f = zl_fq_front(&best->rxq);
+    uint64_t charge = zl_frame_charge(f);
+    memcpy(&a->hdr, &f->msg, sizeof a->hdr);
+    zl_fq_pop(&best->rxq);
+    f = zl_fq_front(&best->rxq);
+    charge += zl_frame_charge(f);
+    memcpy(&a->body, &f->msg, sizeof a->body);
+    zl_fq_pop(&best->rxq);
+    zl_q_consume(best->in, charge);
+    s->recv_rid = best->rid;
+    s->recv_route = best->id;
+    s->recv_token = 0;
+    *a->rid = &s->recv_rid;
+    return 0;
+}
+
+int zl_stream_recv_packet(zl_socket_t *s, zlink_msg_t *hdr, zlink_msg_t *body, int flags,
+                          const zlink_routing_id_t **rid)
+{
+    struct packet_args a;
+    const zlink_routing_id_t *view = NULL;
+    a.rid = &view;
+    int rc = zl_socket_wait_for(s, flags, &s->opts.rcvtimeo, packet_attempt, &a);
+    if (rc != 0)
+        return rc;
+    /* Empty, but possibly zero-length user memory with a free function. */
+    zl_msg_release(hdr);
+    zl_msg_release(body);
+    memcpy(hdr, &a.hdr, sizeof *hdr);
+    memcpy(body, &a.body, sizeof *body);
+    *rid = view;
+    return 0;
+}

@@ -266,6 +266,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
     zl_mutex_init(&s->lk);
     zl_mutex_init(&s->wake_lk);
     opts_defaults(&s->opts, ctx, type);
+    atomic_init(&s->maxmsgsize_now, s->opts.maxmsgsize);
     s->flow_state = -1;
     atomic_init(&s->req_deadline, INT64_MAX);
     /* Reply tokens start far from any wire sequence a peer would use. */
@@ -546,6 +547,7 @@ static void tran_get_opts(zl_tran_sock_t *ts, zl_tran_opts_t *out)
     out->connect_timeout = o->connect_timeout;
     out->zmp_metadata = o->zmp_metadata;
     out->weight = o->weight;
+    out->stream_mode = o->stream_mode;
     out->rid = o->rid;
     zl_mutex_unlock(&s->lk);
 }
@@ -643,6 +645,16 @@ static void tran_monitor_post_ready(zl_tran_sock_t *ts, zlink_monitor_event_t *e
     zl_monitor_post_ready(sock_of(ts), ev, p);
 }
 
+static int64_t tran_maxmsgsize_now(zl_tran_sock_t *ts)
+{
+    return zl_socket_maxmsgsize_now(sock_of(ts));
+}
+
+static const zlink_routing_id_t *tran_pipe_rid(const zl_pipe_t *p)
+{
+    return &p->rid;
+}
+
 static const zl_tran_sock_ops_t sock_tran_ops = {
     .get_opts = tran_get_opts,
     .terminated = tran_terminated,
@@ -655,6 +667,8 @@ static const zl_tran_sock_ops_t sock_tran_ops = {
     .pipe_ended = tran_pipe_ended,
     .pipe_control = tran_pipe_control,
     .pipe_unref = zl_pipe_unref,
+    .pipe_rid = tran_pipe_rid,
+    .maxmsgsize_now = tran_maxmsgsize_now,
     .monitor_wants = tran_monitor_wants,
     .monitor_post = tran_monitor_post,
     .monitor_post_ready = tran_monitor_post_ready,
@@ -910,33 +924,73 @@ static bool transport_known(const char *ep)
 
 /* The checks bind and connect share: a "transport://" prefix; STREAM needs
  * its receive mode chosen and has no inproc. *name is the inproc name, or
- * NULL for an engine transport. Returns 0 or EINVAL / EPROTONOSUPPORT. */
+ * NULL for an engine transport. Returns 0 or EINVAL / EPROTONOSUPPORT.
+ * On 0 a STREAM holds its receive mode (the setter gives EBUSY) until the
+ * caller reports the outcome with stream_mode_release. Takes s->lk. */
 static int endpoint_precheck(zl_socket_t *s, const char *ep, const char **name)
 {
     if (!transport_known(ep))
         return EINVAL;
-    if (s->type == ZLINK_STREAM) {
-        zl_mutex_lock(&s->lk);
-        int mode = s->opts.stream_mode;
-        zl_mutex_unlock(&s->lk);
-        if (mode == ZLINK_STREAM_RECV_UNSPECIFIED)
-            return EINVAL;
-    }
-    if (!is_inproc(ep, name)) {
+    bool inproc = is_inproc(ep, name);
+    if (!inproc)
         *name = NULL;
-        return 0;
+    if (s->type == ZLINK_STREAM) {
+        int rc = 0;
+        zl_mutex_lock(&s->lk);
+        if (s->opts.stream_mode == ZLINK_STREAM_RECV_UNSPECIFIED)
+            rc = EINVAL;
+        else if (inproc)
+            rc = EPROTONOSUPPORT;
+        else
+            s->stream_mode_holds++;
+        zl_mutex_unlock(&s->lk);
+        return rc;
     }
-    if (s->type == ZLINK_STREAM)
-        return EPROTONOSUPPORT;
-    return **name == '\0' ? EINVAL : 0;
+    return inproc && **name == '\0' ? EINVAL : 0;
 }
+
+/* After a bind or connect whose precheck passed: a STREAM drops its hold
+ * on the receive mode, and the first success fixes the mode for good (a
+ * failure leaves it settable). Takes s->lk. */
+static void stream_mode_release(zl_socket_t *s, int rc)
+{
+    if (s->type != ZLINK_STREAM)
+        return;
+    zl_mutex_lock(&s->lk);
+    s->stream_mode_holds--;
+    if (rc == 0)
+        s->stream_mode_fixed = true;
+    zl_mutex_unlock(&s->lk);
+}
+
+static int socket_bind_checked(zl_socket_t *s, const char *ep, const char *name);
+static int socket_connect_checked(zl_socket_t *s, const char *ep, const char *name);
 
 int zl_socket_bind(zl_socket_t *s, const char *ep)
 {
     const char *name;
-    int prc = endpoint_precheck(s, ep, &name);
-    if (prc != 0)
-        return prc;
+    int rc = endpoint_precheck(s, ep, &name);
+    if (rc != 0)
+        return rc;
+    rc = socket_bind_checked(s, ep, name);
+    stream_mode_release(s, rc);
+    return rc;
+}
+
+int zl_socket_connect(zl_socket_t *s, const char *ep)
+{
+    const char *name;
+    int rc = endpoint_precheck(s, ep, &name);
+    if (rc != 0)
+        return rc;
+    rc = socket_connect_checked(s, ep, name);
+    stream_mode_release(s, rc);
+    return rc;
+}
+
+/* zl_socket_bind past its precheck (name: the inproc name or NULL). */
+static int socket_bind_checked(zl_socket_t *s, const char *ep, const char *name)
+{
     if (name != NULL) {
         int rc = zl_ctx_inproc_bind(s->ctx, name, &s->tran);
         if (rc == 0) {
@@ -963,12 +1017,9 @@ int zl_socket_bind(zl_socket_t *s, const char *ep)
     return rc;
 }
 
-int zl_socket_connect(zl_socket_t *s, const char *ep)
+/* zl_socket_connect past its precheck (name: the inproc name or NULL). */
+static int socket_connect_checked(zl_socket_t *s, const char *ep, const char *name)
 {
-    const char *name;
-    int prc = endpoint_precheck(s, ep, &name);
-    if (prc != 0)
-        return prc;
     if (name != NULL) {
         zl_tran_sock_t *b = zl_ctx_inproc_find(s->ctx, name);
         if (b == NULL)
@@ -1201,8 +1252,10 @@ int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
             o->sndhwm = u;
         else if (opt == ZLINK_RCVHWM)
             o->rcvhwm = u;
-        else
+        else {
             o->maxmsgsize = (int64_t)u;
+            atomic_store_explicit(&s->maxmsgsize_now, o->maxmsgsize, memory_order_relaxed);
+        }
         zl_mutex_unlock(&s->lk);
         return 0;
     }
@@ -1294,15 +1347,22 @@ int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
         if (s->type != ZLINK_PUB || (iv != 0 && iv != 1)) rc = EINVAL; else o->pub_nodrop = iv;
         break;
     case ZLINK_STREAM_NOTIFY:
+        /* Zero-length notices would be indistinguishable from 0+0 packets:
+         * PACKET reports connections through the monitor instead. */
         if (s->type != ZLINK_STREAM || (iv != 0 && iv != 1)) rc = EINVAL;
         else if (iv == 1 && o->stream_mode == ZLINK_STREAM_RECV_PACKET) rc = ENOTSUP;
         else o->stream_notify = iv;
         break;
     case ZLINK_STREAM_OPT_RECV_MODE:
+        /* Fixed by the first successful bind or connect (and while one is
+         * in progress): the engine's connections read it at accept and
+         * connect time. */
         if (s->type != ZLINK_STREAM) rc = ENOTSUP;
         else if (iv < ZLINK_STREAM_RECV_UNSPECIFIED || iv > ZLINK_STREAM_RECV_PACKET) rc = EINVAL;
-        else if (s->npipes > 0 || s->neps > 0) rc = EBUSY;
-        else if (iv == ZLINK_STREAM_RECV_PACKET) rc = ENOTSUP; /* not in this version */
+        else if (s->stream_mode_fixed || s->stream_mode_holds > 0 || s->npipes > 0 ||
+                 s->neps > 0)
+            rc = EBUSY;
+        else if (iv == ZLINK_STREAM_RECV_PACKET && o->stream_notify) rc = ENOTSUP;
         else o->stream_mode = iv;
         break;
     case ZLINK_AFFINITY:

@@ -294,6 +294,12 @@ struct zl_socket {
     char last_endpoint[300];
     zlink_routing_id_t connect_rid;   /* ROUTER CONNECT_ROUTING_ID, one-shot */
     zlink_routing_id_t recv_rid;      /* storage behind the borrowed rid view */
+    _Atomic int64_t maxmsgsize_now;   /* opts.maxmsgsize as last set, for
+                                         the engine's per-packet snapshot
+                                         (STREAM PACKET) without s->lk */
+    int stream_mode_holds;            /* STREAM: binds/connects in progress
+                                         (under lk): the mode may not change */
+    bool stream_mode_fixed;           /* STREAM: one succeeded (under lk) */
     bool closing;
     _Atomic bool terminated;          /* ctx shut down: calls get ETERM */
     zl_frame_t *rx;                   /* receive scratch (under lk) */
@@ -336,6 +342,13 @@ void zl_pipe_unref(zl_pipe_t *p);
 
 /* Snapshot of the options (inproc; the engine gets zl_tran_opts_t). */
 void zl_socket_get_opts(zl_socket_t *s, zl_sockopts_t *out);
+/* MAXMSGSIZE as the socket has it now (<= 0 unlimited), for decoders that
+ * take the limit per message rather than per connection (STREAM PACKET:
+ * at each packet's length prefix). Any thread, no lock (one atomic load). */
+static inline int64_t zl_socket_maxmsgsize_now(zl_socket_t *s)
+{
+    return atomic_load_explicit(&s->maxmsgsize_now, memory_order_relaxed);
+}
 /* ROUTER: takes (clears) the CONNECT_ROUTING_ID alias for a connect. */
 void zl_socket_take_connect_rid(zl_socket_t *s, zlink_routing_id_t *out);
 
