@@ -993,31 +993,32 @@ static void stream_second_process(void)
     zlt_finish(ctx, s);
 }
 
+static const zt_case_t cases[] = {
+    ZT_CASE(stream_01_unspecified_mode),
+    ZT_CASE(stream_02_raw_only),
+    ZT_CASE(stream_04_mode_frozen_after_bind),
+    ZT_CASE(stream_06_notify),
+    ZT_CASE(stream_08_zero_length_send_closes),
+    ZT_CASE(stream_09_parts_consumed),
+    ZT_CASE(stream_10_none_id_zero),
+    ZT_CASE(stream_13_no_connection),
+    ZT_CASE(stream_14_receive_ownership),
+    ZT_CASE(stream_16_no_data),
+    ZT_CASE(stream_17_rid_lifetime),
+    ZT_CASE(stream_21_per_rid_order),
+    ZT_CASE(stream_22_rcvhwm_stops_reads_no_drop),
+    ZT_CASE(stream_23_midstream_close),
+    ZT_CASE(stream_28_rid_must_be_4_bytes),
+    ZT_CASE(stream_28_disconnect_rid_closes_peer),
+    ZT_CASE(stream_connect_outbound),
+    ZT_CASE(stream_second_process),
+};
+
+static const zt_role_t roles[] = {
+    ZT_ROLE("stream-child", stream_child),
+};
+
 int main(int argc, char **argv)
 {
-    const char *role = zt_role(argc, argv);
-    if (role != NULL) {
-        if (strcmp(role, "stream-child") == 0)
-            return stream_child(argc > 3 ? argv[3] : NULL);
-        return 100;
-    }
-    ZT_RUN(stream_01_unspecified_mode);
-    ZT_RUN(stream_02_raw_only);
-    ZT_RUN(stream_04_mode_frozen_after_bind);
-    ZT_RUN(stream_06_notify);
-    ZT_RUN(stream_08_zero_length_send_closes);
-    ZT_RUN(stream_09_parts_consumed);
-    ZT_RUN(stream_10_none_id_zero);
-    ZT_RUN(stream_13_no_connection);
-    ZT_RUN(stream_14_receive_ownership);
-    ZT_RUN(stream_16_no_data);
-    ZT_RUN(stream_17_rid_lifetime);
-    ZT_RUN(stream_21_per_rid_order);
-    ZT_RUN(stream_22_rcvhwm_stops_reads_no_drop);
-    ZT_RUN(stream_23_midstream_close);
-    ZT_RUN(stream_28_rid_must_be_4_bytes);
-    ZT_RUN(stream_28_disconnect_rid_closes_peer);
-    ZT_RUN(stream_connect_outbound);
-    ZT_RUN(stream_second_process);
-    return zt_done();
+    return zt_main_roles(argc, argv, cases, ZT_NCASES(cases), roles, ZT_NCASES(roles));
 }
