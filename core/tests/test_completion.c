@@ -2627,39 +2627,42 @@ static void register_then_recheck_stress_observed(void)
 #endif
 }
 
-int main(void)
-{
-    ZT_RUN(pair_06_immediate_dontwait_id_zero);
-    ZT_RUN(pair_07_refused_gets_token);
-    ZT_RUN(pair_08_one_writable_held_until_read);
-    ZT_RUN(pair_09_exhaustion_out_of_memory);
-    ZT_RUN(pair_14_reconnect_writable_disconnect_not_terminal);
-    ZT_RUN(pair_16_no_replay);
-    ZT_RUN(pair_17_nothing_after_close);
-    ZT_RUN(dealer_11_weight_revival_writable);
-    ZT_RUN(dealer_16_all_weights_zero_token);
-    ZT_RUN(dealer_20_dontwait_pins_nothing);
-    ZT_RUN(dealer_30_writable_held_until_read);
-    ZT_RUN(router_23_writable_held_until_drained);
-    ZT_RUN(stream_11_dontwait_id_zero_or_token);
-    ZT_RUN(stream_24_peer_rid_snapshot);
-    ZT_RUN(stream_25_completion_level_until_drained);
-    ZT_RUN(socket_29_dontwait_one_attempt_then_resubmit);
-    ZT_RUN(socket_30_consumed_no_route_no_token);
-    ZT_RUN(socket_31_token_per_target_transient_disconnect_keeps);
-    ZT_RUN(socket_32_token_ends_only_by_writable_removal_close);
-    ZT_RUN(socket_33_slot_limit_oom_one_read_frees);
-    ZT_RUN(socket_39_id_out_zeroed_completes_without_id_out);
-    ZT_RUN(socket_44_completion_level_last_read_clears);
-    ZT_RUN(socket_45_bad_output_nothing_dequeued_close_idempotent);
-    ZT_RUN(socket_47_close_and_term_discard);
-    ZT_RUN(socket_48_none_recv_honours_rcvtimeo);
-    ZT_RUN(socket_49_interleaved_ids_once_append_order);
-    ZT_RUN(socket_50_peer_rid_rules);
-    ZT_RUN(register_then_recheck_stress);
+static const zt_case_t cases[] = {
+    ZT_CASE(pair_06_immediate_dontwait_id_zero),
+    ZT_CASE(pair_07_refused_gets_token),
+    ZT_CASE(pair_08_one_writable_held_until_read),
+    ZT_CASE(pair_09_exhaustion_out_of_memory),
+    ZT_CASE(pair_14_reconnect_writable_disconnect_not_terminal),
+    ZT_CASE(pair_16_no_replay),
+    ZT_CASE(pair_17_nothing_after_close),
+    ZT_CASE(dealer_11_weight_revival_writable),
+    ZT_CASE(dealer_16_all_weights_zero_token),
+    ZT_CASE(dealer_20_dontwait_pins_nothing),
+    ZT_CASE(dealer_30_writable_held_until_read),
+    ZT_CASE(router_23_writable_held_until_drained),
+    ZT_CASE(stream_11_dontwait_id_zero_or_token),
+    ZT_CASE(stream_24_peer_rid_snapshot),
+    ZT_CASE(stream_25_completion_level_until_drained),
+    ZT_CASE(socket_29_dontwait_one_attempt_then_resubmit),
+    ZT_CASE(socket_30_consumed_no_route_no_token),
+    ZT_CASE(socket_31_token_per_target_transient_disconnect_keeps),
+    ZT_CASE(socket_32_token_ends_only_by_writable_removal_close),
+    ZT_CASE(socket_33_slot_limit_oom_one_read_frees),
+    ZT_CASE(socket_39_id_out_zeroed_completes_without_id_out),
+    ZT_CASE(socket_44_completion_level_last_read_clears),
+    ZT_CASE(socket_45_bad_output_nothing_dequeued_close_idempotent),
+    ZT_CASE(socket_47_close_and_term_discard),
+    ZT_CASE(socket_48_none_recv_honours_rcvtimeo),
+    ZT_CASE(socket_49_interleaved_ids_once_append_order),
+    ZT_CASE(socket_50_peer_rid_rules),
+    ZT_CASE(register_then_recheck_stress),
     /* Written to the contract; these three each found a discrepancy, now fixed (see the doc). */
-    ZT_RUN(register_then_recheck_stress_observed);
-    ZT_RUN(socket_44_due_writable_not_revoked);
-    ZT_RUN(pair_17_disconnect_terminal);
-    return zt_done();
+    ZT_CASE(register_then_recheck_stress_observed),
+    ZT_CASE(socket_44_due_writable_not_revoked),
+    ZT_CASE(pair_17_disconnect_terminal),
+};
+
+int main(int argc, char **argv)
+{
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

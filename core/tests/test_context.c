@@ -562,23 +562,26 @@ static void test_concurrent_shutdown(void)
     zlt_finish(ctx, a, b);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_new_returns_context),
+    ZT_CASE(test_shutdown_wakes_blocked_recv),
+    ZT_CASE(test_shutdown_wakes_blocked_send),
+    ZT_CASE(test_calls_after_shutdown_get_eterm),
+    ZT_CASE(test_term_after_close),
+    ZT_CASE(test_bad_handle_term_shutdown),
+    ZT_CASE(test_set_bad_option_or_value),
+    ZT_CASE(test_get_socket_limit),
+    ZT_CASE(test_option_defaults),
+    ZT_CASE(test_thread_name_prefix),
+    ZT_CASE(test_byte_options_via_int_set),
+    ZT_CASE(test_get_data_size_not_8),
+    ZT_CASE(test_set_data_removed_option_18),
+    ZT_CASE(test_thread_safe_create_close_then_term),
+    ZT_CASE(test_concurrent_shutdown),
+    ZT_CASE(test_term_blocks_until_sockets_closed),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_new_returns_context);
-    ZT_RUN(test_shutdown_wakes_blocked_recv);
-    ZT_RUN(test_shutdown_wakes_blocked_send);
-    ZT_RUN(test_calls_after_shutdown_get_eterm);
-    ZT_RUN(test_term_after_close);
-    ZT_RUN(test_bad_handle_term_shutdown);
-    ZT_RUN(test_set_bad_option_or_value);
-    ZT_RUN(test_get_socket_limit);
-    ZT_RUN(test_option_defaults);
-    ZT_RUN(test_thread_name_prefix);
-    ZT_RUN(test_byte_options_via_int_set);
-    ZT_RUN(test_get_data_size_not_8);
-    ZT_RUN(test_set_data_removed_option_18);
-    ZT_RUN(test_thread_safe_create_close_then_term);
-    ZT_RUN(test_concurrent_shutdown);
-    ZT_RUN(test_term_blocks_until_sockets_closed);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

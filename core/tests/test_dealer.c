@@ -1102,41 +1102,42 @@ static void dealer_fair_queue_in(void)
     }
 }
 
+static const zt_case_t cases[] = {
+    ZT_CASE(dealer_01_weight_range),
+    ZT_CASE(dealer_02_get_writes_optvallen),
+    ZT_CASE(dealer_03_probe_option),
+    ZT_CASE(dealer_03_probe_empty_record),
+    ZT_CASE(dealer_05_conflate),
+    ZT_CASE(dealer_06_preconnect_weights_exact),
+    ZT_CASE(dealer_06_weight0_excluded_when_others_full),
+    ZT_CASE(dealer_08_weight_change_no_records),
+    ZT_CASE(dealer_09_latest_weight_wins),
+    ZT_CASE(dealer_10_weight0_after_placement_delivers),
+    ZT_CASE(dealer_12_small_maxmsgsize_passes_weight),
+    ZT_CASE(dealer_13_reconnect_uses_current_weight),
+    ZT_CASE(dealer_14_weights_100_300),
+    ZT_CASE(dealer_15_equal_weights_alternate),
+    ZT_CASE(dealer_15_ratio_100_300_4000),
+    ZT_CASE(dealer_16_all_weights_zero),
+    ZT_CASE(dealer_no_peer_backpressured),
+    ZT_CASE(dealer_17_deterministic_across_processes),
+    ZT_CASE(dealer_18_reconnect_resets_accumulator),
+    ZT_CASE(dealer_19_full_peer_skipped_inproc),
+    ZT_CASE(dealer_19_refused_peer_leaves_round),
+    ZT_CASE(dealer_19_full_peer_skipped_tcp),
+    ZT_CASE(dealer_23_no_data),
+    ZT_CASE(dealer_24_buffer_too_small),
+    ZT_CASE(dealer_25_whole_multipart),
+    ZT_CASE(dealer_26_rid_null),
+    ZT_CASE(dealer_27_rcvtimeo),
+    ZT_CASE(dealer_fair_queue_in),
+};
+
+static const zt_role_t roles[] = {
+    ZT_ROLE("dealer17", dealer_17_child),
+};
+
 int main(int argc, char **argv)
 {
-    const char *role = zt_role(argc, argv);
-    if (role != NULL) {
-        if (strcmp(role, "dealer17") == 0)
-            return dealer_17_child(argc > 3 ? argv[3] : NULL);
-        return 100;
-    }
-    ZT_RUN(dealer_01_weight_range);
-    ZT_RUN(dealer_02_get_writes_optvallen);
-    ZT_RUN(dealer_03_probe_option);
-    ZT_RUN(dealer_03_probe_empty_record);
-    ZT_RUN(dealer_05_conflate);
-    ZT_RUN(dealer_06_preconnect_weights_exact);
-    ZT_RUN(dealer_06_weight0_excluded_when_others_full);
-    ZT_RUN(dealer_08_weight_change_no_records);
-    ZT_RUN(dealer_09_latest_weight_wins);
-    ZT_RUN(dealer_10_weight0_after_placement_delivers);
-    ZT_RUN(dealer_12_small_maxmsgsize_passes_weight);
-    ZT_RUN(dealer_13_reconnect_uses_current_weight);
-    ZT_RUN(dealer_14_weights_100_300);
-    ZT_RUN(dealer_15_equal_weights_alternate);
-    ZT_RUN(dealer_15_ratio_100_300_4000);
-    ZT_RUN(dealer_16_all_weights_zero);
-    ZT_RUN(dealer_no_peer_backpressured);
-    ZT_RUN(dealer_17_deterministic_across_processes);
-    ZT_RUN(dealer_18_reconnect_resets_accumulator);
-    ZT_RUN(dealer_19_full_peer_skipped_inproc);
-    ZT_RUN(dealer_19_refused_peer_leaves_round);
-    ZT_RUN(dealer_19_full_peer_skipped_tcp);
-    ZT_RUN(dealer_23_no_data);
-    ZT_RUN(dealer_24_buffer_too_small);
-    ZT_RUN(dealer_25_whole_multipart);
-    ZT_RUN(dealer_26_rid_null);
-    ZT_RUN(dealer_27_rcvtimeo);
-    ZT_RUN(dealer_fair_queue_in);
-    return zt_done();
+    return zt_main_roles(argc, argv, cases, ZT_NCASES(cases), roles, ZT_NCASES(roles));
 }

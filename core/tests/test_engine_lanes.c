@@ -1404,20 +1404,23 @@ static void record_frames_on_the_wire(void)
     w_free(&w);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(counts_tcp),
+    ZT_CASE(counts_ipc),
+    ZT_CASE(killing_one_lane_closes_both_tcp),
+    ZT_CASE(killing_one_lane_closes_both_ipc),
+    ZT_CASE(accepting_side_ready),
+    ZT_CASE(connecting_side_ready),
+    ZT_CASE(ready_without_lanes_and_metadata),
+    ZT_CASE(listener_lane_pairing),
+    ZT_CASE(connecter_lanes),
+    ZT_CASE(bad_count_fails_before_payload),
+    ZT_CASE(lane_not_echoed_fails),
+    ZT_CASE(record_frames_on_the_wire),
+};
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
-    ZT_RUN(counts_tcp);
-    ZT_RUN(counts_ipc);
-    ZT_RUN(killing_one_lane_closes_both_tcp);
-    ZT_RUN(killing_one_lane_closes_both_ipc);
-    ZT_RUN(accepting_side_ready);
-    ZT_RUN(connecting_side_ready);
-    ZT_RUN(ready_without_lanes_and_metadata);
-    ZT_RUN(listener_lane_pairing);
-    ZT_RUN(connecter_lanes);
-    ZT_RUN(bad_count_fails_before_payload);
-    ZT_RUN(lane_not_echoed_fails);
-    ZT_RUN(record_frames_on_the_wire);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -693,20 +693,24 @@ static void unbind_closes_accepted_connections(void)
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
 }
 
+static const zt_case_t cases[] = {
+    ZT_CASE(connect_before_bind_tcp),
+    ZT_CASE(connect_before_bind_ipc),
+    ZT_CASE(reconnect_after_peer_process_exits_tcp),
+    ZT_CASE(reconnect_after_peer_process_exits_ipc),
+    ZT_CASE(no_reconnect_ivl_minus_1_tcp),
+    ZT_CASE(no_reconnect_ivl_minus_1_ipc),
+    ZT_CASE(disconnect_stops_reconnecting_tcp),
+    ZT_CASE(disconnect_stops_reconnecting_ipc),
+    ZT_CASE(unbind_closes_accepted_connections),
+};
+
+static const zt_role_t roles[] = {
+    ZT_ROLE("binder", run_binder),
+};
+
 int main(int argc, char **argv)
 {
-    const char *role = zt_role(argc, argv);
-    if (role != NULL && strcmp(role, "binder") == 0)
-        return run_binder(argc > 3 ? argv[3] : NULL);
     signal(SIGPIPE, SIG_IGN);
-    ZT_RUN(connect_before_bind_tcp);
-    ZT_RUN(connect_before_bind_ipc);
-    ZT_RUN(reconnect_after_peer_process_exits_tcp);
-    ZT_RUN(reconnect_after_peer_process_exits_ipc);
-    ZT_RUN(no_reconnect_ivl_minus_1_tcp);
-    ZT_RUN(no_reconnect_ivl_minus_1_ipc);
-    ZT_RUN(disconnect_stops_reconnecting_tcp);
-    ZT_RUN(disconnect_stops_reconnecting_ipc);
-    ZT_RUN(unbind_closes_accepted_connections);
-    return zt_done();
+    return zt_main_roles(argc, argv, cases, ZT_NCASES(cases), roles, ZT_NCASES(roles));
 }

@@ -1228,26 +1228,29 @@ static void malformed_weight_and_unknown_controls_ignored(void)
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(codec_every_rule_code_and_early_reject),
+    ZT_CASE(codec_maxmsgsize_from_header),
+    ZT_CASE(garbage_before_hello),
+    ZT_CASE(bad_magic_version_before_hello),
+    ZT_CASE(data_before_handshake),
+    ZT_CASE(incompatible_hello),
+    ZT_CASE(malformed_hello),
+    ZT_CASE(bad_lane_property_in_ready),
+    ZT_CASE(forbidden_headers_after_handshake),
+    ZT_CASE(handshake_commands_after_handshake),
+    ZT_CASE(eof_mid_frame),
+    ZT_CASE(truncated_multipart_delivers_complete_records_only),
+    ZT_CASE(complete_records_before_a_violation_are_delivered),
+    ZT_CASE(control_body_limit),
+    ZT_CASE(frame_over_maxmsgsize),
+    ZT_CASE(multipart_sum_over_maxmsgsize),
+    ZT_CASE(small_maxmsgsize_passes_controls),
+    ZT_CASE(malformed_weight_and_unknown_controls_ignored),
+};
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN); /* belt and braces: raw sends use MSG_NOSIGNAL */
-    ZT_RUN(codec_every_rule_code_and_early_reject);
-    ZT_RUN(codec_maxmsgsize_from_header);
-    ZT_RUN(garbage_before_hello);
-    ZT_RUN(bad_magic_version_before_hello);
-    ZT_RUN(data_before_handshake);
-    ZT_RUN(incompatible_hello);
-    ZT_RUN(malformed_hello);
-    ZT_RUN(bad_lane_property_in_ready);
-    ZT_RUN(forbidden_headers_after_handshake);
-    ZT_RUN(handshake_commands_after_handshake);
-    ZT_RUN(eof_mid_frame);
-    ZT_RUN(truncated_multipart_delivers_complete_records_only);
-    ZT_RUN(complete_records_before_a_violation_are_delivered);
-    ZT_RUN(control_body_limit);
-    ZT_RUN(frame_over_maxmsgsize);
-    ZT_RUN(multipart_sum_over_maxmsgsize);
-    ZT_RUN(small_maxmsgsize_passes_controls);
-    ZT_RUN(malformed_weight_and_unknown_controls_ignored);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -32,6 +32,7 @@ static void fail_einval(void)
 
 static void test_success_is_zero(void)
 {
+    printf("# covers 03-errors/1\n");
     ZT_CHECK(ZLINK_SUBMIT_OK == 0 && ZLINK_REQUEST_OK == 0 && ZLINK_RECV_OK == 0);
     ZT_CHECK(ZLINK_HANDLER_OK == 0 && ZLINK_CLOSE_OK == 0 && ZLINK_BIND_OK == 0);
     ZT_CHECK(ZLINK_CONNECT_OK == 0 && ZLINK_CONFIG_OK == 0);
@@ -45,6 +46,7 @@ static void test_success_is_zero(void)
 
 static void test_errno_in_row(void)
 {
+    printf("# covers 03-errors/2\n");
     /* IH 701 <- EFAULT */
     fail_efault();
     ZT_EQ_INT(zlink_errno(), EFAULT);
@@ -67,6 +69,7 @@ static void test_errno_in_row(void)
 
 static void test_precedence(void)
 {
+    printf("# covers 03-errors/3\n");
     /* Both an argument error (data NULL, size 5) and a handle error (msg
      * NULL): the argument error wins. */
     ZT_EQ_INT(zlink_msg_init_data(NULL, NULL, 5, NULL, NULL), ZLINK_CONFIG_INVALID_ARGUMENT);
@@ -82,6 +85,7 @@ static void test_precedence(void)
 
 static void test_no_errno_after_success(void)
 {
+    printf("# covers 03-errors/4\n");
     /* A stale errno from an earlier failure does not turn a later success
      * into a failure: the result alone decides. */
     fail_efault();
@@ -119,6 +123,7 @@ static void *pt_einval(void *p)
 
 static void test_per_thread_errno(void)
 {
+    printf("# covers 03-errors/5\n");
     pthread_t a, b;
     ZT_EQ_INT(pthread_barrier_init(&pt_barrier, NULL, 3), 0);
     ZT_EQ_INT(pthread_create(&a, NULL, pt_efault, NULL), 0);
@@ -136,6 +141,7 @@ static void test_per_thread_errno(void)
 
 static void test_errno_fallbacks(void)
 {
+    printf("# covers 03-errors/6\n");
     const int always[] = {ESTALE, EALREADY, EDEADLK, ESHUTDOWN, EPROTOTYPE, EOVERFLOW};
     const int own[] = {EFSM, ENOCOMPATPROTO, ETERM, EMTHREAD};
     const int n_always = (int)(sizeof always / sizeof always[0]);
@@ -166,6 +172,7 @@ static void test_errno_fallbacks(void)
 
 static void test_version(void)
 {
+    printf("# covers 03-errors/16\n");
     int major = -1, minor = -1, patch = -1;
     zlink_version(&major, &minor, &patch);
     ZT_EQ_INT(major, ZLINK_VERSION_MAJOR);
@@ -216,6 +223,7 @@ static void *se_worker(void *p)
 
 static void test_strerror_threads(void)
 {
+    printf("# covers 03-errors/17\n");
     /* Record each text once, before any other thread runs. */
     for (size_t i = 0; i < SE_N; i++) {
         const char *s = zlink_strerror(se_errnums[i]);
@@ -242,6 +250,7 @@ static void *se_get_on_thread(void *p)
 
 static void test_strerror_outlives_thread(void)
 {
+    printf("# covers 03-errors/17\n");
     const int nums[] = {EROFS, ETERM, 400};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         pthread_t t;
@@ -284,6 +293,7 @@ static void *cv_worker(void *p)
 
 static void test_errno_version_concurrent(void)
 {
+    printf("# covers 03-errors/18\n");
     pthread_t th[CV_THREADS];
     ZT_EQ_INT(pthread_barrier_init(&cv_barrier, NULL, CV_THREADS), 0);
     for (intptr_t t = 0; t < CV_THREADS; t++)
@@ -295,6 +305,7 @@ static void test_errno_version_concurrent(void)
 
 static void test_has(void)
 {
+    printf("# covers 01-object/has\n");
     ZT_EQ_INT(zlink_has("tcp"), 1);
     ZT_EQ_INT(zlink_has("ipc"), 1);
     ZT_EQ_INT(zlink_has("inproc"), 1);
@@ -307,25 +318,21 @@ static void test_has(void)
     ZT_EQ_INT(zlink_has(NULL), 0);
 }
 
-/* Prints the contract item a case covers, then runs it. */
-#define RUN(item, fn)                                                         \
-    do {                                                                      \
-        printf("# covers %s\n", item);                                       \
-        ZT_RUN(fn);                                                           \
-    } while (0)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_success_is_zero),
+    ZT_CASE(test_errno_in_row),
+    ZT_CASE(test_precedence),
+    ZT_CASE(test_no_errno_after_success),
+    ZT_CASE(test_per_thread_errno),
+    ZT_CASE(test_errno_fallbacks),
+    ZT_CASE(test_version),
+    ZT_CASE(test_strerror_threads),
+    ZT_CASE(test_strerror_outlives_thread),
+    ZT_CASE(test_errno_version_concurrent),
+    ZT_CASE(test_has),
+};
 
-int main(void)
+int main(int argc, char **argv)
 {
-    RUN("03-errors/1", test_success_is_zero);
-    RUN("03-errors/2", test_errno_in_row);
-    RUN("03-errors/3", test_precedence);
-    RUN("03-errors/4", test_no_errno_after_success);
-    RUN("03-errors/5", test_per_thread_errno);
-    RUN("03-errors/6", test_errno_fallbacks);
-    RUN("03-errors/16", test_version);
-    RUN("03-errors/17", test_strerror_threads);
-    RUN("03-errors/17", test_strerror_outlives_thread);
-    RUN("03-errors/18", test_errno_version_concurrent);
-    RUN("01-object/has", test_has);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

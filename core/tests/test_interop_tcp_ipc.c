@@ -160,6 +160,7 @@ static int role_pair(const char *ep, bool binds)
  * expects the ROUTER's RECORDS replies in order, then says "bye". */
 static int role_dealer_client(const char *arg)
 {
+    ZT_CHECK(arg != NULL);
     const char *bar = strchr(arg, '|');
     ZT_CHECK(bar != NULL);
     int named = strncmp(arg, "named", 5) == 0;
@@ -345,24 +346,34 @@ static void test_router_dealers_ipc(void)
     router_parent("ipc");
 }
 
+/* The roles zt_spawn_self starts; each needs its endpoint argument. */
+static int role_pair_client(const char *ep)
+{
+    ZT_CHECK(ep != NULL);
+    return role_pair(ep, false);
+}
+
+static int role_pair_server(const char *ep)
+{
+    ZT_CHECK(ep != NULL);
+    return role_pair(ep, true);
+}
+
+static const zt_case_t cases[] = {
+    ZT_CASE(test_pair_tcp),
+    ZT_CASE(test_pair_ipc),
+    ZT_CASE(test_pair_ipc_connect_before_bind),
+    ZT_CASE(test_router_dealers_tcp),
+    ZT_CASE(test_router_dealers_ipc),
+};
+
+static const zt_role_t roles[] = {
+    ZT_ROLE("pair-client", role_pair_client),
+    ZT_ROLE("pair-server", role_pair_server),
+    ZT_ROLE("dealer-client", role_dealer_client),
+};
+
 int main(int argc, char **argv)
 {
-    const char *role = zt_role(argc, argv);
-    if (role != NULL) {
-        const char *arg = argc > 3 ? argv[3] : NULL;
-        ZT_CHECK(arg != NULL);
-        if (strcmp(role, "pair-client") == 0)
-            return role_pair(arg, false);
-        if (strcmp(role, "pair-server") == 0)
-            return role_pair(arg, true);
-        if (strcmp(role, "dealer-client") == 0)
-            return role_dealer_client(arg);
-        ZT_FAIL("unknown role %s", role);
-    }
-    ZT_RUN(test_pair_tcp);
-    ZT_RUN(test_pair_ipc);
-    ZT_RUN(test_pair_ipc_connect_before_bind);
-    ZT_RUN(test_router_dealers_tcp);
-    ZT_RUN(test_router_dealers_ipc);
-    return zt_done();
+    return zt_main_roles(argc, argv, cases, ZT_NCASES(cases), roles, ZT_NCASES(roles));
 }

@@ -48,6 +48,7 @@ static void freeing_ffn(void *data, void *hint)
 
 static void test_init_size_zero(void)
 {
+    printf("# covers 02-message/1\n");
     zlink_msg_t m;
     memset(&m, 0xA5, sizeof m);
     ZT_EQ_INT(zlink_msg_init(&m), ZLINK_CONFIG_OK);
@@ -58,6 +59,7 @@ static void test_init_size_zero(void)
 
 static void test_init_size(void)
 {
+    printf("# covers 02-message/2\n");
     size_t sizes[] = {0, 1, ZLINK_MSG_INLINE_MAX, ZLINK_MSG_INLINE_MAX + 1, 4096, 1 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         zlink_msg_t m;
@@ -79,6 +81,7 @@ static void test_init_size(void)
 
 static void test_data_uninitialized(void)
 {
+    printf("# covers 02-message/3\n");
     zlink_msg_t m;
     memset(&m, 0, sizeof m);
     ZT_CHECK(zlink_msg_data(&m) == NULL);
@@ -95,6 +98,7 @@ static void test_data_uninitialized(void)
 
 static void test_close_once_reinit(void)
 {
+    printf("# covers 02-message/4\n");
     static char buf[64] = "payload";
     zlink_msg_t m;
     ffn_reset(buf, NULL);
@@ -116,6 +120,7 @@ static void test_close_once_reinit(void)
 
 static void test_ffn_on_close(void)
 {
+    printf("# covers 02-message/5\n");
     static char buf[8] = "tiny";
     int hint_obj;
     zlink_msg_t m, c;
@@ -142,6 +147,7 @@ static void test_ffn_on_close(void)
 
 static void test_null_ffn_borrows(void)
 {
+    printf("# covers 02-message/6\n");
     char buf[100];
     memset(buf, 'b', sizeof buf);
     zlink_msg_t m, c;
@@ -164,6 +170,7 @@ static void test_null_ffn_borrows(void)
 
 static void test_move_empties_src(void)
 {
+    printf("# covers 02-message/7\n");
     zlink_msg_t src, dst;
     /* Large (shared storage). */
     ZT_EQ_INT(zlink_msg_init_size(&src, 500), ZLINK_CONFIG_OK);
@@ -200,6 +207,7 @@ static void test_move_empties_src(void)
 
 static void test_copy_shares(void)
 {
+    printf("# covers 02-message/8\n");
     zlink_msg_t a, b, c;
     ZT_EQ_INT(zlink_msg_init_size(&a, 256), ZLINK_CONFIG_OK);
     memset(zlink_msg_data(&a), 'q', 256);
@@ -236,6 +244,7 @@ static void test_copy_shares(void)
 
 static void test_refcnt_inline_borrowed(void)
 {
+    printf("# covers 02-message/9\n");
     zlink_msg_t a, b;
     /* Inline: a copy duplicates the bytes; both count 1. */
     ZT_EQ_INT(zlink_msg_init_size(&a, ZLINK_MSG_INLINE_MAX), ZLINK_CONFIG_OK);
@@ -266,6 +275,7 @@ static void test_refcnt_inline_borrowed(void)
 
 static void test_adopt(void)
 {
+    printf("# covers 02-message/10\n");
     static char ext[128];
     zlink_msg_t src, dst;
     ffn_reset(ext, NULL);
@@ -285,6 +295,7 @@ static void test_adopt(void)
 
 static void test_adopt_failure(void)
 {
+    printf("# covers 02-message/11\n");
     zlink_msg_t src, dst;
     /* dst already initialized: EINVAL; neither message changes. */
     ZT_EQ_INT(zlink_msg_init_size(&src, 64), ZLINK_CONFIG_OK);
@@ -356,6 +367,7 @@ static void *xt_worker(void *p)
 
 static void test_cross_thread_copy_close(void)
 {
+    printf("# covers 02-message/12\n");
     for (int round = 0; round < XT_ROUNDS; round++) {
         bool main_closes_last = (round % 2) == 0;
         unsigned char *buf = malloc(XT_SIZE);
@@ -398,6 +410,7 @@ static void test_cross_thread_copy_close(void)
 
 static void test_refcnt_failure(void)
 {
+    printf("# covers 02-message/13\n");
     zlink_config_result_t r = ZLINK_CONFIG_OK;
     ZT_EQ_INT(zlink_msg_refcnt(NULL, &r), -1);
     ZT_EQ_INT(r, ZLINK_CONFIG_INVALID_HANDLE);
@@ -419,6 +432,7 @@ static void test_refcnt_failure(void)
 
 static void test_multipart_close(void)
 {
+    printf("# covers 02-message/14\n");
     zlink_msg_t parts[4];
     atomic_store(&free_calls, 0);
     char *h0 = malloc(50), *h1 = malloc(60);
@@ -445,6 +459,7 @@ static void test_multipart_close(void)
  * messages give EFAULT with IH, NULL, 0 or -1 by return type. */
 static void test_convention(void)
 {
+    printf("# covers 02-message/17\n");
     zlink_msg_t bad, good;
     memset(&bad, 0, sizeof bad);
     ZT_EQ_INT(zlink_msg_init(&good), ZLINK_CONFIG_OK);
@@ -487,29 +502,25 @@ static void test_convention(void)
     ZT_EQ_INT(zlink_msg_close(&good), ZLINK_CONFIG_OK);
 }
 
-/* Prints the contract item a case covers, then runs it. */
-#define RUN(item, fn)                                                         \
-    do {                                                                      \
-        printf("# covers %s\n", item);                                       \
-        ZT_RUN(fn);                                                           \
-    } while (0)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_init_size_zero),
+    ZT_CASE(test_init_size),
+    ZT_CASE(test_data_uninitialized),
+    ZT_CASE(test_close_once_reinit),
+    ZT_CASE(test_ffn_on_close),
+    ZT_CASE(test_null_ffn_borrows),
+    ZT_CASE(test_move_empties_src),
+    ZT_CASE(test_copy_shares),
+    ZT_CASE(test_refcnt_inline_borrowed),
+    ZT_CASE(test_adopt),
+    ZT_CASE(test_adopt_failure),
+    ZT_CASE(test_cross_thread_copy_close),
+    ZT_CASE(test_refcnt_failure),
+    ZT_CASE(test_multipart_close),
+    ZT_CASE(test_convention),
+};
 
-int main(void)
+int main(int argc, char **argv)
 {
-    RUN("02-message/1", test_init_size_zero);
-    RUN("02-message/2", test_init_size);
-    RUN("02-message/3", test_data_uninitialized);
-    RUN("02-message/4", test_close_once_reinit);
-    RUN("02-message/5", test_ffn_on_close);
-    RUN("02-message/6", test_null_ffn_borrows);
-    RUN("02-message/7", test_move_empties_src);
-    RUN("02-message/8", test_copy_shares);
-    RUN("02-message/9", test_refcnt_inline_borrowed);
-    RUN("02-message/10", test_adopt);
-    RUN("02-message/11", test_adopt_failure);
-    RUN("02-message/12", test_cross_thread_copy_close);
-    RUN("02-message/13", test_refcnt_failure);
-    RUN("02-message/14", test_multipart_close);
-    RUN("02-message/17", test_convention);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -1245,29 +1245,32 @@ static void no_clock_and_per_connection_order_across_io_threads(void)
     zlt_finish(ctx, c, s1, s2);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(events_zero_receive_none_all_receive_all),
+    ZT_CASE(open_failure_returns_null_with_errno),
+    ZT_CASE(dontwait_with_nothing_is_no_data_and_output_unchanged),
+    ZT_CASE(events_come_in_commit_order),
+    ZT_CASE(full_queue_drops_the_newest),
+    ZT_CASE(slow_consumer_never_blocks_sends),
+    ZT_CASE(values_follow_the_contract),
+    ZT_CASE(malformed_handshakes_report_protocol_codes),
+    ZT_CASE(one_ready_edge_per_logical_peer),
+    ZT_CASE(connection_id_is_per_physical_connection),
+    ZT_CASE(closed_only_for_endpoints_one_disconnected_per_connection),
+    ZT_CASE(disconnected_even_with_data_queued),
+    ZT_CASE(recv_writes_the_full_layout),
+    ZT_CASE(status_reports_kind_abi_and_size),
+    ZT_CASE(status_fields_without_their_bit_are_zero),
+    ZT_CASE(hwm_bytes_exact_and_zero_is_the_default),
+    ZT_CASE(byte_admission_one_oversize_event_on_empty),
+    ZT_CASE(socket_close_stops_the_monitor),
+    ZT_CASE(flow_bits_16_to_18_and_all),
+    ZT_CASE(explicit_mask_receives_only_its_bits),
+    ZT_CASE(weight_changes_arrive_in_commit_order),
+    ZT_CASE(no_clock_and_per_connection_order_across_io_threads),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(events_zero_receive_none_all_receive_all);
-    ZT_RUN(open_failure_returns_null_with_errno);
-    ZT_RUN(dontwait_with_nothing_is_no_data_and_output_unchanged);
-    ZT_RUN(events_come_in_commit_order);
-    ZT_RUN(full_queue_drops_the_newest);
-    ZT_RUN(slow_consumer_never_blocks_sends);
-    ZT_RUN(values_follow_the_contract);
-    ZT_RUN(malformed_handshakes_report_protocol_codes);
-    ZT_RUN(one_ready_edge_per_logical_peer);
-    ZT_RUN(connection_id_is_per_physical_connection);
-    ZT_RUN(closed_only_for_endpoints_one_disconnected_per_connection);
-    ZT_RUN(disconnected_even_with_data_queued);
-    ZT_RUN(recv_writes_the_full_layout);
-    ZT_RUN(status_reports_kind_abi_and_size);
-    ZT_RUN(status_fields_without_their_bit_are_zero);
-    ZT_RUN(hwm_bytes_exact_and_zero_is_the_default);
-    ZT_RUN(byte_admission_one_oversize_event_on_empty);
-    ZT_RUN(socket_close_stops_the_monitor);
-    ZT_RUN(flow_bits_16_to_18_and_all);
-    ZT_RUN(explicit_mask_receives_only_its_bits);
-    ZT_RUN(weight_changes_arrive_in_commit_order);
-    ZT_RUN(no_clock_and_per_connection_order_across_io_threads);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

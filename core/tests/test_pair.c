@@ -4,10 +4,10 @@
  * 15 (a failed send consumes every part) and 16 (no interleaving between
  * concurrent senders), through the public API only (zlink.h).
  *
- * Every data case runs once per transport: inproc, then tcp, then ipc. The
- * case name carries the transport ("test_both_ways[tcp]"). A transport the
- * build cannot bind fails its first case with a message saying so; the
- * inproc cases have all run by then.
+ * Every case runs once per transport (ZT_CASE_TP): inproc, then tcp, then
+ * ipc. The case name carries the transport ("test_both_ways[tcp]"). A
+ * transport the build cannot bind fails its cases with a message saying so;
+ * the other transports' cases still run.
  *
  * Items 7-9, 14 and 17 (wait tokens, WRITABLE completions) are in
  * test_completion.c, 18-20 (the flow setter on a PAIR) in test_flow.c;
@@ -24,15 +24,29 @@
 
 #define MAXP ZLT_MAXP
 
-/* ------------------------------------------------------------ the runner */
+/* ------------------------------------------------------------ the rounds */
 
+/* Every case here is stamped per transport (ZT_CASE_TP) and runs as a round
+ * (zltest_zlink.h): case_begin() makes its own context on tr, and the
+ * round's end closes (checked) every socket the case left open, then terms
+ * the context. */
 static const char *g_tr; /* transport of the running case */
 static void *g_ctx;      /* the running case's context */
-static void (*g_case)(void);
+
+static void case_begin(const char *tr)
+{
+    g_tr = tr;
+    g_ctx = zlt_round_begin(tr);
+}
+
+static void case_end(void)
+{
+    zlt_round_end();
+    g_ctx = NULL;
+}
 
 /* A PAIR socket with LINGER 0, so a case's term never waits on a peer that
- * is gone. The runner closes it (checked) after the case if the case did
- * not. */
+ * is gone. case_end() closes it (checked) if the case did not. */
 static void *new_pair(void)
 {
     return zlt_socket_linger0(g_ctx, ZLINK_PAIR);
@@ -42,29 +56,6 @@ static bool on_inproc(void)
 {
     return strcmp(g_tr, "inproc") == 0;
 }
-
-/* The case as a round (zltest_zlink.h): its own context on g_tr. */
-static void case_in_context(void)
-{
-    g_ctx = zlt_round_begin(g_tr);
-    g_case();
-    zlt_round_end();
-    g_ctx = NULL;
-}
-
-/* Runs fn as the case "name[transport]" in a fresh context. */
-static void run_case(const char *name, void (*fn)(void))
-{
-    /* zt__run keeps the name pointer until it prints the verdict. */
-    static char names[64][96];
-    static int used;
-    char *slot = names[used++ % 64];
-    snprintf(slot, sizeof names[0], "%s[%s]", name, g_tr);
-    g_case = fn;
-    zt__run(slot, case_in_context);
-}
-
-#define RUN_TP(fn) run_case(#fn, fn)
 
 /* a binds, b connects; one round trip proves the link is up both ways (on
  * tcp and ipc the connect completes asynchronously). */
@@ -81,8 +72,9 @@ static void make_pair(void **a, void **b)
 
 /* ------------------------------------------------------------ item 1 */
 
-static void test_both_ways(void)
+static void test_both_ways(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     for (int round = 0; round < 3; round++) {
@@ -97,12 +89,14 @@ static void test_both_ways(void)
     }
     zlt_expect_no_data(a);
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 2 */
 
-static void test_rid_is_null(void)
+static void test_rid_is_null(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlt_send_ok(a, "x");
@@ -120,6 +114,7 @@ static void test_rid_is_null(void)
     ZT_EQ_INT(count, 1);
     ZT_EQ_MEM(zlink_msg_data(&parts[0]), "y", 1);
     zlink_multipart_close(parts, count);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 3 */
@@ -145,8 +140,9 @@ static void check_part(zlink_msg_t *m, size_t size, int rec, int idx)
     }
 }
 
-static void test_caller_owns_slots(void)
+static void test_caller_owns_slots(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     const size_t sizes[3] = {5, ZLINK_MSG_INLINE_MAX + 1, 70000}; /* inline and shared */
@@ -180,12 +176,14 @@ static void test_caller_owns_slots(void)
     ZT_EQ_INT(zlink_msg_close(&moved), ZLINK_CONFIG_OK);
     zlink_multipart_close(first, n1);
     zlink_multipart_close(second, n2); /* second[2] is empty after the move */
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 4 */
 
-static void test_buffer_too_small(void)
+static void test_buffer_too_small(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlt_send_ok(a, "p0", "p1", "p2");
@@ -215,12 +213,14 @@ static void test_buffer_too_small(void)
     zlt_expect_strs(b, "p0", "p1", "p2");
     zlt_expect_strs(b, "next");
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 5 */
 
-static void test_single_and_multipart_order(void)
+static void test_single_and_multipart_order(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlt_send_ok(a, "solo");
@@ -255,12 +255,14 @@ static void test_single_and_multipart_order(void)
     zlink_multipart_close(parts, count);
     zlt_expect_strs(b, "after");
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 6 */
 
-static void test_dontwait_immediate_id_zero(void)
+static void test_dontwait_immediate_id_zero(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     for (int i = 0; i < 3; i++) {
@@ -280,12 +282,14 @@ static void test_dontwait_immediate_id_zero(void)
     ZT_EQ_INT(zlink_msg_close(&m), ZLINK_CONFIG_OK);
     for (int i = 0; i < 4; i++)
         zlt_expect_strs(b, "now");
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 10 */
 
-static void test_no_data(void)
+static void test_no_data(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlink_msg_t parts[2];
@@ -322,6 +326,7 @@ static void test_no_data(void)
     zlt_set_int(b, ZLINK_RCVTIMEO, 5000);
     zlt_send_ok(a, "late");
     zlt_expect_strs(b, "late");
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 11 */
@@ -335,8 +340,9 @@ static void count_ffn(void *data, void *hint)
     atomic_fetch_add(&g_ffn_calls, 1);
 }
 
-static void test_failed_send_invisible(void)
+static void test_failed_send_invisible(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlink_msg_t parts[3];
@@ -370,12 +376,14 @@ static void test_failed_send_invisible(void)
     zlt_send_ok(a, "good");
     zlt_expect_strs(b, "good");
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 12 */
 
-static void test_slots_consumed_and_reusable(void)
+static void test_slots_consumed_and_reusable(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     static char zc_buf[100];
@@ -429,12 +437,14 @@ static void test_slots_consumed_and_reusable(void)
     zlt_expect_strs(b, "");
     ZT_EQ_INT(atomic_load(&g_ffn_calls), 1);
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 13 */
 
-static void test_no_partial_state(void)
+static void test_no_partial_state(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     /* A failed multipart leaves no prefix behind for the next record. */
@@ -462,6 +472,7 @@ static void test_no_partial_state(void)
     zlt_expect_strs(b, "x1", "x2", "x3", "x4");
     zlt_expect_strs(b, "y");
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 15 */
@@ -481,8 +492,9 @@ static void *connect_later(void *arg)
     return NULL;
 }
 
-static void test_none_waits_for_peer(void)
+static void test_none_waits_for_peer(const char *tr)
 {
+    case_begin(tr);
     void *a = new_pair();
     struct later_peer lp;
     zlt_bind(a, g_tr, lp.ep, sizeof lp.ep);
@@ -527,12 +539,14 @@ static void test_none_waits_for_peer(void)
         zlt_expect_strs(lp.sock, "again");
         zlt_close(lp.sock);
     }
+    case_end();
 }
 
 /* ------------------------------------------------------------ item 16 */
 
-static void test_no_replay(void)
+static void test_no_replay(const char *tr)
 {
+    case_begin(tr);
     char ep[256];
     void *a = new_pair();
     zlt_bind(a, g_tr, ep, sizeof ep);
@@ -571,12 +585,14 @@ static void test_no_replay(void)
     zlt_send_ok(a, "r2");
     zlt_expect_strs(b2, "r2");
     zlt_expect_no_data(b2);
+    case_end();
 }
 
 /* ------------------------------------------------- second peer refused */
 
-static void test_second_peer_refused(void)
+static void test_second_peer_refused(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     char ep[256];
@@ -601,12 +617,14 @@ static void test_second_peer_refused(void)
         zlt_expect_strs(a, "for a");
     }
     zlt_expect_no_data(c);
+    case_end();
 }
 
 /* ------------------------------------------ 02-message 15: consume all */
 
-static void test_failed_part_send_consumes_all(void)
+static void test_failed_part_send_consumes_all(const char *tr)
 {
+    case_begin(tr);
     static char zc_buf[64];
     memset(zc_buf, 'q', sizeof zc_buf);
 
@@ -648,6 +666,7 @@ static void test_failed_part_send_consumes_all(void)
     ZT_EQ_INT(zlink_msg_size(&parts[0]), 0);
     ZT_EQ_INT(zlink_msg_size(&parts[1]), 0);
     zlink_multipart_close(parts, 2);
+    case_end();
 }
 
 /* --------------------------------------- 02-message 16: no interleaving */
@@ -697,8 +716,9 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-static void test_no_interleaving_concurrent_senders(void)
+static void test_no_interleaving_concurrent_senders(const char *tr)
 {
+    case_begin(tr);
     void *a, *b;
     make_pair(&a, &b);
     zlt_set_int(a, ZLINK_SNDTIMEO, 10000);
@@ -750,30 +770,30 @@ static void test_no_interleaving_concurrent_senders(void)
     }
     pthread_barrier_destroy(&g_start);
     zlt_expect_no_data(b);
+    case_end();
 }
 
 /* ------------------------------------------------------------------ main */
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE_TP(test_both_ways),
+    ZT_CASE_TP(test_rid_is_null),
+    ZT_CASE_TP(test_caller_owns_slots),
+    ZT_CASE_TP(test_buffer_too_small),
+    ZT_CASE_TP(test_single_and_multipart_order),
+    ZT_CASE_TP(test_dontwait_immediate_id_zero),
+    ZT_CASE_TP(test_no_data),
+    ZT_CASE_TP(test_failed_send_invisible),
+    ZT_CASE_TP(test_slots_consumed_and_reusable),
+    ZT_CASE_TP(test_no_partial_state),
+    ZT_CASE_TP(test_none_waits_for_peer),
+    ZT_CASE_TP(test_no_replay),
+    ZT_CASE_TP(test_second_peer_refused),
+    ZT_CASE_TP(test_failed_part_send_consumes_all),
+    ZT_CASE_TP(test_no_interleaving_concurrent_senders),
+};
+
+int main(int argc, char **argv)
 {
-    static const char *const transports[] = {"inproc", "tcp", "ipc"};
-    for (int t = 0; t < 3; t++) {
-        g_tr = transports[t];
-        RUN_TP(test_both_ways);
-        RUN_TP(test_rid_is_null);
-        RUN_TP(test_caller_owns_slots);
-        RUN_TP(test_buffer_too_small);
-        RUN_TP(test_single_and_multipart_order);
-        RUN_TP(test_dontwait_immediate_id_zero);
-        RUN_TP(test_no_data);
-        RUN_TP(test_failed_send_invisible);
-        RUN_TP(test_slots_consumed_and_reusable);
-        RUN_TP(test_no_partial_state);
-        RUN_TP(test_none_waits_for_peer);
-        RUN_TP(test_no_replay);
-        RUN_TP(test_second_peer_refused);
-        RUN_TP(test_failed_part_send_consumes_all);
-        RUN_TP(test_no_interleaving_concurrent_senders);
-    }
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -309,17 +309,20 @@ static void test_poll_pollin_whole_record_only(void)
     zlt_finish(ctx, r);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_poll_unsupported_bits),
+    ZT_CASE(test_poll_socket_wakes_waiter),
+    ZT_CASE(test_poll_fd_pipe),
+    ZT_CASE(test_poll_fd_and_socket_mixed),
+    ZT_CASE(test_poll_many_items),
+    ZT_CASE(test_poll_eterm_after_shutdown),
+    ZT_CASE(test_poll_closed_socket_is_pollerr),
+    ZT_CASE(test_poll_pollout_not_a_guarantee),
+    ZT_CASE(test_poll_pollin_whole_record_only),
+};
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
-    ZT_RUN(test_poll_unsupported_bits);
-    ZT_RUN(test_poll_socket_wakes_waiter);
-    ZT_RUN(test_poll_fd_pipe);
-    ZT_RUN(test_poll_fd_and_socket_mixed);
-    ZT_RUN(test_poll_many_items);
-    ZT_RUN(test_poll_eterm_after_shutdown);
-    ZT_RUN(test_poll_closed_socket_is_pollerr);
-    ZT_RUN(test_poll_pollout_not_a_guarantee);
-    ZT_RUN(test_poll_pollin_whole_record_only);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

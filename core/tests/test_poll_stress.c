@@ -183,11 +183,14 @@ static void test_poll_fd_edges(void)
     close(fds[1]);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_poller_wait_socket_edges),
+    ZT_CASE(test_poller_wait_tcp_edges),
+    ZT_CASE(test_poller_wait_mixed_edges),
+    ZT_CASE(test_poll_fd_edges),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_poller_wait_socket_edges);
-    ZT_RUN(test_poller_wait_tcp_edges);
-    ZT_RUN(test_poller_wait_mixed_edges);
-    ZT_RUN(test_poll_fd_edges);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

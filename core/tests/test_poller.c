@@ -371,16 +371,19 @@ static void test_small_event_array_rotates(void)
     }
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_shutdown_ends_wait_with_eterm),
+    ZT_CASE(test_socket_in_wakes_waiter),
+    ZT_CASE(test_socket_out_wakes_waiter),
+    ZT_CASE(test_fd_source_wakes_waiter),
+    ZT_CASE(test_timer_source_wakes_waiter),
+    ZT_CASE(test_route_change_wakes_waiter),
+    ZT_CASE(test_small_event_array_rotates),
+    ZT_CASE(test_monitor_handle_as_source),
+};
+
+int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
-    ZT_RUN(test_shutdown_ends_wait_with_eterm);
-    ZT_RUN(test_socket_in_wakes_waiter);
-    ZT_RUN(test_socket_out_wakes_waiter);
-    ZT_RUN(test_fd_source_wakes_waiter);
-    ZT_RUN(test_timer_source_wakes_waiter);
-    ZT_RUN(test_route_change_wakes_waiter);
-    ZT_RUN(test_small_event_array_rotates);
-    ZT_RUN(test_monitor_handle_as_source);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -1333,38 +1333,41 @@ static void sub_no_data(void)
     zlt_finish(ctx, sub, pub);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(pub_01_non_pub_not_supported),
+    ZT_CASE(pub_02_topic_prepended),
+    ZT_CASE(pub_03_null_topic_first_frame),
+    ZT_CASE(pub_04_msgsize_counts_topic),
+    ZT_CASE(pub_06_parts_consumed),
+    ZT_CASE(pub_07_one_unit_ordered),
+    ZT_CASE(pub_08_failure_delivers_nothing),
+    ZT_CASE(pub_09_nodrop0_drops_ok),
+    ZT_CASE(pub_10_nodrop1_one_full_stops_all),
+    ZT_CASE(pub_11_nodrop1_backpressured),
+    ZT_CASE(pub_12_blocking_publish_succeeds),
+    ZT_CASE(pub_13_option_results),
+    ZT_CASE(pub_14_topics_count),
+    ZT_CASE(pub_16_get_approve_reject_einval),
+    ZT_CASE(sub_01_prefix_match),
+    ZT_CASE(sub_02_empty_matches_all),
+    ZT_CASE(sub_03_star_literal),
+    ZT_CASE(sub_04_unset),
+    ZT_CASE(sub_05_argument_errors),
+    ZT_CASE(sub_06_topics_count),
+    ZT_CASE(sub_07_subscription_at_byte_order),
+    ZT_CASE(sub_08_topic_no_nul),
+    ZT_CASE(sub_09_subscription_at_pattern),
+    ZT_CASE(sub_10_parts_too_small),
+    ZT_CASE(sub_10_subscription_at_too_small),
+    ZT_CASE(sub_11_subscription_at_errors),
+    ZT_CASE(sub_12_topic_copied_parts_owned),
+    ZT_CASE(sub_13_rid_null),
+    ZT_CASE(sub_14_short_topic_kept),
+    ZT_CASE(sub_15_null_topic_buffer),
+    ZT_CASE(sub_no_data),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(pub_01_non_pub_not_supported);
-    ZT_RUN(pub_02_topic_prepended);
-    ZT_RUN(pub_03_null_topic_first_frame);
-    ZT_RUN(pub_04_msgsize_counts_topic);
-    ZT_RUN(pub_06_parts_consumed);
-    ZT_RUN(pub_07_one_unit_ordered);
-    ZT_RUN(pub_08_failure_delivers_nothing);
-    ZT_RUN(pub_09_nodrop0_drops_ok);
-    ZT_RUN(pub_10_nodrop1_one_full_stops_all);
-    ZT_RUN(pub_11_nodrop1_backpressured);
-    ZT_RUN(pub_12_blocking_publish_succeeds);
-    ZT_RUN(pub_13_option_results);
-    ZT_RUN(pub_14_topics_count);
-    ZT_RUN(pub_16_get_approve_reject_einval);
-    ZT_RUN(sub_01_prefix_match);
-    ZT_RUN(sub_02_empty_matches_all);
-    ZT_RUN(sub_03_star_literal);
-    ZT_RUN(sub_04_unset);
-    ZT_RUN(sub_05_argument_errors);
-    ZT_RUN(sub_06_topics_count);
-    ZT_RUN(sub_07_subscription_at_byte_order);
-    ZT_RUN(sub_08_topic_no_nul);
-    ZT_RUN(sub_09_subscription_at_pattern);
-    ZT_RUN(sub_10_parts_too_small);
-    ZT_RUN(sub_10_subscription_at_too_small);
-    ZT_RUN(sub_11_subscription_at_errors);
-    ZT_RUN(sub_12_topic_copied_parts_owned);
-    ZT_RUN(sub_13_rid_null);
-    ZT_RUN(sub_14_short_topic_kept);
-    ZT_RUN(sub_15_null_topic_buffer);
-    ZT_RUN(sub_no_data);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

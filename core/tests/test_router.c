@@ -629,23 +629,26 @@ static void router_duplicate_rid_rejected(void)
     }
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(router_01_get_writes_optvallen),
+    ZT_CASE(router_02_defaults),
+    ZT_CASE(router_03_mandatory_unknown_rid),
+    ZT_CASE(router_04_probe_option),
+    ZT_CASE(router_04_probe_empty_record),
+    ZT_CASE(router_05_connect_routing_id),
+    ZT_CASE(router_07_data_token_zero),
+    ZT_CASE(router_08_whole_record_one_rid),
+    ZT_CASE(router_10_no_data),
+    ZT_CASE(router_11_ownership),
+    ZT_CASE(router_12_buffer_too_small),
+    ZT_CASE(router_13_dealer_sends_3_and_closes),
+    ZT_CASE(router_16_recv_not_supported),
+    ZT_CASE(readme_28_router_disconnect_rid),
+    ZT_CASE(router_default_rid_uuid4),
+    ZT_CASE(router_duplicate_rid_rejected),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(router_01_get_writes_optvallen);
-    ZT_RUN(router_02_defaults);
-    ZT_RUN(router_03_mandatory_unknown_rid);
-    ZT_RUN(router_04_probe_option);
-    ZT_RUN(router_04_probe_empty_record);
-    ZT_RUN(router_05_connect_routing_id);
-    ZT_RUN(router_07_data_token_zero);
-    ZT_RUN(router_08_whole_record_one_rid);
-    ZT_RUN(router_10_no_data);
-    ZT_RUN(router_11_ownership);
-    ZT_RUN(router_12_buffer_too_small);
-    ZT_RUN(router_13_dealer_sends_3_and_closes);
-    ZT_RUN(router_16_recv_not_supported);
-    ZT_RUN(readme_28_router_disconnect_rid);
-    ZT_RUN(router_default_rid_uuid4);
-    ZT_RUN(router_duplicate_rid_rejected);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

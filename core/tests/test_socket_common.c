@@ -1425,33 +1425,36 @@ static void test_option_after_shutdown_eterm(void)
                 (int)r, e);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_socket_create_results),
+    ZT_CASE(test_close_results),
+    ZT_CASE(test_close_gate_busy),
+    ZT_CASE(test_close_gate_busy_blocked_send),
+    ZT_CASE(test_calls_after_close),
+    ZT_CASE(test_hwm_option_exactly_8_bytes),
+    ZT_CASE(test_option_0x3034_einval),
+    ZT_CASE(test_blocky_not_supported),
+    ZT_CASE(test_conflate_rules),
+    ZT_CASE(test_option_errors),
+    ZT_CASE(test_writes_wait_at_hwm_until_credit),
+    ZT_CASE(test_oversize_on_empty_and_maxmsgsize),
+    ZT_CASE(test_empty_frame_charged_64),
+    ZT_CASE(test_lwm_wakes_blocked_writer),
+    ZT_CASE(test_receive_only_on_supported_types),
+    ZT_CASE(test_dontwait_empty_no_data),
+    ZT_CASE(test_ownership_only_on_success),
+    ZT_CASE(test_rcvtimeo_and_failure_outputs),
+    ZT_CASE(test_default_routing_id_uuid4),
+    ZT_CASE(test_set_routing_id),
+    ZT_CASE(test_bind_errors),
+    ZT_CASE(test_endpoints),
+    ZT_CASE(test_bad_handle_every_function),
+    ZT_CASE(test_argument_and_type_checks),
+    ZT_CASE(test_record_never_partial),
+    ZT_CASE(test_option_after_shutdown_eterm),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_socket_create_results);
-    ZT_RUN(test_close_results);
-    ZT_RUN(test_close_gate_busy);
-    ZT_RUN(test_close_gate_busy_blocked_send);
-    ZT_RUN(test_calls_after_close);
-    ZT_RUN(test_hwm_option_exactly_8_bytes);
-    ZT_RUN(test_option_0x3034_einval);
-    ZT_RUN(test_blocky_not_supported);
-    ZT_RUN(test_conflate_rules);
-    ZT_RUN(test_option_errors);
-    ZT_RUN(test_writes_wait_at_hwm_until_credit);
-    ZT_RUN(test_oversize_on_empty_and_maxmsgsize);
-    ZT_RUN(test_empty_frame_charged_64);
-    ZT_RUN(test_lwm_wakes_blocked_writer);
-    ZT_RUN(test_receive_only_on_supported_types);
-    ZT_RUN(test_dontwait_empty_no_data);
-    ZT_RUN(test_ownership_only_on_success);
-    ZT_RUN(test_rcvtimeo_and_failure_outputs);
-    ZT_RUN(test_default_routing_id_uuid4);
-    ZT_RUN(test_set_routing_id);
-    ZT_RUN(test_bind_errors);
-    ZT_RUN(test_endpoints);
-    ZT_RUN(test_bad_handle_every_function);
-    ZT_RUN(test_argument_and_type_checks);
-    ZT_RUN(test_record_never_partial);
-    ZT_RUN(test_option_after_shutdown_eterm);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

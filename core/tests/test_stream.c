@@ -1978,44 +1978,45 @@ static void stream_packet_large_and_claimed(void)
     zlt_ctx_term(ctx);
 }
 
+static const zt_case_t cases[] = {
+    ZT_CASE(stream_01_unspecified_mode),
+    ZT_CASE(stream_02_raw_only),
+    ZT_CASE(stream_04_mode_frozen_after_bind),
+    ZT_CASE(stream_06_notify),
+    ZT_CASE(stream_08_zero_length_send_closes),
+    ZT_CASE(stream_09_parts_consumed),
+    ZT_CASE(stream_10_none_id_zero),
+    ZT_CASE(stream_13_no_connection),
+    ZT_CASE(stream_14_receive_ownership),
+    ZT_CASE(stream_16_no_data),
+    ZT_CASE(stream_17_rid_lifetime),
+    ZT_CASE(stream_21_per_rid_order),
+    ZT_CASE(stream_22_rcvhwm_stops_reads_no_drop),
+    ZT_CASE(stream_23_midstream_close),
+    ZT_CASE(stream_28_rid_must_be_4_bytes),
+    ZT_CASE(stream_28_disconnect_rid_closes_peer),
+    ZT_CASE(stream_connect_outbound),
+    ZT_CASE(stream_second_process),
+    ZT_CASE(stream_packet_03_packet_receive_only),
+    ZT_CASE(stream_packet_04_mode_fixed),
+    ZT_CASE(stream_packet_05_notify_not_supported),
+    ZT_CASE(stream_packet_06_monitor_reports_connections),
+    ZT_CASE(stream_packet_sends_are_raw),
+    ZT_CASE(stream_packet_18_empty_parts),
+    ZT_CASE(stream_packet_19_split_prefix),
+    ZT_CASE(stream_packet_20_output_validation),
+    ZT_CASE(stream_packet_21_order),
+    ZT_CASE(stream_packet_22_rcvhwm_stops_reads),
+    ZT_CASE(stream_packet_23_malformed_and_cut),
+    ZT_CASE(stream_packet_23_limit_at_prefix),
+    ZT_CASE(stream_packet_large_and_claimed),
+};
+
+static const zt_role_t roles[] = {
+    ZT_ROLE("stream-child", stream_child),
+};
+
 int main(int argc, char **argv)
 {
-    const char *role = zt_role(argc, argv);
-    if (role != NULL) {
-        if (strcmp(role, "stream-child") == 0)
-            return stream_child(argc > 3 ? argv[3] : NULL);
-        return 100;
-    }
-    ZT_RUN(stream_01_unspecified_mode);
-    ZT_RUN(stream_02_raw_only);
-    ZT_RUN(stream_04_mode_frozen_after_bind);
-    ZT_RUN(stream_06_notify);
-    ZT_RUN(stream_08_zero_length_send_closes);
-    ZT_RUN(stream_09_parts_consumed);
-    ZT_RUN(stream_10_none_id_zero);
-    ZT_RUN(stream_13_no_connection);
-    ZT_RUN(stream_14_receive_ownership);
-    ZT_RUN(stream_16_no_data);
-    ZT_RUN(stream_17_rid_lifetime);
-    ZT_RUN(stream_21_per_rid_order);
-    ZT_RUN(stream_22_rcvhwm_stops_reads_no_drop);
-    ZT_RUN(stream_23_midstream_close);
-    ZT_RUN(stream_28_rid_must_be_4_bytes);
-    ZT_RUN(stream_28_disconnect_rid_closes_peer);
-    ZT_RUN(stream_connect_outbound);
-    ZT_RUN(stream_second_process);
-    ZT_RUN(stream_packet_03_packet_receive_only);
-    ZT_RUN(stream_packet_04_mode_fixed);
-    ZT_RUN(stream_packet_05_notify_not_supported);
-    ZT_RUN(stream_packet_06_monitor_reports_connections);
-    ZT_RUN(stream_packet_sends_are_raw);
-    ZT_RUN(stream_packet_18_empty_parts);
-    ZT_RUN(stream_packet_19_split_prefix);
-    ZT_RUN(stream_packet_20_output_validation);
-    ZT_RUN(stream_packet_21_order);
-    ZT_RUN(stream_packet_22_rcvhwm_stops_reads);
-    ZT_RUN(stream_packet_23_malformed_and_cut);
-    ZT_RUN(stream_packet_23_limit_at_prefix);
-    ZT_RUN(stream_packet_large_and_claimed);
-    return zt_done();
+    return zt_main_roles(argc, argv, cases, ZT_NCASES(cases), roles, ZT_NCASES(roles));
 }

@@ -275,18 +275,21 @@ static void test_recv_argument_errors(void)
     timer_destroy(t);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_new_returns_handle),
+    ZT_CASE(test_start_zero_interval_is_einval),
+    ZT_CASE(test_repeat_stops_after_count),
+    ZT_CASE(test_repeat_zero_runs_until_stopped),
+    ZT_CASE(test_count_starts_at_one_per_start),
+    ZT_CASE(test_stopped_and_drained_is_no_data),
+    ZT_CASE(test_no_fires_after_stop),
+    ZT_CASE(test_destroy_nulls_pointer),
+    ZT_CASE(test_blocking_recv_waits_for_fire),
+    ZT_CASE(test_stop_wakes_blocked_recv),
+    ZT_CASE(test_recv_argument_errors),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_new_returns_handle);
-    ZT_RUN(test_start_zero_interval_is_einval);
-    ZT_RUN(test_repeat_stops_after_count);
-    ZT_RUN(test_repeat_zero_runs_until_stopped);
-    ZT_RUN(test_count_starts_at_one_per_start);
-    ZT_RUN(test_stopped_and_drained_is_no_data);
-    ZT_RUN(test_no_fires_after_stop);
-    ZT_RUN(test_destroy_nulls_pointer);
-    ZT_RUN(test_blocking_recv_waits_for_fire);
-    ZT_RUN(test_stop_wakes_blocked_recv);
-    ZT_RUN(test_recv_argument_errors);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

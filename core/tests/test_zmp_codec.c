@@ -785,34 +785,37 @@ static void test_type_matrix(void)
     ZT_EQ_INT(zmp_lane_count(ZLINK_ROUTER, ZLINK_ROUTER), 2);
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_header_layout),
+    ZT_CASE(test_roundtrip_data),
+    ZT_CASE(test_roundtrip_multipart),
+    ZT_CASE(test_roundtrip_request_reply),
+    ZT_CASE(test_control_frames_roundtrip),
+    ZT_CASE(test_reject_reserved_flags),
+    ZT_CASE(test_reject_control_identity),
+    ZT_CASE(test_reject_control_more),
+    ZT_CASE(test_reject_subscribe_cancel),
+    ZT_CASE(test_reject_subscribe_or_cancel_with_others),
+    ZT_CASE(test_reject_kind_with_special_flags),
+    ZT_CASE(test_reject_kind_mid_multipart),
+    ZT_CASE(test_reject_control_mid_multipart),
+    ZT_CASE(test_reject_seq_zero),
+    ZT_CASE(test_reject_unknown_kind),
+    ZT_CASE(test_reject_bad_magic_version),
+    ZT_CASE(test_reject_eof_mid_frame),
+    ZT_CASE(test_control_limit),
+    ZT_CASE(test_maxmsgsize_part_and_sum),
+    ZT_CASE(test_split_every_boundary),
+    ZT_CASE(test_split_errors_identical),
+    ZT_CASE(test_hello_roundtrip),
+    ZT_CASE(test_ready_roundtrip),
+    ZT_CASE(test_ready_lane_rules),
+    ZT_CASE(test_error_roundtrip),
+    ZT_CASE(test_weight_rules),
+    ZT_CASE(test_type_matrix),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_header_layout);
-    ZT_RUN(test_roundtrip_data);
-    ZT_RUN(test_roundtrip_multipart);
-    ZT_RUN(test_roundtrip_request_reply);
-    ZT_RUN(test_control_frames_roundtrip);
-    ZT_RUN(test_reject_reserved_flags);
-    ZT_RUN(test_reject_control_identity);
-    ZT_RUN(test_reject_control_more);
-    ZT_RUN(test_reject_subscribe_cancel);
-    ZT_RUN(test_reject_subscribe_or_cancel_with_others);
-    ZT_RUN(test_reject_kind_with_special_flags);
-    ZT_RUN(test_reject_kind_mid_multipart);
-    ZT_RUN(test_reject_control_mid_multipart);
-    ZT_RUN(test_reject_seq_zero);
-    ZT_RUN(test_reject_unknown_kind);
-    ZT_RUN(test_reject_bad_magic_version);
-    ZT_RUN(test_reject_eof_mid_frame);
-    ZT_RUN(test_control_limit);
-    ZT_RUN(test_maxmsgsize_part_and_sum);
-    ZT_RUN(test_split_every_boundary);
-    ZT_RUN(test_split_errors_identical);
-    ZT_RUN(test_hello_roundtrip);
-    ZT_RUN(test_ready_roundtrip);
-    ZT_RUN(test_ready_lane_rules);
-    ZT_RUN(test_error_roundtrip);
-    ZT_RUN(test_weight_rules);
-    ZT_RUN(test_type_matrix);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }
