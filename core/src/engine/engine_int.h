@@ -151,6 +151,16 @@ struct zl_conn {
     size_t rneed;                  /* bytes from rpos the next frame needs */
     bool reading;                  /* uv_read_start in effect */
     bool rd_full;                  /* (lane 0) in queue at its HWM: reads stopped */
+    bool paused;                   /* reads stopped for a limit (HWM, early input) */
+    bool draining;                 /* the peer is gone: read what is left, no limits */
+    /* Peer-close watch while paused (conn_read.c): a poll for hang-up on a
+     * duplicate of the stream's descriptor (libuv allows one watcher per
+     * descriptor). has_watch: initialized and counted in handles, until
+     * its close callback ran. */
+    uv_poll_t watch;
+    int watch_fd;
+    bool has_watch;
+    bool watch_closing;
     zmp_decoder_t dec;
     zl_fq_t rbatch;                /* whole records not yet delivered */
     size_t rrecords;
@@ -178,6 +188,10 @@ void zl_conn_terminate(zl_conn_t *c, int err);
 /* Closes with linger: flushes the output for up to linger_ms, then ends.
  * Loop thread. */
 void zl_conn_shutdown(zl_conn_t *c, int linger_ms);
+/* One of c's uv handles finished closing (its close callback): counts it
+ * and, at the last one, returns c to the io's pool. Returns true when c was
+ * released (the caller must not touch it again). Loop thread. */
+bool zl_conn_handle_closed(zl_conn_t *c);
 /* Arms the conn's timer (any mode). Loop thread. */
 void zl_conn_timer(zl_conn_t *c, int mode, uint64_t ms);
 /* The conn's handshake finished and, for ROUTER-ROUTER, both lanes are
@@ -210,14 +224,31 @@ void zl_hs_start(zl_conn_t *c);
 /* handshake.c: one frame received during the handshake (h, body in the
  * chunk). Loop thread; may attach or end the connection. */
 void zl_hs_frame(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body);
+/* handshake.c: a frame that is not CONTROL arrived during the handshake
+ * (protocol.md section 5 rule 12): fails the connection with ERROR
+ * HELLO_MALFORMED before the peer's HELLO, UNEXPECTED after it. Called as
+ * soon as the frame's first four header bytes are in, so its body is never
+ * waited for. Loop thread; ends the connection. */
+void zl_hs_refuse_data(zl_conn_t *c);
 
 /* conn_read.c: adds the chunk references owed by slices made since the
  * last call (one atomic add per read instead of one per message). Must run
  * before any of those slices can be released or seen by another thread. */
 void zl_conn_commit_slices(zl_conn_t *c);
-/* conn_read.c: read plumbing shared with stream.c. */
+/* conn_read.c: read plumbing shared with stream.c. Loop thread.
+ * zl_conn_read_start resumes reading (and drops the peer-close watch);
+ * zl_conn_read_stop stops for good (linger: no more input wanted);
+ * zl_conn_read_pause stops because a limit was reached (RCVHWM, early
+ * input held during the handshake) and keeps watching for the peer's
+ * close or reset, so a paused connection still ends when its peer goes:
+ * during the handshake at once, afterwards once the bytes the peer sent
+ * before closing are read (they are finite then, so the HWM is ignored). */
 void zl_conn_read_start(zl_conn_t *c);
 void zl_conn_read_stop(zl_conn_t *c);
+void zl_conn_read_pause(zl_conn_t *c);
+/* conn_read.c: closes the peer-close watch, if any (terminate path).
+ * Loop thread. */
+void zl_conn_watch_close(zl_conn_t *c);
 /* Delivers the batch of whole records collected by this read to the in
  * queue; stops reading when it is full. Loop thread. */
 void zl_conn_flush_batch(zl_conn_t *c);
