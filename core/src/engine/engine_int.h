@@ -86,6 +86,12 @@ struct zl_conn {
     zl_task_t wkick_task;
     _Atomic bool rkick;            /* in queue has room again: read */
     zl_task_t rkick_task;
+    /* A close request whose memory could not be allocated (zl_conn_close):
+     * the newest generation it was made for plus one (0: none), and its
+     * flag + task, cleared by the task as above. */
+    _Atomic uint64_t oom_close_gen;
+    _Atomic bool oom_close_kick;
+    zl_task_t oom_close_task;
 
     /* Everything below: loop thread only. */
     zl_conn_state_t state;
@@ -298,6 +304,16 @@ struct zl_endpoint {
         uv_pipe_t pipe;
     } srv;
     bool unlink_path;              /* ipc: remove the socket file on close */
+    /* Refusing a connection we could not take (listener.c): the pending
+     * descriptor is accepted into this handle and closed at once. */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } refuse;
+    bool refusing;                 /* refuse is closing (counted in handles) */
+    bool refuse_next;              /* one more waits until refuse is free */
 
     /* Connecter. */
     uv_timer_t retry;
