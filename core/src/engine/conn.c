@@ -184,17 +184,11 @@ static void conn_finish(zl_conn_t *c)
     zl_io_live_add(io, -1); /* may end a stopping io */
 }
 
-bool zl_conn_handle_closed(zl_conn_t *c)
-{
-    if (--c->handles > 0)
-        return false;
-    conn_finish(c);
-    return true;
-}
-
 static void conn_on_closed(uv_handle_t *h)
 {
-    zl_conn_handle_closed(h->data);
+    zl_conn_t *c = h->data;
+    if (--c->handles == 0)
+        conn_finish(c);
 }
 
 /* ------------------------------------------------------------ closing */
@@ -234,9 +228,9 @@ void zl_conn_terminate(zl_conn_t *c, int err)
             uv_timer_stop(&c->timer);
             uv_close((uv_handle_t *)&c->timer, conn_on_closed);
         }
+        zl_conn_watch_stop(c); /* before the descriptor closes */
         if (!uv_is_closing(&c->h.handle))
             uv_close(&c->h.handle, conn_on_closed);
-        zl_conn_watch_close(c);
     } else {
         conn_finish(c);
     }

@@ -30,26 +30,31 @@
  *  - Pausing (zl_conn_read_pause): reads stop at a limit (RCVHWM; 64 KiB
  *    of early input while the handshake or the partner lane is pending),
  *    so TCP pushes back on the sender. libuv then no longer reports the
- *    peer's close, so a paused conn watches for it with a uv_poll_t
- *    (UV_DISCONNECT: hang-up, reset or error) on a duplicate of its
- *    descriptor, since libuv allows one watcher per descriptor. The watch
- *    exists only while paused (one extra descriptor for that time); it is
- *    closed when reading resumes or the conn ends. When it fires, a conn
- *    still in its handshake ends at once (ECONNRESET: nothing was
- *    attached, nothing is owed); an attached one "drains": it reads on
- *    without limits, since the peer can send nothing more and the rest is
- *    bounded by what the kernel held, delivers those records, and ends at
- *    the EOF or the reset as usual. Nothing is dropped.
+ *    peer's close, and allows one watcher per descriptor, so each io keeps
+ *    one epoll set of its paused conns' descriptors (EPOLLRDHUP; hang-up
+ *    and errors are always reported), itself watched by one uv_poll_t:
+ *    one descriptor per io, none per conn, two system calls per pause
+ *    (add, delete). A conn is in the set only while paused; it leaves it
+ *    when reading resumes, at its first event, and before its descriptor
+ *    closes. On that event a conn still in its handshake ends at once
+ *    (ECONNRESET: nothing was attached, nothing is owed); an attached one
+ *    "drains": it reads on without limits, since the peer can send nothing
+ *    more and the rest is bounded by what the kernel held, delivers those
+ *    records, and ends at the EOF or the reset as usual. Nothing is
+ *    dropped. (Linux only: elsewhere paused conns are not watched.)
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
  */
 #include "engine_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/epoll.h>
+#endif
 
 #define CHUNK_SIZE (64 * 1024)
 #define READ_MIN 4096
@@ -114,54 +119,103 @@ static void conn_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 /* ---------------------------------------------- the peer-close watch */
 
-/* A close-on-exec duplicate of fd, or -1. Loop thread; no allocation. */
-static int conn_dup_cloexec(int fd)
-{
-    int d = dup(fd);
-    if (d >= 0 && fcntl(d, F_SETFD, FD_CLOEXEC) != 0) {
-        close(d);
-        return -1;
-    }
-    return d;
-}
+static void conn_peer_gone(zl_conn_t *c);
 
-static void conn_watch_start(zl_conn_t *c);
+#if defined(__linux__)
 
-/* The watch's close callback: releases the duplicate descriptor, then
- * counts the handle (which may release c). A pause that came while the
- * watch was closing gets a new watch now. */
-static void conn_on_watch_closed(uv_handle_t *h)
-{
-    zl_conn_t *c = h->data;
-    close(c->watch_fd);
-    c->watch_fd = -1;
-    c->has_watch = false;
-    c->watch_closing = false;
-    if (zl_conn_handle_closed(c))
-        return;
-    if (c->paused && !c->reading &&
-        (c->state == ZL_CS_HANDSHAKE || c->state == ZL_CS_WAIT_PARTNER ||
-         c->state == ZL_CS_ACTIVE))
-        conn_watch_start(c);
-}
+#define HUP_BATCH 64
 
-void zl_conn_watch_close(zl_conn_t *c)
+/* The io's peer-close set has events: takes each reported conn out of the
+ * set (level-triggered: once is enough) and handles its peer's end. A conn
+ * ended while an earlier entry of the same batch was handled is no longer
+ * watched and is skipped; its memory stays valid (type-stable, and it
+ * returns to the pool only from close callbacks, which run later).
+ * Loop thread. */
+static void io_on_hup(uv_poll_t *h, int status, int events)
 {
-    if (!c->has_watch || c->watch_closing)
-        return;
-    c->watch_closing = true;
-    uv_close((uv_handle_t *)&c->watch, conn_on_watch_closed);
-}
-
-/* The paused conn's peer hung up, reset or failed (status < 0 is libuv's
- * report of an error on the descriptor; either way the peer is gone or the
- * connection is broken). Loop thread; may end the conn. */
-static void conn_on_peer_gone(uv_poll_t *w, int status, int events)
-{
-    zl_conn_t *c = w->data;
+    zl_io_t *io = h->data;
     ZL_UNUSED(status);
     ZL_UNUSED(events);
-    zl_conn_watch_close(c); /* level-triggered: once is enough */
+    struct epoll_event ev[HUP_BATCH];
+    int n = epoll_wait(io->hup_fd, ev, HUP_BATCH, 0);
+    for (int i = 0; i < n; i++) {
+        zl_conn_t *c = ev[i].data.ptr;
+        if (!c->watched)
+            continue;
+        zl_conn_watch_stop(c);
+        conn_peer_gone(c);
+    }
+}
+
+void zl_io_hup_init(zl_io_t *io)
+{
+    io->hup_fd = -1;
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (uv_poll_init(&io->loop, &io->hup_poll, fd) != 0) {
+        close(fd);
+        return;
+    }
+    io->hup_poll.data = io;
+    io->hup_fd = fd; /* closed by zl_io_destroy, after the poll handle */
+    if (uv_poll_start(&io->hup_poll, UV_READABLE, io_on_hup) != 0)
+        uv_close((uv_handle_t *)&io->hup_poll, NULL); /* nothing is watched */
+}
+
+/* Puts a paused conn into its io's set: EPOLLRDHUP (the peer ended its
+ * side); a reset or an error (EPOLLHUP, EPOLLERR) is always reported.
+ * Without the set, or when the kernel refuses, the conn stays paused
+ * unwatched, as before this watch existed; nothing else fails. */
+static void conn_watch_start(zl_conn_t *c)
+{
+    if (c->watched || !c->has_handles || c->io->hup_fd < 0 ||
+        uv_is_closing((uv_handle_t *)&c->io->hup_poll))
+        return;
+    uv_os_fd_t fd;
+    if (uv_fileno(&c->h.handle, &fd) != 0)
+        return;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLRDHUP;
+    ev.data.ptr = c;
+    if (epoll_ctl(c->io->hup_fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+        c->watched = true;
+}
+
+void zl_conn_watch_stop(zl_conn_t *c)
+{
+    if (!c->watched)
+        return;
+    c->watched = false;
+    uv_os_fd_t fd;
+    if (uv_fileno(&c->h.handle, &fd) == 0)
+        (void)epoll_ctl(c->io->hup_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+#else /* no epoll: paused connections are not watched */
+
+void zl_io_hup_init(zl_io_t *io)
+{
+    io->hup_fd = -1;
+}
+
+static void conn_watch_start(zl_conn_t *c)
+{
+    ZL_UNUSED(c);
+}
+
+void zl_conn_watch_stop(zl_conn_t *c)
+{
+    ZL_UNUSED(c);
+}
+
+#endif
+
+/* A paused conn's peer ended its side, reset the connection or it failed.
+ * Loop thread; may end the conn. */
+static void conn_peer_gone(zl_conn_t *c)
+{
     if (!c->paused || c->reading)
         return;
     switch (c->state) {
@@ -177,35 +231,6 @@ static void conn_on_peer_gone(uv_poll_t *w, int status, int events)
     default:
         return;
     }
-}
-
-/* Starts watching a paused conn for its peer's close. Without a spare
- * descriptor (EMFILE) or a poll handle the conn stays paused unwatched, as
- * a conn without this watch would; nothing else fails. Loop thread. */
-static void conn_watch_start(zl_conn_t *c)
-{
-    if (c->has_watch || !c->has_handles)
-        return; /* closing: conn_on_watch_closed starts it again */
-    uv_os_fd_t fd;
-    if (uv_fileno(&c->h.handle, &fd) != 0)
-        return;
-    /* dup + FD_CLOEXEC rather than F_DUPFD_CLOEXEC: ThreadSanitizer knows
-     * dup (it follows descriptors to order their reuse across threads) but
-     * not fcntl. A fork+exec by another thread between the two calls could
-     * leak the duplicate into the child; the window is two system calls. */
-    int dup = conn_dup_cloexec(fd);
-    if (dup < 0)
-        return;
-    if (uv_poll_init_socket(&c->io->loop, &c->watch, dup) != 0) {
-        close(dup);
-        return;
-    }
-    c->watch.data = c;
-    c->watch_fd = dup;
-    c->has_watch = true;
-    c->handles++;
-    if (uv_poll_start(&c->watch, UV_DISCONNECT, conn_on_peer_gone) != 0)
-        zl_conn_watch_close(c);
 }
 
 /* ------------------------------------------------------ read plumbing */
@@ -224,13 +249,13 @@ void zl_conn_read_start(zl_conn_t *c)
     }
     c->reading = true;
     c->paused = false;
-    zl_conn_watch_close(c);
+    zl_conn_watch_stop(c);
 }
 
 void zl_conn_read_stop(zl_conn_t *c)
 {
     c->paused = false;
-    zl_conn_watch_close(c);
+    zl_conn_watch_stop(c);
     if (!c->reading)
         return;
     uv_read_stop(&c->h.stream);

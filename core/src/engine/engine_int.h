@@ -51,6 +51,12 @@ struct zl_io {
     zl_conn_t *every;             /* every conn allocated here (freed at destroy) */
     zl_task_t stop_task;
     char name[16];
+    /* Peer-close watch of paused connections (conn_read.c): an epoll set
+     * of their descriptors, itself watched by hup_poll; made with the io
+     * (hup_fd -1 if that failed), used on the loop thread, closed by
+     * zl_io_destroy. */
+    int hup_fd;
+    uv_poll_t hup_poll;
 };
 
 /* Counts a live object on io (delta +1 or -1) and in the process-wide
@@ -158,15 +164,8 @@ struct zl_conn {
     bool reading;                  /* uv_read_start in effect */
     bool rd_full;                  /* (lane 0) in queue at its HWM: reads stopped */
     bool paused;                   /* reads stopped for a limit (HWM, early input) */
+    bool watched;                  /* paused: in the io's peer-close set (conn_read.c) */
     bool draining;                 /* the peer is gone: read what is left, no limits */
-    /* Peer-close watch while paused (conn_read.c): a poll for hang-up on a
-     * duplicate of the stream's descriptor (libuv allows one watcher per
-     * descriptor). has_watch: initialized and counted in handles, until
-     * its close callback ran. */
-    uv_poll_t watch;
-    int watch_fd;
-    bool has_watch;
-    bool watch_closing;
     zmp_decoder_t dec;
     zl_fq_t rbatch;                /* whole records not yet delivered */
     size_t rrecords;
@@ -194,10 +193,6 @@ void zl_conn_terminate(zl_conn_t *c, int err);
 /* Closes with linger: flushes the output for up to linger_ms, then ends.
  * Loop thread. */
 void zl_conn_shutdown(zl_conn_t *c, int linger_ms);
-/* One of c's uv handles finished closing (its close callback): counts it
- * and, at the last one, returns c to the io's pool. Returns true when c was
- * released (the caller must not touch it again). Loop thread. */
-bool zl_conn_handle_closed(zl_conn_t *c);
 /* Arms the conn's timer (any mode). Loop thread. */
 void zl_conn_timer(zl_conn_t *c, int mode, uint64_t ms);
 /* The conn's handshake finished and, for ROUTER-ROUTER, both lanes are
@@ -252,9 +247,13 @@ void zl_conn_commit_slices(zl_conn_t *c);
 void zl_conn_read_start(zl_conn_t *c);
 void zl_conn_read_stop(zl_conn_t *c);
 void zl_conn_read_pause(zl_conn_t *c);
-/* conn_read.c: closes the peer-close watch, if any (terminate path).
- * Loop thread. */
-void zl_conn_watch_close(zl_conn_t *c);
+/* conn_read.c: makes io's peer-close set and starts its poll handle;
+ * called by zl_io_new before the loop thread starts. On failure (no
+ * descriptor) io->hup_fd stays -1 and paused conns go unwatched. */
+void zl_io_hup_init(zl_io_t *io);
+/* conn_read.c: takes c out of its io's peer-close set, if it is in it.
+ * Must run before c's descriptor closes. Loop thread; never fails. */
+void zl_conn_watch_stop(zl_conn_t *c);
 /* Delivers the batch of whole records collected by this read to the in
  * queue; stops reading when it is full. Loop thread. */
 void zl_conn_flush_batch(zl_conn_t *c);
