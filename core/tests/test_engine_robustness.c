@@ -46,6 +46,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -55,6 +56,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -1228,6 +1232,314 @@ static void malformed_weight_and_unknown_controls_ignored(void)
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
 }
 
+/* ================================ early refusal, stopped reads (issue 7) */
+
+/* Open descriptors of this process (the ZLink side is in-process, so its
+ * connections count here too). Probed number by number with fcntl, which
+ * opens nothing: a directory listing of /proc/self/fd would take a
+ * descriptor itself, possibly a number libuv just closed with a raw system
+ * call that ThreadSanitizer does not see, and it would then report a race
+ * between that reuse and libuv's last use. */
+static int count_fds(void)
+{
+    struct rlimit rl;
+    ZT_EQ_INT(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    int top = rl.rlim_cur < 8192 ? (int)rl.rlim_cur : 8192;
+    int n = 0;
+    for (int fd = 0; fd < top; fd++)
+        if (fcntl(fd, F_GETFD) != -1)
+            n++;
+    return n;
+}
+
+/* A frame header that is not CONTROL, sent while the handshake is still on,
+ * is refused as soon as its first header bytes are in: the connection
+ * closes with ERROR HELLO_MALFORMED (before the HELLO) or UNEXPECTED (after
+ * it) although the body it announces (1 GiB) never comes. HANDSHAKE_IVL 0,
+ * so no timer can close it instead. Also refused: a SUBSCRIBE header, and
+ * 4 bytes of a data header (flags and kind are known from 4 bytes). */
+static void data_header_refused_during_handshake(void)
+{
+    void *ctx = ctx_new1();
+    for (size_t t = 0; t < NTARGETS; t++) {
+        int target = k_targets[t];
+        int rt = raw_type_for(target);
+        for (int v = 0; v < 4; v++) {
+            const char *what[] = {"a 1 GiB data header first", "HELLO, then a 1 GiB data header",
+                                  "HELLO, then 4 bytes of a data header",
+                                  "HELLO, then a SUBSCRIBE header"};
+            printf("# %s (no body) -> %s\n", what[v], type_name(target));
+            fx_t f;
+            raw_t r;
+            fx_open(&f, ctx, target, NO_LIMIT);
+            set_int(f.s, ZLINK_HANDSHAKE_IVL, 0);
+            raw_open(&r, f.port);
+            wire_t w;
+            w_init(&w);
+            if (v > 0)
+                w_hello(&w, rt, has_lanes(rt) ? RAW_RID : "");
+            if (v == 3)
+                w_hdr_raw(&w, 0x5A, 0x01, 0x08, 0, 100);
+            else
+                w_hdr_raw(&w, 0x5A, 0x01, 0x00, 0, 0x40000000u);
+            if (v == 2)
+                w.n -= 4;
+            raw_send_bytes(&r, w.b, w.n);
+            w_free(&w);
+            raw_wait_closed(&r);
+            check_hello(&r, f.type);
+            check_error(&r, v == 0 ? ZMP_ERR_HELLO : ZMP_ERR_UNEXPECTED);
+            expect_no_data(&f);
+            raw_close(&r);
+            good_peer_exchange(&f);
+            fx_close(&f);
+        }
+    }
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* A raw ROUTER opens lane 0 to a ZLink ROUTER and completes its handshake;
+ * the ZLink side then waits for lane 1 (which never comes). */
+static void raw_router_lane0(raw_t *r, fx_t *f)
+{
+    raw_open(r, f->port);
+    wire_t w;
+    w_init(&w);
+    w_hello(&w, ZLINK_ROUTER, RAW_RID);
+    w_ready_dr(&w, ZLINK_ROUTER, RAW_RID, 2, 0);
+    raw_send(r, &w);
+    w_free(&w);
+    raw_wait_frames(r, 2); /* its HELLO, and its READY after it validated ours */
+    check_hello(r, ZLINK_ROUTER);
+    r->at = r->n;
+}
+
+/* Records right behind READY (allowed, protocol.md 7.2): n bytes of 4 KiB
+ * data frames, in one blocking send. */
+static void raw_send_records(raw_t *r, size_t n)
+{
+    wire_t w;
+    w_init(&w);
+    while (w.n < n) {
+        w_hdr(&w, 0x00, 4096);
+        w_fill(&w, 'p', 4096);
+    }
+    raw_send(r, &w);
+    w_free(&w);
+}
+
+/* A lane 0 waiting for its lane 1 holds at most 64 KiB of early records and
+ * then stops reading. When its peer then closes, the ZLink side must see it
+ * at once and close too (HANDSHAKE_IVL 0: nothing else would ever end it). */
+static void peer_close_seen_while_parked_for_lane1(void)
+{
+    void *ctx = ctx_new1();
+    fx_t f;
+    raw_t r;
+    fx_open(&f, ctx, ZLINK_ROUTER, NO_LIMIT);
+    set_int(f.s, ZLINK_HANDSHAKE_IVL, 0);
+    int base = count_fds();
+    raw_router_lane0(&r, &f);
+    raw_send_records(&r, 96 * 1024); /* over the 64 KiB the ZLink side holds */
+    shutdown(r.fd, SHUT_WR);
+    raw_wait_closed(&r);
+    raw_close(&r);
+    ZT_EVENTUALLY(count_fds() == base, 5000);
+    expect_no_data(&f);
+    good_peer_exchange(&f);
+    fx_close(&f);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* The attack of issue 7: many connections park (lane 0 waiting for lane 1,
+ * reading stopped at the 64 KiB it holds) and close at once. Every
+ * descriptor the ZLink side had for them is released promptly. */
+static void many_parked_connections_closed_release_their_fds(void)
+{
+    enum { N = 128 };
+    void *ctx = ctx_new1();
+    fx_t f;
+    fx_open(&f, ctx, ZLINK_ROUTER, NO_LIMIT);
+    set_int(f.s, ZLINK_HANDSHAKE_IVL, 0);
+    int base = count_fds();
+    static raw_t r[N];
+    for (int i = 0; i < N; i++) {
+        raw_router_lane0(&r[i], &f);
+        raw_send_records(&r[i], 72 * 1024);
+    }
+    for (int i = 0; i < N; i++)
+        raw_close(&r[i]);
+    ZT_EVENTUALLY(count_fds() == base, 5000);
+    good_peer_exchange(&f);
+    fx_close(&f);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* Numbered 1 KiB records, sent without blocking until the ZLink side stops
+ * taking them: a send that would block and no room within 300 ms (scaled)
+ * means its reads are stopped (RCVHWM) and every buffer on the way is full.
+ * Returns how many records went out whole (a record cut by the stop stays
+ * cut: its rest is never sent). */
+static uint32_t raw_flood_until_stopped(raw_t *r)
+{
+    enum { REC = 1024 };
+    uint8_t rec[8 + REC];
+    uint32_t whole = 0;
+    size_t at = 0, total = 0;
+    for (;;) {
+        if (at == 0) {
+            memset(rec, 0, sizeof rec);
+            rec[0] = 0x5A, rec[1] = 0x01;
+            rec[4] = REC >> 24, rec[5] = (REC >> 16) & 0xFF, rec[6] = (REC >> 8) & 0xFF;
+            rec[7] = REC & 0xFF;
+            memcpy(rec + 8, &whole, sizeof whole);
+        }
+        ssize_t k = send(r->fd, rec + at, sizeof rec - at, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (k > 0) {
+            at += (size_t)k;
+            total += (size_t)k;
+            if (at == sizeof rec) {
+                at = 0;
+                whole++;
+            }
+            if (total > (256u << 20))
+                ZT_FAIL("the ZLink side never pushed back (%zu bytes taken)", total);
+            continue;
+        }
+        ZT_CHECK(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+        struct pollfd p = {.fd = r->fd, .events = POLLOUT};
+        int rc = poll(&p, 1, T(300));
+        ZT_CHECK(rc >= 0);
+        if (rc == 0)
+            break;
+    }
+    ZT_CHECK(total > 256 * 1024); /* well past the 64 KiB RCVHWM */
+    return whole;
+}
+
+/* Numbered 1 KiB records [from, to) as data frames (part 0 starts with the
+ * number, u32 in host order). */
+static void w_numbered(wire_t *w, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        w_hdr(w, 0x00, 1024);
+        size_t at = w->n;
+        w_fill(w, 0, 1024);
+        memcpy(w->b + at, &i, sizeof i);
+    }
+}
+
+/* Records the ZLink socket holds for the application (monitor status). */
+static uint64_t rcv_pending(void *mon)
+{
+    zlink_monitor_status_t st;
+    memset(&st, 0, sizeof st);
+    ZT_EQ_INT(zlink_monitor_status(mon, &st), ZLINK_CONFIG_OK);
+    return st.rcv_pending_msgs;
+}
+
+/* Bytes the raw peer sent that the other end has not acknowledged. */
+static int raw_unacked(const raw_t *r)
+{
+    int n = -1;
+    ZT_EQ_INT(ioctl(r->fd, SIOCOUTQ, &n), 0);
+    return n;
+}
+
+/* A DEALER-ROUTER connection whose receive pipe is full (RCVHWM 1 KiB, the
+ * application reads nothing) has stopped reading, so TCP pushes back on the
+ * sender. More records (32 KiB) then wait in the ZLink side's kernel
+ * buffer, and the sender ends its side (FIN). The ZLink side notices at
+ * once, before the application reads anything: it reads what the kernel
+ * still holds (the sender can send nothing more), delivers it, and closes
+ * the connection. Every record sent before the close is received
+ * afterwards, in order: nothing is dropped. (A FIN can only arrive behind
+ * the bytes sent before it, so the test waits until the kernel on the
+ * ZLink side acknowledged them all; a FIN stuck behind a closed window in
+ * the sender's kernel is not a close the receiver could see.) */
+static void peer_close_seen_while_receive_pipe_full(void)
+{
+    void *ctx = ctx_new1();
+    fx_t f;
+    raw_t r;
+    fx_open(&f, ctx, ZLINK_ROUTER, NO_LIMIT);
+    uint64_t hwm = 1024;
+    ZT_EQ_INT(zlink_setsockopt(f.s, ZLINK_RCVHWM, &hwm, sizeof hwm), ZLINK_CONFIG_OK);
+    zlink_monitor_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    void *mon = zlink_socket_monitor_open(f.s, &cfg);
+    ZT_CHECK(mon != NULL);
+    int base = count_fds();
+    raw_handshake(&r, &f);
+    wire_t w;
+    w_init(&w);
+    w_numbered(&w, 0, 4);
+    raw_send(&r, &w);
+    ZT_EVENTUALLY(rcv_pending(mon) > 0, 5000); /* over the HWM: reads stop */
+    w.n = 0;
+    w_numbered(&w, 4, 36);
+    raw_send(&r, &w);
+    w_free(&w);
+    ZT_EVENTUALLY(raw_unacked(&r) == 0, 5000);
+    shutdown(r.fd, SHUT_WR);
+    raw_wait_closed(&r);
+    raw_close(&r);
+    ZT_EVENTUALLY(count_fds() == base, 5000);
+    for (uint32_t i = 0; i < 36; i++) {
+        rec_t got;
+        zlink_recv_result_t rc = recv_rec(f.s, f.type, ZLINK_DONTWAIT, &got);
+        if (rc != ZLINK_RECV_OK)
+            ZT_FAIL("record %u of 36: result %d", i, (int)rc);
+        ZT_EQ_INT(got.n, 1);
+        ZT_EQ_INT(got.size[0], 1024);
+        uint32_t seq;
+        memcpy(&seq, got.part[0], sizeof seq);
+        ZT_EQ_INT(seq, i);
+    }
+    expect_no_data(&f);
+    ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CLOSE_OK);
+    good_peer_exchange(&f);
+    fx_close(&f);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
+/* A full receive pipe (RCVHWM 64 KiB, nothing read) with every buffer on
+ * the way full too: the sender floods until nothing moves, then resets the
+ * connection (SO_LINGER 0; a reset, unlike a FIN, does not wait behind the
+ * unsent bytes). The ZLink side releases the connection promptly, before
+ * the application reads anything; what it delivers is a prefix of what was
+ * sent, in order. */
+static void peer_reset_seen_while_receive_pipe_full(void)
+{
+    void *ctx = ctx_new1();
+    fx_t f;
+    raw_t r;
+    fx_open(&f, ctx, ZLINK_ROUTER, NO_LIMIT);
+    uint64_t hwm = 64 * 1024;
+    ZT_EQ_INT(zlink_setsockopt(f.s, ZLINK_RCVHWM, &hwm, sizeof hwm), ZLINK_CONFIG_OK);
+    int base = count_fds();
+    raw_handshake(&r, &f);
+    raw_prove_alive(&r, &f);
+    uint32_t whole = raw_flood_until_stopped(&r);
+    struct linger lg = {1, 0};
+    ZT_EQ_INT(setsockopt(r.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+    raw_close(&r); /* RST */
+    ZT_EVENTUALLY(count_fds() == base, 5000);
+    uint32_t i = 0;
+    rec_t got;
+    while (recv_rec(f.s, f.type, ZLINK_DONTWAIT, &got) == ZLINK_RECV_OK) {
+        ZT_CHECK(i < whole);
+        uint32_t seq;
+        memcpy(&seq, got.part[0], sizeof seq);
+        ZT_EQ_INT(seq, i);
+        i++;
+    }
+    ZT_CHECK(i > 0);
+    good_peer_exchange(&f);
+    fx_close(&f);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(codec_every_rule_code_and_early_reject),
     ZT_CASE(codec_maxmsgsize_from_header),
@@ -1247,6 +1559,11 @@ static const zt_case_t cases[] = {
     ZT_CASE(multipart_sum_over_maxmsgsize),
     ZT_CASE(small_maxmsgsize_passes_controls),
     ZT_CASE(malformed_weight_and_unknown_controls_ignored),
+    ZT_CASE(data_header_refused_during_handshake),
+    ZT_CASE(peer_close_seen_while_parked_for_lane1),
+    ZT_CASE(many_parked_connections_closed_release_their_fds),
+    ZT_CASE(peer_close_seen_while_receive_pipe_full),
+    ZT_CASE(peer_reset_seen_while_receive_pipe_full),
 };
 
 int main(int argc, char **argv)

@@ -15,7 +15,9 @@
  *    queue notify functions (zl_conn_out_notify, zl_conn_in_notify) and
  *    zl_conn_close, which any thread may call; they only set an atomic flag
  *    or allocate a request, and post a task (see engine_int.h on why stale
- *    calls are harmless).
+ *    calls are harmless). A close request that cannot be allocated falls
+ *    back to a flag and a task embedded in the conn, which refuse the
+ *    connection (ENOMEM) instead of closing it with its linger.
  *  - Locks: none here. The queue functions lock their queue; the socket
  *    calls (transport.h) lock the socket. Nothing is held across them.
  *  - Life: CONNECTING -> HANDSHAKE -> [WAIT_PARTNER] -> ACTIVE -> [LINGER]
@@ -28,7 +30,6 @@
 #include "engine_int.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,8 @@ void zl_conn_kick_write(zl_conn_t *c)
     zl_conn_out_notify(c);
 }
 
+static void conn_on_oom_close(zl_task_t *t);
+
 /* ---------------------------------------------------------- allocation */
 
 zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t lane)
@@ -91,6 +94,7 @@ zl_conn_t *zl_conn_new(zl_io_t *io, zl_endpoint_t *ep, bool initiator, uint8_t l
         io->every = c;
         c->wkick_task.fn = conn_on_wkick;
         c->rkick_task.fn = conn_on_rkick;
+        c->oom_close_task.fn = conn_on_oom_close;
     }
     /* Reset everything the loop owns; keep identity, flags and tasks (a
      * stale kick may still be queued: its flag stays set until it runs). */
@@ -225,6 +229,7 @@ void zl_conn_terminate(zl_conn_t *c, int err)
             uv_timer_stop(&c->timer);
             uv_close((uv_handle_t *)&c->timer, conn_on_closed);
         }
+        zl_conn_watch_stop(c); /* before the descriptor closes */
         if (!uv_is_closing(&c->h.handle))
             uv_close(&c->h.handle, conn_on_closed);
     } else {
@@ -252,6 +257,7 @@ void zl_conn_fail(zl_conn_t *c, int err, uint8_t code)
         case ZMP_ERR_TIMEOUT: why = "handshake timeout"; break;
         case ZMP_ERR_LANE: why = "no lane to pair with"; break;
         case ZMP_ERR_REFUSED: why = "peer refused"; break;
+        case ZMP_ERR_INTERNAL: why = "out of memory"; break;
         default: why = "malformed frame"; break;
         }
         size_t n = zmp_build_error(buf, sizeof buf, code, why);
@@ -336,18 +342,46 @@ static void conn_on_close_req(zl_task_t *t)
     free(r);
 }
 
+/* The embedded fallback of zl_conn_close (see conn_close_without_memory).
+ * Loop thread. The flag is cleared before the generation is taken, so a
+ * request recorded after the take posts the task again. */
+static void conn_on_oom_close(zl_task_t *t)
+{
+    zl_conn_t *c = CONTAINER(t, zl_conn_t, oom_close_task);
+    atomic_store(&c->oom_close_kick, false);
+    uint64_t want = atomic_exchange(&c->oom_close_gen, 0);
+    if (want != 0 && want - 1 == atomic_load(&c->gen))
+        zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
+}
+
+/* zl_conn_close could not allocate its request: records the generation in
+ * the conn itself and posts the conn's embedded task, which refuses the
+ * connection (ERROR INTERNAL to the peer, ended with ENOMEM: monitored as
+ * any local failure) without its linger. Only the newest generation is
+ * kept: an older one's connection has already ended, since the generation
+ * changes only when the memory is reused. Any thread; allocates nothing. */
+static void conn_close_without_memory(zl_conn_t *c, uint64_t gen)
+{
+    uint64_t cur = atomic_load(&c->oom_close_gen);
+    while (cur < gen + 1 && !atomic_compare_exchange_weak(&c->oom_close_gen, &cur, gen + 1)) {
+    }
+    if (!atomic_exchange(&c->oom_close_kick, true))
+        zl_io_post(c->io, &c->oom_close_task);
+}
+
 void zl_conn_close(zl_conn_t *c, int linger_ms)
 {
     if (c == NULL)
         return;
+    uint64_t gen = atomic_load(&c->gen);
     close_req_t *r = malloc(sizeof *r);
     if (r == NULL) {
-        fprintf(stderr, "zlink: out of memory closing a connection\n");
-        abort();
+        conn_close_without_memory(c, gen);
+        return;
     }
     r->task.fn = conn_on_close_req;
     r->c = c;
-    r->gen = atomic_load(&c->gen);
+    r->gen = gen;
     r->linger = linger_ms;
     zl_io_post(c->io, &r->task);
 }

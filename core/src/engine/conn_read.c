@@ -18,6 +18,30 @@
  *    replies nowhere else (conn_kind_allowed); else EPROTO.
  *  - Frames of a record in progress wait in rpart; only complete records
  *    reach rbatch, so nothing partial is ever delivered.
+ *  - Read-ahead is bounded by what arrived, never by what a header claims:
+ *    a buffer reaches at most max(256 KiB, the bytes of the frame already
+ *    in) beyond them. A frame up to 256 KiB still gets its buffer in one
+ *    allocation; a larger one's buffer grows by doubling as its bytes come
+ *    (the copying stays linear: at most once more than the frame); an
+ *    8-byte header announcing 4 GiB costs 256 KiB of address space, and
+ *    memory only as its bytes arrive. During the handshake a frame that is
+ *    not CONTROL is refused once its first four header bytes are in
+ *    (zl_hs_refuse_data), so its size is never used at all.
+ *  - Pausing (zl_conn_read_pause): reads stop at a limit (RCVHWM; 64 KiB
+ *    of early input while the handshake or the partner lane is pending),
+ *    so TCP pushes back on the sender. libuv then no longer reports the
+ *    peer's close, and allows one watcher per descriptor, so each io keeps
+ *    one epoll set of its paused conns' descriptors (EPOLLRDHUP; hang-up
+ *    and errors are always reported), itself watched by one uv_poll_t:
+ *    one descriptor per io, none per conn, two system calls per pause
+ *    (add, delete). A conn is in the set only while paused; it leaves it
+ *    when reading resumes, at its first event, and before its descriptor
+ *    closes. On that event a conn still in its handshake ends at once
+ *    (ECONNRESET: nothing was attached, nothing is owed); an attached one
+ *    "drains": it reads on without limits, since the peer can send nothing
+ *    more and the rest is bounded by what the kernel held, delivers those
+ *    records, and ends at the EOF or the reset as usual. Nothing is
+ *    dropped. (Linux only: elsewhere paused conns are not watched.)
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
  */
 #include "engine_int.h"
@@ -26,10 +50,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/epoll.h>
+#endif
 
 #define CHUNK_SIZE (64 * 1024)
 #define READ_MIN 4096
 #define HOLD_MAX (64 * 1024) /* unparsed bytes kept while waiting to attach */
+/* Read-ahead beyond the bytes of a frame that arrived, at least (design
+ * notes): frames up to this size get their buffer in one allocation. */
+#define AHEAD_MIN (256 * 1024)
 
 
 bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size)
@@ -69,6 +101,11 @@ static void conn_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     ZL_UNUSED(suggested);
     size_t have = c->chunk != NULL ? c->rlen - c->rpos : 0;
     size_t frame = c->rneed > have ? c->rneed : have;
+    /* Bounded read-ahead (design notes): the header's claim is met only as
+     * its bytes arrive. */
+    size_t ahead = have > AHEAD_MIN ? have : AHEAD_MIN;
+    if (frame - have > ahead)
+        frame = have + ahead;
     size_t missing = frame - have;
     size_t want = missing > READ_MIN ? missing : READ_MIN;
     if (!zl_conn_reserve(c, want, frame)) {
@@ -79,6 +116,124 @@ static void conn_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->base = (char *)c->chunk->data + c->rlen;
     buf->len = c->chunk->cap - c->rlen;
 }
+
+/* ---------------------------------------------- the peer-close watch */
+
+static void conn_peer_gone(zl_conn_t *c);
+
+#if defined(__linux__)
+
+#define HUP_BATCH 64
+
+/* The io's peer-close set has events: takes each reported conn out of the
+ * set (level-triggered: once is enough) and handles its peer's end. A conn
+ * ended while an earlier entry of the same batch was handled is no longer
+ * watched and is skipped; its memory stays valid (type-stable, and it
+ * returns to the pool only from close callbacks, which run later).
+ * Loop thread. */
+static void io_on_hup(uv_poll_t *h, int status, int events)
+{
+    zl_io_t *io = h->data;
+    ZL_UNUSED(status);
+    ZL_UNUSED(events);
+    struct epoll_event ev[HUP_BATCH];
+    int n = epoll_wait(io->hup_fd, ev, HUP_BATCH, 0);
+    for (int i = 0; i < n; i++) {
+        zl_conn_t *c = ev[i].data.ptr;
+        if (!c->watched)
+            continue;
+        zl_conn_watch_stop(c);
+        conn_peer_gone(c);
+    }
+}
+
+void zl_io_hup_init(zl_io_t *io)
+{
+    io->hup_fd = -1;
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (uv_poll_init(&io->loop, &io->hup_poll, fd) != 0) {
+        close(fd);
+        return;
+    }
+    io->hup_poll.data = io;
+    io->hup_fd = fd; /* closed by zl_io_destroy, after the poll handle */
+    if (uv_poll_start(&io->hup_poll, UV_READABLE, io_on_hup) != 0)
+        uv_close((uv_handle_t *)&io->hup_poll, NULL); /* nothing is watched */
+}
+
+/* Puts a paused conn into its io's set: EPOLLRDHUP (the peer ended its
+ * side); a reset or an error (EPOLLHUP, EPOLLERR) is always reported.
+ * Without the set, or when the kernel refuses, the conn stays paused
+ * unwatched, as before this watch existed; nothing else fails. */
+static void conn_watch_start(zl_conn_t *c)
+{
+    if (c->watched || !c->has_handles || c->io->hup_fd < 0 ||
+        uv_is_closing((uv_handle_t *)&c->io->hup_poll))
+        return;
+    uv_os_fd_t fd;
+    if (uv_fileno(&c->h.handle, &fd) != 0)
+        return;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLRDHUP;
+    ev.data.ptr = c;
+    if (epoll_ctl(c->io->hup_fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+        c->watched = true;
+}
+
+void zl_conn_watch_stop(zl_conn_t *c)
+{
+    if (!c->watched)
+        return;
+    c->watched = false;
+    uv_os_fd_t fd;
+    if (uv_fileno(&c->h.handle, &fd) == 0)
+        (void)epoll_ctl(c->io->hup_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+#else /* no epoll: paused connections are not watched */
+
+void zl_io_hup_init(zl_io_t *io)
+{
+    io->hup_fd = -1;
+}
+
+static void conn_watch_start(zl_conn_t *c)
+{
+    ZL_UNUSED(c);
+}
+
+void zl_conn_watch_stop(zl_conn_t *c)
+{
+    ZL_UNUSED(c);
+}
+
+#endif
+
+/* A paused conn's peer ended its side, reset the connection or it failed.
+ * Loop thread; may end the conn. */
+static void conn_peer_gone(zl_conn_t *c)
+{
+    if (!c->paused || c->reading)
+        return;
+    switch (c->state) {
+    case ZL_CS_HANDSHAKE:
+    case ZL_CS_WAIT_PARTNER:
+        zl_conn_terminate(c, ECONNRESET);
+        return;
+    case ZL_CS_ACTIVE:
+        c->draining = true;
+        c->rd_full = false;
+        zl_conn_read_start(c); /* ends at the EOF or the error */
+        return;
+    default:
+        return;
+    }
+}
+
+/* ------------------------------------------------------ read plumbing */
 
 void zl_conn_read_start(zl_conn_t *c)
 {
@@ -93,14 +248,33 @@ void zl_conn_read_start(zl_conn_t *c)
         return;
     }
     c->reading = true;
+    c->paused = false;
+    zl_conn_watch_stop(c);
 }
 
 void zl_conn_read_stop(zl_conn_t *c)
 {
+    c->paused = false;
+    zl_conn_watch_stop(c);
     if (!c->reading)
         return;
     uv_read_stop(&c->h.stream);
     c->reading = false;
+}
+
+void zl_conn_read_pause(zl_conn_t *c)
+{
+    if (c->draining || !c->has_handles)
+        return;
+    if (c->state != ZL_CS_HANDSHAKE && c->state != ZL_CS_WAIT_PARTNER &&
+        c->state != ZL_CS_ACTIVE)
+        return;
+    if (c->reading) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    }
+    c->paused = true;
+    conn_watch_start(c);
 }
 
 void zl_conn_flush_batch(zl_conn_t *c)
@@ -111,10 +285,10 @@ void zl_conn_flush_batch(zl_conn_t *c)
     bool full = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
     c->rrecords = 0;
     c->rcharge = 0;
-    if (full) {
+    if (full && !c->draining) {
         /* Only lane 0 can get here: the Completion lane has no HWM. */
         c->rd_full = true;
-        zl_conn_read_stop(c);
+        zl_conn_read_pause(c);
     }
 }
 
@@ -257,7 +431,19 @@ static void conn_parse_frames(zl_conn_t *c)
         const uint8_t *p = c->chunk->data + c->rpos;
         zmp_hdr_t h;
         size_t need = 0;
-        int rc = zmp_decode(&c->dec, p, avail, &h, &need);
+        int rc;
+        if (c->state == ZL_CS_HANDSHAKE && avail >= 4 && !(p[2] & ZMP_F_CONTROL)) {
+            /* Not a handshake command (rule 12): refused from its first
+             * four bytes, after the framing rules those bytes show; its
+             * size is never trusted, its body never waited for. */
+            rc = zmp_decode(&c->dec, p, 4, &h, &need);
+            if (rc == EAGAIN) {
+                zl_hs_refuse_data(c);
+                return;
+            }
+        } else {
+            rc = zmp_decode(&c->dec, p, avail, &h, &need);
+        }
         if (rc == EAGAIN) {
             c->rneed = need;
             return;
@@ -296,7 +482,7 @@ void zl_conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         /* Waiting to attach: keep a bounded amount of early input. */
         if ((c->state == ZL_CS_HANDSHAKE || c->state == ZL_CS_WAIT_PARTNER) &&
             c->rlen - c->rpos > HOLD_MAX)
-            zl_conn_read_stop(c);
+            zl_conn_read_pause(c);
         return;
     }
     if (nread == 0)

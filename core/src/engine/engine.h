@@ -165,6 +165,9 @@ void zl_inproc_release(zl_inproc_link_t *l);
  * connection memory is reused after its pipe ended, and the call is
  * matched to the connection it was made for by a generation number read
  * here, so a close that arrives late never hits a newer connection.
+ * Allocates a small request; when that fails it never aborts: the
+ * connection is then refused instead (closed at once, unsent output
+ * discarded, ERROR INTERNAL to the peer, ended with ENOMEM).
  *
  * Independently of zl_conn_close, closing the writer of a pipe's out queue
  * (zl_q_close_writer) makes the connection flush what is queued and then

@@ -65,6 +65,12 @@ struct zl_io {
     zl_conn_t *every;             /* every conn allocated here (freed at destroy) */
     zl_task_t stop_task;
     char name[16];
+    /* Peer-close watch of paused connections (conn_read.c): an epoll set
+     * of their descriptors, itself watched by hup_poll; made with the io
+     * (hup_fd -1 if that failed), used on the loop thread, closed by
+     * zl_io_destroy. */
+    int hup_fd;
+    uv_poll_t hup_poll;
 };
 
 /* Counts a live object on io (delta +1 or -1). When the last one goes while a destroy waits, the loop closes its
@@ -99,6 +105,12 @@ struct zl_conn {
     zl_task_t wkick_task;
     _Atomic bool rkick;            /* in queue has room again: read */
     zl_task_t rkick_task;
+    /* A close request whose memory could not be allocated (zl_conn_close):
+     * the newest generation it was made for plus one (0: none), and its
+     * flag + task, cleared by the task as above. */
+    _Atomic uint64_t oom_close_gen;
+    _Atomic bool oom_close_kick;
+    zl_task_t oom_close_task;
 
     /* Everything below: loop thread only. */
     zl_conn_state_t state;
@@ -164,6 +176,9 @@ struct zl_conn {
     size_t rneed;                  /* bytes from rpos the next frame needs */
     bool reading;                  /* uv_read_start in effect */
     bool rd_full;                  /* (lane 0) in queue at its HWM: reads stopped */
+    bool paused;                   /* reads stopped for a limit (HWM, early input) */
+    bool watched;                  /* paused: in the io's peer-close set (conn_read.c) */
+    bool draining;                 /* the peer is gone: read what is left, no limits */
     zmp_decoder_t dec;
     zl_fq_t rbatch;                /* whole records not yet delivered */
     size_t rrecords;
@@ -225,14 +240,35 @@ void zl_hs_start(zl_conn_t *c);
 /* handshake.c: one frame received during the handshake (h, body in the
  * chunk). Loop thread; may attach or end the connection. */
 void zl_hs_frame(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body);
+/* handshake.c: a frame that is not CONTROL arrived during the handshake
+ * (protocol.md section 5 rule 12): fails the connection with ERROR
+ * HELLO_MALFORMED before the peer's HELLO, UNEXPECTED after it. Called as
+ * soon as the frame's first four header bytes are in, so its body is never
+ * waited for. Loop thread; ends the connection. */
+void zl_hs_refuse_data(zl_conn_t *c);
 
 /* conn_read.c: adds the chunk references owed by slices made since the
  * last call (one atomic add per read instead of one per message). Must run
  * before any of those slices can be released or seen by another thread. */
 void zl_conn_commit_slices(zl_conn_t *c);
-/* conn_read.c: read plumbing shared with stream.c. */
+/* conn_read.c: read plumbing shared with stream.c. Loop thread.
+ * zl_conn_read_start resumes reading (and drops the peer-close watch);
+ * zl_conn_read_stop stops for good (linger: no more input wanted);
+ * zl_conn_read_pause stops because a limit was reached (RCVHWM, early
+ * input held during the handshake) and keeps watching for the peer's
+ * close or reset, so a paused connection still ends when its peer goes:
+ * during the handshake at once, afterwards once the bytes the peer sent
+ * before closing are read (they are finite then, so the HWM is ignored). */
 void zl_conn_read_start(zl_conn_t *c);
 void zl_conn_read_stop(zl_conn_t *c);
+void zl_conn_read_pause(zl_conn_t *c);
+/* conn_read.c: makes io's peer-close set and starts its poll handle;
+ * called by zl_io_new before the loop thread starts. On failure (no
+ * descriptor) io->hup_fd stays -1 and paused conns go unwatched. */
+void zl_io_hup_init(zl_io_t *io);
+/* conn_read.c: takes c out of its io's peer-close set, if it is in it.
+ * Must run before c's descriptor closes. Loop thread; never fails. */
+void zl_conn_watch_stop(zl_conn_t *c);
 /* Delivers the batch of whole records collected by this read to the in
  * queue; stops reading when it is full. Loop thread. */
 void zl_conn_flush_batch(zl_conn_t *c);
@@ -286,6 +322,16 @@ struct zl_endpoint {
         uv_pipe_t pipe;
     } srv;
     bool unlink_path;              /* ipc: remove the socket file on close */
+    /* Refusing a connection we could not take (listener.c): the pending
+     * descriptor is accepted into this handle and closed at once. */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } refuse;
+    bool refusing;                 /* refuse is closing (counted in handles) */
+    bool refuse_next;              /* one more waits until refuse is free */
 
     /* Connecter. */
     uv_timer_t retry;

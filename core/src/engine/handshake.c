@@ -115,12 +115,18 @@ void zl_hs_start(zl_conn_t *c)
     hs_write(c, 1, c->hs_buf, n + m);
 }
 
+void zl_hs_refuse_data(zl_conn_t *c)
+{
+    zl_conn_fail(c, EPROTO, c->hello_recv ? ZMP_ERR_UNEXPECTED : ZMP_ERR_HELLO);
+}
+
 /* One CONTROL frame during the handshake. Loop thread. */
 void zl_hs_frame(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
 {
     if (!(h->flags & ZMP_F_CONTROL)) {
-        /* Data before the handshake finished. */
-        zl_conn_fail(c, EPROTO, c->hello_recv ? ZMP_ERR_UNEXPECTED : ZMP_ERR_HELLO);
+        /* Data before the handshake finished (conn_read.c normally refuses
+         * it from its header already). */
+        zl_hs_refuse_data(c);
         return;
     }
     zmp_control_kind_t kind = zmp_control_kind(body, h->size);

@@ -5,7 +5,9 @@
  * Design notes
  *  - Owns: the uv_loop_t, its uv_async_t wake-up handle, the thread, the
  *    task stack, the pool of closed connections (type-stable memory, see
- *    engine_int.h) and the per-io count of live engine objects.
+ *    engine_int.h), the per-io count of live engine objects, and the
+ *    descriptor of the peer-close set of paused connections (conn_read.c
+ *    makes and uses it; it is closed here at the end).
  *  - Threads: the loop thread runs every callback. zl_io_post and
  *    zl_io_call may be called from any thread.
  *  - Task stack (MPSC, lock-free): posters push with a CAS on io->tasks; the
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 uint64_t zl_tran_next_id(void)
 {
@@ -171,6 +174,7 @@ zl_io_t *zl_io_new(const char *name)
         return NULL;
     }
     snprintf(io->name, sizeof io->name, "%s", name != NULL ? name : "zlink/IO");
+    io->hup_fd = -1;
     int rc = uv_loop_init(&io->loop);
     if (rc != 0) {
         free(io);
@@ -186,6 +190,7 @@ zl_io_t *zl_io_new(const char *name)
     }
     io->wake.data = io;
     io->stop_task.fn = io_on_stop;
+    zl_io_hup_init(io); /* on failure paused conns go unwatched */
     /* The thread starts with every signal blocked (it inherits this mask):
      * application handlers never run on it, and a write to a connection
      * the peer reset raises SIGPIPE only as a pending, blocked signal of
@@ -197,9 +202,11 @@ zl_io_t *zl_io_new(const char *name)
     rc = pthread_create(&io->thread, NULL, io_main, io);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        uv_close((uv_handle_t *)&io->wake, NULL);
+        uv_walk(&io->loop, io_close_walk, NULL); /* the wake-up and the peer-close poll */
         uv_run(&io->loop, UV_RUN_DEFAULT);
         uv_loop_close(&io->loop);
+        if (io->hup_fd >= 0)
+            close(io->hup_fd);
         free(io);
         errno = rc;
         return NULL;
@@ -218,6 +225,8 @@ void zl_io_destroy(zl_io_t *io)
         uv_walk(&io->loop, io_close_walk, NULL);
         uv_run(&io->loop, UV_RUN_NOWAIT);
     }
+    if (io->hup_fd >= 0)
+        close(io->hup_fd); /* its poll handle was closed with the others */
     zl_conn_t *c = io->every;
     while (c != NULL) {
         zl_conn_t *next = c->every_next;

@@ -11,6 +11,14 @@
  *    Accepted connections are linked in ep->conns; ROUTER-ROUTER lane 1
  *    connections find their lane 0 there (zl_listener_find_lane0).
  *  - ipc: the socket file is removed when the listener closes.
+ *  - A connection we cannot take (no memory for its conn, its handles
+ *    failed) is refused, never left pending: libuv stops watching the
+ *    listening socket while a connection it handed us is not accepted, so
+ *    a pending one would stop the listener for good. listener_refuse
+ *    accepts it into the endpoint's spare handle and closes it at once;
+ *    while that close runs, a second one waits (refuse_next) and is refused
+ *    from the close callback. libuv hands over one connection at a time,
+ *    so one spare handle suffices.
  *  - Locks: none; the I/O thread owns everything after the bind returned.
  */
 #include "engine_int.h"
@@ -49,6 +57,44 @@ static int ipc_prepare(const char *path)
     return 0;
 }
 
+static void listener_refuse(zl_endpoint_t *ep);
+
+/* The spare handle's close callback: the refused connection is closed; a
+ * connection that waited for the handle is refused now. Loop thread. */
+static void listener_on_refused(uv_handle_t *h)
+{
+    zl_endpoint_t *ep = h->data;
+    ep->refusing = false;
+    ep->handles--;
+    bool next = ep->refuse_next && !ep->closing;
+    ep->refuse_next = false;
+    if (next)
+        listener_refuse(ep);
+    zl_ep_maybe_free(ep); /* closing: libuv closed what was still pending */
+}
+
+/* Refuses the connection libuv is holding for this listener (its
+ * connection callback runs): accepts it into ep->refuse and closes it, so
+ * the client sees its connection closed and libuv resumes watching the
+ * listening socket. Allocates nothing. Loop thread. */
+static void listener_refuse(zl_endpoint_t *ep)
+{
+    if (ep->refusing) {
+        ep->refuse_next = true; /* libuv keeps it until the handle is free */
+        return;
+    }
+    uv_loop_t *loop = &ep->io->loop;
+    int rc = ep->addr.transport == ZL_TR_IPC ? uv_pipe_init(loop, &ep->refuse.pipe, 0)
+                                             : uv_tcp_init(loop, &ep->refuse.tcp);
+    if (rc != 0)
+        return; /* libuv does not fail these (no socket is made yet) */
+    ep->refuse.handle.data = ep;
+    ep->refusing = true;
+    ep->handles++;
+    (void)uv_accept(&ep->srv.stream, &ep->refuse.stream); /* on failure libuv closed it */
+    uv_close(&ep->refuse.handle, listener_on_refused);
+}
+
 static void listener_on_connection(uv_stream_t *server, int status)
 {
     zl_endpoint_t *ep = server->data;
@@ -59,14 +105,17 @@ static void listener_on_connection(uv_stream_t *server, int status)
     zl_conn_t *c = zl_conn_new(ep->io, ep, false, 0);
     if (c == NULL) {
         zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, ENOMEM);
-        return; /* out of memory: libuv pauses accepting until we accept */
-    }
-    bool ipc = ep->addr.transport == ZL_TR_IPC;
-    if (zl_conn_init_handles(c, ipc) != 0) {
-        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, ENOMEM);
+        listener_refuse(ep);
         return;
     }
-    int rc = uv_accept(server, &c->h.stream);
+    bool ipc = ep->addr.transport == ZL_TR_IPC;
+    int rc = zl_conn_init_handles(c, ipc);
+    if (rc != 0) {
+        zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)-rc);
+        listener_refuse(ep);
+        return;
+    }
+    rc = uv_accept(server, &c->h.stream);
     if (rc != 0) {
         zl_ep_event(ep, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)-rc);
         zl_conn_terminate(c, -rc);
