@@ -73,10 +73,13 @@ int zl_handle_new(int kind, void *obj, void **handle_out, zl_hslot_t **slot_out)
     pthread_mutex_unlock(&table.lk);
 
     /* Nobody can enter a free slot (its kind is 0), so plain stores do;
-     * the release store of the word publishes obj with it. */
+     * the release store of the word publishes obj, and *slot_out (often a
+     * field of obj that zl_*_leave reads), with it: even a thread that
+     * guesses the handle before we return sees both. */
     uint64_t gen = atomic_load_explicit(&s->word, memory_order_relaxed) >> ZL_HW_GEN_SHIFT;
     if (gen == 0)
         gen = 1; /* generation 0 is never issued */
+    *slot_out = s;
     atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
     atomic_store_explicit(&s->word,
                           gen << ZL_HW_GEN_SHIFT | (uint64_t)kind << ZL_HW_KIND_SHIFT,
@@ -84,7 +87,6 @@ int zl_handle_new(int kind, void *obj, void **handle_out, zl_hslot_t **slot_out)
     uintptr_t h = (uintptr_t)(ZL_HANDLE_MAGIC << 60 | (uint64_t)kind << 56 |
                               gen << ZL_HANDLE_INDEX_BITS | s->index);
     *handle_out = (void *)h;
-    *slot_out = s;
     return 0;
 }
 

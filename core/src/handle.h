@@ -176,8 +176,9 @@ static inline bool zl_handle_leave_last(zl_hslot_t *slot)
 
 /* Allocates a slot for obj (already fully built: the handle is usable by
  * other threads as soon as it is returned) and writes its handle value and
- * slot. 0 or ENOMEM (the table could not grow, or is full). Takes the
- * table lock. */
+ * slot; *slot_out is written before the slot is published, so it may be a
+ * field of obj that the leave path reads. 0 or ENOMEM (the table could not
+ * grow, or is full): nothing written. Takes the table lock. */
 int zl_handle_new(int kind, void *obj, void **handle_out, zl_hslot_t **slot_out);
 
 /* The close gate. 0: the slot is CLOSED (no call can enter any more and
