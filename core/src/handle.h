@@ -194,7 +194,8 @@ int zl_handle_close(const void *handle, int kind, void **obj_out, zl_hslot_t **s
  * zl_handle_leave_last, and whoever gets true from it frees the object. */
 void zl_handle_shut(zl_hslot_t *slot);
 
-/* A CLOSED slot with nothing inside, whose object is gone: bumps the
+/* A CLOSED slot with nothing inside (or one whose handle was never handed
+ * out: a constructor's failure path), whose object is gone: bumps the
  * generation, clears the kind and queues the slot for reuse. Every handle
  * of the old generation gets ESTALE from now on. Takes the table lock. */
 void zl_handle_release(zl_hslot_t *slot);
