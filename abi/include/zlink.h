@@ -509,6 +509,22 @@ ZLINK_EXPORT void zlink_version(int *major, int *minor, int *patch);
 /* 1 when the build supports the transport or feature named by what. */
 ZLINK_EXPORT int zlink_has(const char *what);
 
+/* ---------------------------------------------------------------- handles
+ *
+ * Contexts, sockets, socket monitors, pollers and timers are handles:
+ * opaque pointer-sized values, not addresses (never dereference one). Every
+ * function checks its handle before touching anything, so a handle never
+ * crashes the caller: NULL, a value that was never a handle, a pointer to
+ * any memory, a live handle of another kind, or the handle of a closed,
+ * destroyed or terminated object gives the function's INVALID_HANDLE (or
+ * the equivalent documented for it) and changes nothing, before and after
+ * zlink_ctx_term alike. A closed socket answers as a closed socket
+ * (ESHUTDOWN; zlink_close ESTALE). zlink_close, zlink_poller_destroy,
+ * zlink_timer_destroy and zlink_monitor_close fail with CLOSE_BUSY/EBUSY
+ * while another call on that handle is inside; zlink_ctx_term never fails
+ * for that reason. doc/errors.md, "Handles", lists every result.
+ */
+
 /* ---------------------------------------------------------------- context */
 
 #define ZLINK_IO_THREADS 1
@@ -543,7 +559,9 @@ ZLINK_EXPORT void *zlink_ctx_new(void);
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx);
 /* Called once. Shuts the context down (blocking calls get ETERM), blocks
  * until the application has closed every socket and their pending output
- * is flushed or their linger expired, then frees the context. */
+ * is flushed or their linger expired, then frees the context. Afterwards
+ * the handle gives EFAULT everywhere (INVALID_HANDLE); a call another
+ * thread is making on it meanwhile finishes safely. */
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx);
 ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value);
 /* The option's value, or -1 with *result (may be NULL) and errno set. */
@@ -1108,7 +1126,9 @@ ZLINK_EXPORT zlink_recv_result_t zlink_socket_monitor_recv(void *monitor,
 ZLINK_EXPORT zlink_config_result_t zlink_monitor_status(void *monitor,
                                                         zlink_monitor_status_t *st);
 /* Closes the monitor, discards its unread events and sets *monitor to
- * NULL. The socket may then open a new one. */
+ * NULL. The socket may then open a new one. CLOSE_BUSY/EBUSY while another
+ * call on the monitor is inside; CLOSE_INVALID_HANDLE/EFAULT when *monitor
+ * is not an open monitor. */
 ZLINK_EXPORT zlink_close_result_t zlink_monitor_close(void **monitor);
 
 /* SUB prefix subscriptions: "" matches everything; '*' is literal. */
@@ -1186,7 +1206,7 @@ ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int item_count, long timeou
 /* A new poller, or NULL with errno ENOMEM. A poller belongs to no context. */
 ZLINK_EXPORT void *zlink_poller_new(void);
 /* Removes every registration and frees the poller; *poller_p becomes NULL.
- * CLOSE_BUSY/EBUSY while a wait is active on it. */
+ * CLOSE_BUSY/EBUSY while a wait (or any other call) is active on it. */
 ZLINK_EXPORT zlink_close_result_t zlink_poller_destroy(void **poller_p);
 /* The number of registrations, or -1 with *error_out (may be NULL) set. */
 ZLINK_EXPORT int zlink_poller_size(void *poller, zlink_config_result_t *error_out);
@@ -1244,7 +1264,8 @@ ZLINK_EXPORT int zlink_poller_wait(void *poller, zlink_poller_event_t *events, i
 /* A new, stopped timer, or NULL with errno ENOMEM. */
 ZLINK_EXPORT void *zlink_timer_new(void);
 /* Frees the timer; *timer_p becomes NULL. CLOSE_BUSY/EBUSY while a poller
- * holds it; INVALID_HANDLE/EFAULT for a bad handle. */
+ * holds it or another call is inside it (a blocked zlink_timer_recv);
+ * INVALID_HANDLE/EFAULT for a bad handle. */
 ZLINK_EXPORT zlink_close_result_t zlink_timer_destroy(void **timer_p);
 /* (Re)starts the timer now: a new run whose first receive counts from 1
  * (unreceived fires of an earlier run are dropped). interval_ns 0 is

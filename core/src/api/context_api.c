@@ -1,6 +1,11 @@
 /*
  * context_api.c — the public zlink_ctx_* functions: argument and handle
  * checks, option tables, then the internals in ctx.c.
+ *
+ * Each public function enters the context's handle (zl_ctx_enter), runs
+ * its body under c->lk where it touches fields, and leaves (zl_ctx_leave).
+ * zlink_ctx_term shuts the handle at its end; the last call to leave frees
+ * the context (ctx.h), so calls racing with term stay safe.
  */
 #include "sock/ctx.h"
 #include "engine/engine.h"
@@ -29,8 +34,14 @@ ZLINK_EXPORT void *zlink_ctx_new(void)
     c->recalc_debounce_ms = 3000;
     c->sched_policy = -1;
     c->priority = -1;
-    c->tag = ZL_CTX_TAG;
-    return c;
+    void *handle = NULL;
+    if (zl_handle_new(ZL_HANDLE_CTX, c, &handle, &c->hslot) != 0) {
+        c->hslot = NULL;
+        zl_ctx_free(c);
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    return handle;
 }
 
 static bool is_uint64_option(int opt)
@@ -39,11 +50,10 @@ static bool is_uint64_option(int opt)
            opt == ZLINK_CORE_BUDGET_BYTES;
 }
 
-ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value)
+/* The bodies below run inside the context's handle (the public functions
+ * at the end of each block enter and leave it). */
+static zlink_config_result_t ctx_set(zl_ctx_t *c, int option, int value)
 {
-    zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0)
-        return zl_config_fail(EFAULT);
     if (is_uint64_option(option))
         return zl_config_fail(EINVAL); /* byte options only through set_data */
     int rc = 0;
@@ -80,15 +90,18 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int valu
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
-ZLINK_EXPORT int zlink_ctx_get(void *ctx, int option, zlink_config_result_t *result)
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set(void *ctx, int option, int value)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0) {
-        zlink_config_result_t r = zl_config_fail(EFAULT);
-        if (result != NULL)
-            *result = r;
-        return -1;
-    }
+    if (zl_ctx_enter(ctx, &c) != 0)
+        return zl_config_fail(EFAULT);
+    zlink_config_result_t r = ctx_set(c, option, value);
+    zl_ctx_leave(c);
+    return r;
+}
+
+static int ctx_get(zl_ctx_t *c, int option, zlink_config_result_t *result)
+{
     int v = -1, rc = 0;
     zl_mutex_lock(&c->lk);
     switch (option) {
@@ -116,12 +129,23 @@ ZLINK_EXPORT int zlink_ctx_get(void *ctx, int option, zlink_config_result_t *res
     return v;
 }
 
-ZLINK_EXPORT zlink_config_result_t zlink_ctx_set_data(void *ctx, int option, const void *data,
-                                                      size_t size)
+ZLINK_EXPORT int zlink_ctx_get(void *ctx, int option, zlink_config_result_t *result)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0)
-        return zl_config_fail(EFAULT);
+    if (zl_ctx_enter(ctx, &c) != 0) {
+        zlink_config_result_t r = zl_config_fail(EFAULT);
+        if (result != NULL)
+            *result = r;
+        return -1;
+    }
+    int v = ctx_get(c, option, result);
+    zl_ctx_leave(c);
+    return v;
+}
+
+static zlink_config_result_t ctx_set_data(zl_ctx_t *c, int option, const void *data,
+                                          size_t size)
+{
     if (data == NULL)
         return zl_config_fail(EINVAL);
     if (option == ZLINK_THREAD_NAME_PREFIX) {
@@ -152,12 +176,19 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_set_data(void *ctx, int option, con
     return ZLINK_CONFIG_OK;
 }
 
-ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option, void *data,
-                                                      size_t *size)
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_set_data(void *ctx, int option, const void *data,
+                                                      size_t size)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0)
+    if (zl_ctx_enter(ctx, &c) != 0)
         return zl_config_fail(EFAULT);
+    zlink_config_result_t r = ctx_set_data(c, option, data, size);
+    zl_ctx_leave(c);
+    return r;
+}
+
+static zlink_config_result_t ctx_get_data(zl_ctx_t *c, int option, void *data, size_t *size)
+{
     if (data == NULL || size == NULL)
         return zl_config_fail(EINVAL);
     if (option == ZLINK_THREAD_NAME_PREFIX) {
@@ -187,16 +218,28 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option, voi
     return ZLINK_CONFIG_OK;
 }
 
+ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option, void *data,
+                                                      size_t *size)
+{
+    zl_ctx_t *c;
+    if (zl_ctx_enter(ctx, &c) != 0)
+        return zl_config_fail(EFAULT);
+    zlink_config_result_t r = ctx_get_data(c, option, data, size);
+    zl_ctx_leave(c);
+    return r;
+}
+
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0)
+    if (zl_ctx_enter(ctx, &c) != 0)
         return zl_close_fail(EFAULT);
     zl_mutex_lock(&c->lk);
     c->shutdown = true;
     for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
         zl_socket_terminate(s);
     zl_mutex_unlock(&c->lk);
+    zl_ctx_leave(c);
     return ZLINK_CLOSE_OK;
 }
 
@@ -230,11 +273,12 @@ void zl_ctx_socket_closed(zl_ctx_t *c)
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0)
+    if (zl_ctx_enter(ctx, &c) != 0)
         return zl_close_fail(EFAULT);
     zl_mutex_lock(&c->lk);
     if (c->terminating) {
         zl_mutex_unlock(&c->lk);
+        zl_ctx_leave(c);
         return zl_close_fail(EBUSY);
     }
     c->terminating = true;
@@ -250,11 +294,19 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
     while (c->nlive > 0)
         zl_cond_wait_until(&c->cv, &c->lk, -1);
     zl_mutex_unlock(&c->lk);
-    /* The I/O threads finish flushing (linger) and closing, then stop. */
+    /* The I/O threads finish flushing (linger) and closing, then stop. No
+     * new one can start: zl_ctx_pick_io refuses after shutdown. */
     for (int i = 0; i < c->nios; i++)
         zl_io_destroy(c->ios[i]);
+    /* The lists are taken under the lock: a zlink_ctx_shutdown or
+     * zlink_ctx_get of another thread may still be inside the context. */
+    zl_mutex_lock(&c->lk);
     free(c->ios);
+    c->ios = NULL;
+    c->nios = 0;
     zl_socket_t *s = c->sockets;
+    c->sockets = NULL;
+    zl_mutex_unlock(&c->lk);
     while (s != NULL) {
         zl_socket_t *next = s->ctx_next;
         /* A socket a poller or monitor still pins outlives the context;
@@ -262,10 +314,9 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
         zl_socket_orphan(s);
         s = next;
     }
-    zl_inproc_ns_fini(&c->inproc);
-    c->tag = 0;
-    zl_cond_fini(&c->cv);
-    zl_mutex_fini(&c->lk);
-    free(c);
+    /* Later calls with this handle get EFAULT; the last call still inside
+     * (normally this one) frees the context. */
+    zl_handle_shut(c->hslot);
+    zl_ctx_leave(c);
     return ZLINK_CLOSE_OK;
 }

@@ -2,9 +2,17 @@
  * monitor_api.c — the public socket monitor functions. Arguments are
  * checked first, then the handle (core-contract §2 precedence); the work
  * is in monitor.c.
+ *
+ * Handles: a monitor handle is a handle-table value (handle.h). Receive
+ * and status enter it for the length of the call; close takes its close
+ * gate, so it fails with CLOSE_BUSY/EBUSY while another call is inside
+ * (the contract leaves receive racing close to the caller; this makes the
+ * race harmless). A closed monitor's handle, like any other non-monitor
+ * value, is INVALID_HANDLE/EFAULT.
  */
-#include "util/errors.h"
 #include "sock/monitor.h"
+#include "util/errors.h"
+#include "util/handle.h"
 
 #include <string.h>
 
@@ -21,13 +29,20 @@ ZLINK_EXPORT void *zlink_socket_monitor_open(void *socket, const zlink_monitor_c
         return NULL;
     }
     zl_monitor_t *m = NULL;
+    void *handle = NULL;
     rc = zl_monitor_open(s, cfg->events, cfg->monitor_hwm_bytes, &m);
+    if (rc == 0) {
+        zl_hslot_t *slot;
+        rc = zl_handle_new(ZL_HANDLE_MONITOR, m, &handle, &slot);
+        if (rc != 0)
+            zl_monitor_close(m); /* still inside the socket's gate */
+    }
     zl_socket_leave(s);
     if (rc != 0) {
         zl_set_errno(rc);
         return NULL;
     }
-    return m;
+    return handle;
 }
 
 ZLINK_EXPORT zlink_recv_result_t zlink_socket_monitor_recv(void *monitor,
@@ -36,10 +51,12 @@ ZLINK_EXPORT zlink_recv_result_t zlink_socket_monitor_recv(void *monitor,
 {
     if (ev == NULL || ((int)flags & ~ZLINK_RECV_FLAGS_DONTWAIT) != 0)
         return zl_recv_fail(EINVAL);
-    zl_monitor_t *m = zl_monitor_check(monitor);
-    if (m == NULL)
+    void *obj;
+    zl_hslot_t *slot;
+    if (zl_handle_enter(monitor, ZL_HANDLE_MONITOR, &obj, &slot) != 0)
         return zl_recv_fail(EFAULT);
-    int rc = zl_monitor_recv(m, ev, (int)flags);
+    int rc = zl_monitor_recv(obj, ev, (int)flags);
+    zl_handle_leave(slot);
     return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
 }
 
@@ -47,10 +64,12 @@ ZLINK_EXPORT zlink_config_result_t zlink_monitor_status(void *monitor, zlink_mon
 {
     if (st == NULL)
         return zl_config_fail(EINVAL);
-    zl_monitor_t *m = zl_monitor_check(monitor);
-    if (m == NULL)
+    void *obj;
+    zl_hslot_t *slot;
+    if (zl_handle_enter(monitor, ZL_HANDLE_MONITOR, &obj, &slot) != 0)
         return zl_config_fail(EFAULT);
-    zl_monitor_status(m, st);
+    zl_monitor_status(obj, st);
+    zl_handle_leave(slot);
     return ZLINK_CONFIG_OK;
 }
 
@@ -58,10 +77,13 @@ ZLINK_EXPORT zlink_close_result_t zlink_monitor_close(void **monitor)
 {
     if (monitor == NULL)
         return zl_close_fail(EFAULT);
-    zl_monitor_t *m = zl_monitor_check(*monitor);
-    if (m == NULL)
-        return zl_close_fail(EFAULT);
-    zl_monitor_close(m);
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_close(*monitor, ZL_HANDLE_MONITOR, &obj, &slot);
+    if (rc != 0)
+        return zl_close_fail(rc == EBUSY ? EBUSY : EFAULT);
+    zl_monitor_close(obj);
+    zl_handle_release(slot);
     *monitor = NULL;
     return ZLINK_CLOSE_OK;
 }

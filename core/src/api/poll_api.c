@@ -17,8 +17,15 @@
  * (one at a time). All of these functions run on application threads; only
  * zlink_poller_wait and zlink_poll block, and they hold no lock meanwhile.
  *
- * Handles are told apart by their first word (the tag every ZLink object
- * starts with): a poller, a socket, a socket monitor or a timer.
+ * Handles are handle-table values (handle.h) and are told apart by the
+ * kind they encode: a poller, a socket, a socket monitor or a timer. Every
+ * call enters the poller's handle for its whole length (a wait included);
+ * zlink_poller_destroy takes the close gate, so it fails with
+ * CLOSE_BUSY/EBUSY while any other call on the poller is inside, and a
+ * destroyed poller's handle is INVALID_HANDLE/EFAULT. A source handle is
+ * entered while it is resolved and registered; a timer's registration keeps
+ * that enter until the timer is removed (so the timer cannot be destroyed
+ * meanwhile), a socket's or monitor's keeps a pin of the memory instead.
  */
 #include "poll/poller.h"
 
@@ -31,13 +38,15 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Any thread: the live poller behind handle, or NULL. */
-static zl_poller_t *poller_from(void *handle)
+/* Any thread: resolves handle as a live poller and enters it. 0 (*out,
+ * *slot; zl_handle_leave(*slot) once) or EFAULT. Never blocks. */
+static int poller_from(void *handle, zl_poller_t **out, zl_hslot_t **slot)
 {
-    zl_poller_t *p = handle;
-    if (p == NULL || p->tag != ZL_POLLER_TAG)
-        return NULL;
-    return p;
+    void *obj;
+    if (zl_handle_enter(handle, ZL_HANDLE_POLLER, &obj, slot) != 0)
+        return EFAULT;
+    *out = obj;
+    return 0;
 }
 
 /* CONFIG_BUSY has no errno row of its own (errors.c). Any thread. */
@@ -47,21 +56,30 @@ static zlink_config_result_t config_busy(void)
     return ZLINK_CONFIG_BUSY;
 }
 
-/* The prologue of every registration call: validates the handle, takes
+/* The prologue of every registration call: enters the handle, takes
  * p->lk and refuses while a wait is active. On ZLINK_CONFIG_OK the caller
- * holds p->lk; otherwise errno is set and no lock is held. */
-static zlink_config_result_t poller_enter(void *handle, zl_poller_t **out)
+ * is inside the handle and holds p->lk, and ends with poller_exit;
+ * otherwise errno is set, no lock is held and nothing was entered. */
+static zlink_config_result_t poller_enter(void *handle, zl_poller_t **out, zl_hslot_t **slot)
 {
-    zl_poller_t *p = poller_from(handle);
-    if (p == NULL)
+    zl_poller_t *p;
+    if (poller_from(handle, &p, slot) != 0)
         return zl_config_fail(EFAULT);
     zl_mutex_lock(&p->lk);
     if (p->waiting) {
         zl_mutex_unlock(&p->lk);
+        zl_handle_leave(*slot);
         return config_busy();
     }
     *out = p;
     return ZLINK_CONFIG_OK;
+}
+
+/* The epilogue matching poller_enter: drops p->lk, leaves the handle. */
+static void poller_exit(zl_poller_t *p, zl_hslot_t *slot)
+{
+    zl_mutex_unlock(&p->lk);
+    zl_handle_leave(slot);
 }
 
 /* -1 with both outputs set (zlink_poll, _size, _wait). Any thread. */
@@ -121,54 +139,74 @@ static int mask_supported(zlink_poller_source_kind_t kind, int sock_type, short 
     return EINVAL;
 }
 
-/* Whether handle looks like something a poller could hold (a socket or a
- * monitor, open or closed, or a timer); decides ENOENT versus EFAULT for a
- * handle that is not registered. Reads the tag word only; any thread. */
+/* Whether handle is something a poller could hold (a socket or a
+ * monitor, open or closed, or a live timer); decides ENOENT versus EFAULT
+ * for a handle that is not registered. Asks the handle table only; any
+ * thread. */
 static bool handle_known(void *handle)
 {
-    if (handle == NULL)
-        return false;
-    uint32_t tag = ((const zl_socket_t *)handle)->tag;
-    return tag == ZL_SOCK_TAG || tag == ZL_SOCK_DEAD || tag == ZL_MON_TAG ||
-           tag == ZL_MON_DEAD || tag == ZL_TIMER_TAG;
+    int kind = zl_handle_kind(handle);
+    if (kind == ZL_HANDLE_SOCKET || kind == ZL_HANDLE_MONITOR)
+        return zl_handle_state(handle, kind) != EFAULT;
+    return kind == ZL_HANDLE_TIMER && zl_handle_state(handle, kind) == 0;
 }
 
 /* What a handle given to zlink_poller_add or in a zlink_poll item is. */
 typedef struct resolved {
     zlink_poller_source_kind_t kind;
     zl_socket_t *sock;     /* entered through its gate: zl_socket_leave it */
-    zl_monitor_t *mon;
-    zl_timer_t *timer;
+    zl_monitor_t *mon;     /* entered: mon_slot */
+    zl_hslot_t *mon_slot;
+    zl_timer_t *timer;     /* entered: timer_slot (kept by a registration) */
+    zl_hslot_t *timer_slot;
     int type;              /* socket type, MONITOR_TYPE, or 0 */
 } resolved_t;
 
-/* Identifies handle by its tag word. 0; EFAULT (not a source); ESHUTDOWN
- * (a closed socket or monitor). A socket is entered through its gate, so
- * it cannot be closed until the caller leaves it; a monitor handle must
- * not be closed by another thread during the call that adds it (the
- * registration pins it right away). Any thread; takes no lock. */
+/* Resolves handle by the kind it encodes and enters it. 0; EFAULT (not a
+ * source); ESHUTDOWN (a closed socket or monitor). While entered, a socket
+ * or monitor cannot be closed and a timer cannot be destroyed; the caller
+ * ends with resolved_leave. Any thread; takes no lock. */
 static int resolve_source(void *handle, resolved_t *r)
 {
     memset(r, 0, sizeof *r);
-    r->timer = zl_timer_from(handle);
-    if (r->timer != NULL) {
-        r->kind = ZLINK_POLLER_SOURCE_TIMER;
-        return 0;
-    }
     r->kind = ZLINK_POLLER_SOURCE_SOCKET;
-    if (handle != NULL && ((const zl_socket_t *)handle)->tag == ZL_MON_DEAD)
-        return ESHUTDOWN;
-    r->mon = zl_monitor_check(handle);
-    if (r->mon != NULL) {
+    void *obj;
+    int rc;
+    switch (zl_handle_kind(handle)) {
+    case ZL_HANDLE_TIMER:
+        r->kind = ZLINK_POLLER_SOURCE_TIMER;
+        return zl_timer_enter(handle, &r->timer, &r->timer_slot);
+    case ZL_HANDLE_MONITOR:
+        rc = zl_handle_enter(handle, ZL_HANDLE_MONITOR, &obj, &r->mon_slot);
+        if (rc != 0)
+            return rc == EFAULT ? EFAULT : ESHUTDOWN;
+        r->mon = obj;
         r->type = MONITOR_TYPE;
         return 0;
+    case ZL_HANDLE_SOCKET:
+        rc = zl_socket_enter(handle, &r->sock);
+        if (rc == 0)
+            r->type = r->sock->type;
+        else
+            r->sock = NULL;
+        return rc;
+    default:
+        return EFAULT;
     }
-    int rc = zl_socket_enter(handle, &r->sock);
-    if (rc == 0)
-        r->type = r->sock->type;
-    else
-        r->sock = NULL;
-    return rc;
+}
+
+/* Leaves what resolve_source entered (a timer's enter only if no
+ * registration took it over: r->timer_slot is then NULL). */
+static void resolved_leave(resolved_t *r)
+{
+    if (r->sock != NULL)
+        zl_socket_leave(r->sock);
+    if (r->mon_slot != NULL)
+        zl_handle_leave(r->mon_slot);
+    if (r->timer_slot != NULL)
+        zl_handle_leave(r->timer_slot);
+    r->sock = NULL;
+    r->mon_slot = r->timer_slot = NULL;
 }
 
 /* Under p->lk: the registration of a socket, monitor or timer handle. */
@@ -195,9 +233,10 @@ static zl_pollsrc_t *find_fd(zl_poller_t *p, int fd)
 
 /* Under p->lk, no wait active: registers a validated source, r (NULL for
  * an FD) or fd. Checks the target (duplicate, timer owner, completion
- * owner), then attaches. On failure nothing changed and the errno is
- * returned. */
-static int poller_register(zl_poller_t *p, const resolved_t *r, void *handle, int fd,
+ * owner), then attaches. On success a timer's registration takes over
+ * r->timer_slot (set to NULL here). On failure nothing changed and the
+ * errno is returned. */
+static int poller_register(zl_poller_t *p, resolved_t *r, void *handle, int fd,
                            void *user_data, short events)
 {
     zl_pollsrc_t *dup = r == NULL ? find_fd(p, fd) : find_handle(p, handle);
@@ -232,6 +271,10 @@ static int poller_register(zl_poller_t *p, const resolved_t *r, void *handle, in
             return rc; /* EBUSY: another poller owns the completion bit */
         }
         src->cq_owner = true;
+    }
+    if (src->timer != NULL) {
+        src->timer_slot = r->timer_slot;
+        r->timer_slot = NULL;
     }
     zl_pollsrc_attach(&p->set, src);
     return 0;
@@ -300,7 +343,7 @@ static int poller_emit(zl_poller_t *p, zlink_poller_event_t *ev, int cap)
             e->fd = src->fd;
             break;
         case ZLINK_POLLER_SOURCE_TIMER:
-            e->timer = src->timer;
+            e->timer = src->handle;
             break;
         }
         next = j + 1;
@@ -320,45 +363,57 @@ ZLINK_EXPORT void *zlink_poller_new(void)
     }
     zl_mutex_init(&p->lk);
     zl_pollset_init(&p->set, true);
-    p->tag = ZL_POLLER_TAG;
-    return p;
+    void *handle = NULL;
+    zl_hslot_t *slot;
+    if (zl_handle_new(ZL_HANDLE_POLLER, p, &handle, &slot) != 0) {
+        zl_pollset_fini(&p->set);
+        zl_mutex_fini(&p->lk);
+        free(p);
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    return handle;
 }
 
 ZLINK_EXPORT zlink_close_result_t zlink_poller_destroy(void **poller_p)
 {
     if (poller_p == NULL)
         return zl_close_fail(EFAULT);
-    zl_poller_t *p = poller_from(*poller_p);
-    if (p == NULL)
-        return zl_close_fail(EFAULT);
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_close(*poller_p, ZL_HANDLE_POLLER, &obj, &slot);
+    if (rc != 0)
+        /* EBUSY: another call is inside (a wait, for one). */
+        return zl_close_fail(rc == EBUSY ? EBUSY : EFAULT);
+    zl_poller_t *p = obj;
+    /* Nobody else is inside, and nobody can enter: no wait is active. */
     zl_mutex_lock(&p->lk);
-    if (p->waiting) {
-        zl_mutex_unlock(&p->lk);
-        return zl_close_fail(EBUSY);
-    }
-    p->tag = 0;
     while (p->set.n > 0)
         poller_unregister(p, p->set.src[p->set.n - 1]);
     zl_mutex_unlock(&p->lk);
     zl_pollset_fini(&p->set);
     zl_mutex_fini(&p->lk);
     free(p);
+    zl_handle_release(slot);
     *poller_p = NULL;
     return ZLINK_CLOSE_OK;
 }
 
 ZLINK_EXPORT int zlink_poller_size(void *poller, zlink_config_result_t *error_out)
 {
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
+    zl_poller_t *p;
+    zl_hslot_t *slot;
+    if (poller_from(poller, &p, &slot) != 0)
         return int_fail(error_out, EFAULT);
     zl_mutex_lock(&p->lk);
     if (p->waiting) {
         zl_mutex_unlock(&p->lk);
+        zl_handle_leave(slot);
         return int_busy(error_out);
     }
     int n = (int)p->set.n;
     zl_mutex_unlock(&p->lk);
+    zl_handle_leave(slot);
     if (error_out != NULL)
         *error_out = ZLINK_CONFIG_OK;
     return n;
@@ -370,7 +425,8 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add(void *poller, void *source, 
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     resolved_t r;
@@ -379,10 +435,9 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add(void *poller, void *source, 
         rc = mask_supported(r.kind, r.type, events);
         if (rc == 0)
             rc = poller_register(p, &r, source, -1, user_data, events);
-        if (r.sock != NULL)
-            zl_socket_leave(r.sock);
+        resolved_leave(&r);
     }
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -391,7 +446,8 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
     if (!mask_valid(events))
         return zl_config_fail(EINVAL);
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     zl_pollsrc_t *src = find_handle(p, source);
@@ -400,14 +456,15 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify(void *poller, void *sourc
         rc = handle_known(source) ? ENOENT : EFAULT;
     else
         rc = poller_change(p, src, events);
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove(void *poller, void *source)
 {
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     zl_pollsrc_t *src = find_handle(p, source);
@@ -416,7 +473,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove(void *poller, void *sourc
         rc = handle_known(source) ? ENOENT : EFAULT;
     else
         poller_unregister(p, src);
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -426,13 +483,14 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_fd(void *poller, zlink_fd_t 
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     int rc = mask_supported(ZLINK_POLLER_SOURCE_FD, 0, events);
     if (rc == 0)
         rc = poller_register(p, NULL, NULL, fd, user_data, events);
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -442,12 +500,13 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_modify_fd(void *poller, zlink_fd
     if (fd < 0 || !mask_valid(events))
         return zl_config_fail(EINVAL);
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     zl_pollsrc_t *src = find_fd(p, fd);
     int rc = src == NULL ? ENOENT : poller_change(p, src, events);
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -456,7 +515,8 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
     if (fd < 0)
         return zl_config_fail(EINVAL);
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     zl_pollsrc_t *src = find_fd(p, fd);
@@ -465,7 +525,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_fd(void *poller, zlink_fd
         rc = ENOENT;
     else
         poller_unregister(p, src);
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -473,25 +533,30 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_add_timer(void *poller, void *ti
                                                           void *user_data)
 {
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
-    resolved_t r = {.kind = ZLINK_POLLER_SOURCE_TIMER, .timer = zl_timer_from(timer)};
-    int rc = r.timer == NULL ? EFAULT
-                             : poller_register(p, &r, timer, -1, user_data, ZLINK_POLLIN);
-    zl_mutex_unlock(&p->lk);
+    resolved_t r = {.kind = ZLINK_POLLER_SOURCE_TIMER};
+    int rc = zl_timer_enter(timer, &r.timer, &r.timer_slot);
+    if (rc == 0) {
+        rc = poller_register(p, &r, timer, -1, user_data, ZLINK_POLLIN);
+        resolved_leave(&r);
+    }
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
 ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_timer(void *poller, void *timer)
 {
     zl_poller_t *p = NULL;
-    zlink_config_result_t busy = poller_enter(poller, &p);
+    zl_hslot_t *pslot = NULL;
+    zlink_config_result_t busy = poller_enter(poller, &p, &pslot);
     if (busy != ZLINK_CONFIG_OK)
         return busy;
     int rc = 0;
-    if (zl_timer_from(timer) == NULL) {
-        rc = EFAULT;
+    if (zl_handle_state(timer, ZL_HANDLE_TIMER) != 0) {
+        rc = EFAULT; /* a registered timer is always live (it is held) */
     } else {
         zl_pollsrc_t *src = find_handle(p, timer);
         if (src == NULL)
@@ -499,7 +564,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_poller_remove_timer(void *poller, void 
         else
             poller_unregister(p, src);
     }
-    zl_mutex_unlock(&p->lk);
+    poller_exit(p, pslot);
     return rc == 0 ? ZLINK_CONFIG_OK : zl_config_fail(rc);
 }
 
@@ -509,12 +574,14 @@ ZLINK_EXPORT int zlink_poller_wait(void *poller, zlink_poller_event_t *events, i
     int64_t deadline = zl_poll_deadline(timeout_ms);
     if (events == NULL || event_capacity <= 0)
         return int_fail(error_out, EINVAL);
-    zl_poller_t *p = poller_from(poller);
-    if (p == NULL)
+    zl_poller_t *p;
+    zl_hslot_t *slot;
+    if (poller_from(poller, &p, &slot) != 0)
         return int_fail(error_out, EFAULT);
     zl_mutex_lock(&p->lk);
     if (p->waiting) {
         zl_mutex_unlock(&p->lk);
+        zl_handle_leave(slot);
         return int_busy(error_out);
     }
     p->waiting = true;
@@ -528,6 +595,7 @@ ZLINK_EXPORT int zlink_poller_wait(void *poller, zlink_poller_event_t *events, i
     zl_mutex_lock(&p->lk);
     p->waiting = false;
     zl_mutex_unlock(&p->lk);
+    zl_handle_leave(slot);
     if (n < 0)
         return int_fail(error_out, err);
     if (error_out != NULL)
@@ -619,15 +687,15 @@ ZLINK_EXPORT int zlink_poll(zlink_pollitem_t *items, int item_count, long timeou
                 src->closed_early = true;
                 rc = 0;
             } else if (rc == 0 && r.kind == ZLINK_POLLER_SOURCE_TIMER) {
+                resolved_leave(&r);
                 rc = ENOTSUP;  /* timers are watched through a poller */
             } else if (rc == 0) {
                 src->sock = r.sock;
                 src->mon = r.mon;
                 rc = mask_supported(ZLINK_POLLER_SOURCE_SOCKET, r.type, it->events);
                 if (rc == 0)
-                    zl_pollsrc_attach(&set, src);
-                if (r.sock != NULL)
-                    zl_socket_leave(r.sock);
+                    zl_pollsrc_attach(&set, src); /* pins: the enter can go */
+                resolved_leave(&r);
                 continue;
             }
         }

@@ -21,42 +21,57 @@
 ZLINK_EXPORT void *zlink_socket(void *ctx, int type)
 {
     zl_ctx_t *c;
-    if (zl_ctx_check(ctx, &c) != 0) {
+    if (zl_ctx_enter(ctx, &c) != 0) {
         zl_set_errno(EFAULT);
         return NULL;
     }
     const zl_proto_ops_t *ops = zl_protocol_for(type);
     if (ops == NULL) {
+        zl_ctx_leave(c);
         zl_set_errno(EINVAL);
         return NULL;
     }
     zl_socket_t *s = zl_socket_new(c, ops);
-    if (s == NULL)
+    if (s == NULL) {
+        zl_ctx_leave(c);
         return NULL;
-    int rc = zl_ctx_add_socket(c, s);
+    }
+    /* The handle first: once the context lists the socket, the socket is
+     * the application's. Nobody knows the handle until it is returned. */
+    void *handle = NULL;
+    int rc = zl_handle_new(ZL_HANDLE_SOCKET, s, &handle, &s->hslot);
+    if (rc == 0) {
+        rc = zl_ctx_add_socket(c, s);
+        if (rc != 0)
+            zl_handle_release(s->hslot);
+    }
+    zl_ctx_leave(c);
     if (rc != 0) {
         zl_socket_free(s);
         zl_set_errno(rc);
         return NULL;
     }
-    return s;
+    return handle;
 }
 
 ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket)
 {
-    zl_socket_t *s = socket;
-    if (s == NULL)
-        return zl_close_fail(EFAULT);
-    if (s->tag == ZL_SOCK_DEAD)
-        return zl_close_fail(ESTALE);
-    if (s->tag != ZL_SOCK_TAG)
-        return zl_close_fail(EFAULT);
-    uint64_t expected = 0;
-    if (!atomic_compare_exchange_strong(&s->gate, &expected, ZL_GATE_CLOSED))
-        return zl_close_fail((expected & ZL_GATE_CLOSED) ? ESTALE : EBUSY);
-    zl_monitor_socket_closed(s); /* DISCONNECTED per peer, MONITOR_STOPPED */
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_close(socket, ZL_HANDLE_SOCKET, &obj, &slot);
+    if (rc != 0)
+        /* EBUSY: another call is inside. A socket already closed, or whose
+         * close another thread is running: ESTALE. Not a socket: EFAULT. */
+        return zl_close_fail(rc == EBUSY || rc == EFAULT ? rc : ESTALE);
+    zl_socket_t *s = obj;
+    atomic_store(&s->closed, true); /* pollers of a pinned socket look here */
+    zl_monitor_socket_closed(s);    /* DISCONNECTED per peer, MONITOR_STOPPED */
     zl_socket_teardown(s);
-    zl_ctx_socket_closed(s->ctx);
+    zl_ctx_t *c = s->ctx;
+    /* The handle is stale from here on; the memory stays for the context
+     * (and the pins) to free, so s is not touched after the next call. */
+    zl_handle_release(slot);
+    zl_ctx_socket_closed(c);
     return ZLINK_CLOSE_OK;
 }
 
@@ -270,7 +285,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id
 {
     if (parts == NULL || count == NULL)
         return zl_recv_fail(EFAULT);
-    zl_socket_t *s;
+    zl_socket_t *s = NULL;
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
@@ -294,7 +309,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_rou
 {
     if (parts == NULL || count == NULL || rid == NULL)
         return zl_recv_fail(EFAULT);
-    zl_socket_t *s;
+    zl_socket_t *s = NULL;
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
@@ -332,7 +347,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_stream_recv_packet(void *socket,
     if (msgs_overlap(hdr, body) || !zl_msg_valid(hdr) || !zl_msg_valid(body) ||
         zl_msg_size(hdr) != 0 || zl_msg_size(body) != 0)
         return zl_recv_fail(EINVAL);
-    zl_socket_t *s;
+    zl_socket_t *s = NULL;
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
@@ -353,7 +368,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
     if (count == NULL || tlen == NULL || (parts == NULL && cap > 0) ||
         (topic == NULL && tcap > 0))
         return zl_recv_fail(EFAULT);
-    zl_socket_t *s;
+    zl_socket_t *s = NULL;
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
@@ -492,16 +507,17 @@ ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router)
 ZLINK_EXPORT zlink_config_result_t
 zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t state)
 {
-    zl_socket_t *s = socket;
     /* Argument before handle (contract §2 precedence). */
     if ((int)state != ZLINK_RECEIVE_FLOW_RUNNING && (int)state != ZLINK_RECEIVE_FLOW_PAUSED)
         return zl_config_fail(EINVAL);
-    if (s == NULL)
-        return zl_config_fail(EFAULT);
-    int rc = zl_socket_enter(socket, &s);
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_enter(socket, ZL_HANDLE_SOCKET, &obj, &slot);
     if (rc != 0)
-        /* closing -> ESHUTDOWN (INVALID_STATE); closed or foreign -> EFAULT */
-        return zl_config_fail(rc == ESHUTDOWN && s->tag == ZL_SOCK_TAG ? ESHUTDOWN : EFAULT);
+        /* a close running -> ESHUTDOWN (INVALID_STATE); teardown finished
+         * (ESTALE), NULL or foreign -> EFAULT (INVALID_HANDLE) */
+        return zl_config_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
+    zl_socket_t *s = obj;
     if (s->type != ZLINK_DEALER && s->type != ZLINK_ROUTER)
         rc = ENOTSUP;
     else if (atomic_load(&s->terminated))

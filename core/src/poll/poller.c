@@ -58,7 +58,8 @@
  * monitor handle is a SOCKET source too: pinned (zl_monitor_pin), ETERM
  * like its socket, and POLLERR once when it can deliver nothing more
  * (closed, or stopped with its queue drained). Timers cannot be destroyed
- * while registered (zlink_timer_destroy refuses). Detaching removes the
+ * while registered: the registration keeps its enter of the timer's handle
+ * (src->timer_slot), so zlink_timer_destroy's close gate refuses. Detaching removes the
  * waker under the socket's waker lock (the monitor's lock); since wakers
  * run under that same lock, no raise through a source can still be running
  * once zl_pollsrc_detach returns, and the set may be freed.
@@ -290,6 +291,11 @@ void zl_pollsrc_detach(zl_pollset_t *set, zl_pollsrc_t *src, void *owner)
         zl_monitor_unpin(src->mon);
     } else if (src->timer != NULL) {
         zl_timer_detach(src->timer, owner);
+        /* The registration's hold on the timer's handle: from here on the
+         * timer may be destroyed, so it is not touched again. */
+        if (src->timer_slot != NULL)
+            zl_handle_leave(src->timer_slot);
+        src->timer_slot = NULL;
     }
     for (size_t i = 0; i < set->n; i++) {
         if (set->src[i] == src) {
@@ -304,11 +310,11 @@ void zl_pollsrc_detach(zl_pollset_t *set, zl_pollsrc_t *src, void *owner)
 
 /* Lifecycle of a pinned socket from atomics only (safe while another
  * thread closes it): 0 open, ESHUTDOWN closed, ETERM context shut down.
- * Same answer as zl_socket_state without reading the tag word, which
- * zlink_close rewrites without atomics. */
+ * The same answer as zl_socket_state. Never through the handle: the
+ * handle's slot is released when the close ends, the pinned memory is not. */
 static int pinned_socket_state(zl_socket_t *s)
 {
-    if (atomic_load(&s->gate) & ZL_GATE_CLOSED)
+    if (atomic_load(&s->closed))
         return ESHUTDOWN;
     return atomic_load(&s->terminated) ? ETERM : 0;
 }

@@ -27,8 +27,6 @@
 
 typedef struct zl_timer zl_timer_t;
 
-#define ZL_POLLER_TAG 0x5A504F4Cu  /* "ZPOL" */
-
 /* Every event bit a mask may carry (ITEMS_DFLT is not one of them). */
 #define ZL_POLL_VALID_BITS                                                         \
     (ZLINK_POLLIN | ZLINK_POLLOUT | ZLINK_POLLERR | ZLINK_POLLPRI | ZLINK_POLLCOMPLETION | \
@@ -87,6 +85,9 @@ typedef struct zl_pollsrc {
     bool closed_early;         /* zlink_poll item closed before the call:
                                   not pinned, never touched, reports ERR */
     zl_timer_t *timer;         /* TIMER */
+    zl_hslot_t *timer_slot;    /* TIMER: the timer handle's slot, entered
+                                  for as long as the registration lasts
+                                  (poller only; NULL in zlink_poll sets) */
     int fd;                    /* FD */
     short events;              /* requested bits */
     void *user_data;
@@ -118,12 +119,15 @@ int zl_pollset_reserve(zl_pollset_t *set, size_t more);
 
 /* Starts watching a validated source (owner thread, room reserved):
  * SOCKET: pins the socket or monitor and registers src->waker on it (the
- * caller is inside the socket's gate, or has just checked the monitor);
- * TIMER: zl_timer_attach must already have succeeded. Appends src. */
+ * caller is inside the socket's or the monitor's handle); TIMER:
+ * zl_timer_attach must already have succeeded, and src->timer_slot holds
+ * the caller's enter of the timer handle, which the registration keeps.
+ * Appends src. */
 void zl_pollsrc_attach(zl_pollset_t *set, zl_pollsrc_t *src);
 /* Stops watching src and removes it from the set without freeing it:
  * releases the completion bit, removes the waker, unpins the socket or
- * monitor / detaches the timer. After it returns no thread can raise
+ * monitor / detaches the timer and leaves its handle (the timer may be
+ * destroyed from then on). After it returns no thread can raise
  * through src. Owner thread; takes the socket's waker lock (or the
  * monitor's lock), the timer's lock. */
 void zl_pollsrc_detach(zl_pollset_t *set, zl_pollsrc_t *src, void *owner);
@@ -141,7 +145,6 @@ int zl_pollset_wait(zl_pollset_t *set, int64_t deadline_ns, int *err);
 /* ---- the poller object ---- */
 
 typedef struct zl_poller {
-    uint32_t tag;              /* ZL_POLLER_TAG while alive */
     zl_mutex_t lk;             /* serializes size/add/modify/remove/wait
                                   entry and exit; never held while asleep */
     bool waiting;              /* a zlink_poller_wait is inside (under lk) */

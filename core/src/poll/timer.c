@@ -26,8 +26,12 @@
  *  - The contract makes one timer unsafe for concurrent use by the
  *    application (two threads calling start/recv on it at once is the
  *    caller's race); the lock exists for the poller, not for that.
- *  - A timer registered in a poller cannot be destroyed (CLOSE_BUSY/EBUSY),
- *    so a poller never sees a freed timer.
+ *  - Handles: the public handle is a handle-table value (handle.h). Every
+ *    call enters it; zlink_timer_destroy takes its close gate, which fails
+ *    with CLOSE_BUSY/EBUSY while another call is inside (a blocked
+ *    zlink_timer_recv included) or while a poller holds the timer (the
+ *    registration keeps its enter), so neither a call nor a poller ever
+ *    sees a freed timer, and a destroyed timer's handle is EFAULT.
  */
 #include "poll/timer.h"
 
@@ -37,12 +41,13 @@
 
 #include <stdlib.h>
 
-zl_timer_t *zl_timer_from(void *handle)
+int zl_timer_enter(const void *handle, zl_timer_t **out, zl_hslot_t **slot)
 {
-    zl_timer_t *t = handle;
-    if (t == NULL || t->tag != ZL_TIMER_TAG)
-        return NULL;
-    return t;
+    void *obj;
+    if (zl_handle_enter(handle, ZL_HANDLE_TIMER, &obj, slot) != 0)
+        return EFAULT;
+    *out = obj;
+    return 0;
 }
 
 /* Under t->lk: fires of the current run due at now. Stops the timer when
@@ -137,38 +142,38 @@ ZLINK_EXPORT void *zlink_timer_new(void)
         return NULL;
     }
     zl_mutex_init(&t->lk);
-    t->tag = ZL_TIMER_TAG;
-    return t;
+    void *handle = NULL;
+    zl_hslot_t *slot;
+    if (zl_handle_new(ZL_HANDLE_TIMER, t, &handle, &slot) != 0) {
+        zl_mutex_fini(&t->lk);
+        free(t);
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    return handle;
 }
 
 ZLINK_EXPORT zlink_close_result_t zlink_timer_destroy(void **timer_p)
 {
     if (timer_p == NULL)
         return zl_close_fail(EFAULT);
-    zl_timer_t *t = zl_timer_from(*timer_p);
-    if (t == NULL)
-        return zl_close_fail(EFAULT);
-    zl_mutex_lock(&t->lk);
-    if (t->owner != NULL) {
-        zl_mutex_unlock(&t->lk);
-        return zl_close_fail(EBUSY);
-    }
-    t->tag = 0;
-    zl_mutex_unlock(&t->lk);
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_close(*timer_p, ZL_HANDLE_TIMER, &obj, &slot);
+    if (rc != 0)
+        /* EBUSY: a call is inside or a poller holds the timer. */
+        return zl_close_fail(rc == EBUSY ? EBUSY : EFAULT);
+    zl_timer_t *t = obj;
     zl_mutex_fini(&t->lk);
     free(t);
+    zl_handle_release(slot);
     *timer_p = NULL;
     return ZLINK_CLOSE_OK;
 }
 
-ZLINK_EXPORT zlink_config_result_t zlink_timer_start(void *timer, uint64_t interval_ns,
-                                                     uint64_t repeat)
+/* The bodies of start, stop and recv run inside the timer's handle. */
+static void timer_start(zl_timer_t *t, uint64_t interval_ns, uint64_t repeat)
 {
-    if (interval_ns == 0)
-        return zl_config_fail(EINVAL);
-    zl_timer_t *t = zl_timer_from(timer);
-    if (t == NULL)
-        return zl_config_fail(EFAULT);
     zl_mutex_lock(&t->lk);
     t->running = true;
     t->start_ns = zl_clock_ns();
@@ -179,13 +184,27 @@ ZLINK_EXPORT zlink_config_result_t zlink_timer_start(void *timer, uint64_t inter
     timer_changed_locked(t);
     zl_mutex_unlock(&t->lk);
     timer_wake_receivers(t);
+}
+
+ZLINK_EXPORT zlink_config_result_t zlink_timer_start(void *timer, uint64_t interval_ns,
+                                                     uint64_t repeat)
+{
+    if (interval_ns == 0)
+        return zl_config_fail(EINVAL);
+    zl_timer_t *t;
+    zl_hslot_t *slot;
+    if (zl_timer_enter(timer, &t, &slot) != 0)
+        return zl_config_fail(EFAULT);
+    timer_start(t, interval_ns, repeat);
+    zl_handle_leave(slot);
     return ZLINK_CONFIG_OK;
 }
 
 ZLINK_EXPORT zlink_config_result_t zlink_timer_stop(void *timer)
 {
-    zl_timer_t *t = zl_timer_from(timer);
-    if (t == NULL)
+    zl_timer_t *t;
+    zl_hslot_t *slot;
+    if (zl_timer_enter(timer, &t, &slot) != 0)
         return zl_config_fail(EFAULT);
     zl_mutex_lock(&t->lk);
     if (t->running) {
@@ -195,17 +214,14 @@ ZLINK_EXPORT zlink_config_result_t zlink_timer_stop(void *timer)
     }
     zl_mutex_unlock(&t->lk);
     timer_wake_receivers(t);
+    zl_handle_leave(slot);
     return ZLINK_CONFIG_OK;
 }
 
-ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
-                                                  zlink_recv_flags_t flags)
+/* zlink_timer_recv inside the handle: 0 with *count, or EAGAIN. May sleep
+ * (NONE) until the next fire or a start/stop; holds no lock meanwhile. */
+static int timer_recv(zl_timer_t *t, uint64_t *count, zlink_recv_flags_t flags)
 {
-    if (count == NULL || (flags != ZLINK_RECV_FLAGS_NONE && flags != ZLINK_RECV_FLAGS_DONTWAIT))
-        return zl_recv_fail(EINVAL);
-    zl_timer_t *t = zl_timer_from(timer);
-    if (t == NULL)
-        return zl_recv_fail(EFAULT);
     bool counted = false;
     for (;;) {
         zl_mutex_lock(&t->lk);
@@ -220,7 +236,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
             zl_mutex_unlock(&t->lk);
             if (counted)
                 atomic_fetch_sub(&t->recv_waiters, 1);
-            return zl_recv_fail(EAGAIN);
+            return EAGAIN;
         }
         int64_t next = timer_next_locked(t, due);
         if (!counted) {
@@ -239,5 +255,19 @@ ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
     }
     if (counted)
         atomic_fetch_sub(&t->recv_waiters, 1);
-    return ZLINK_RECV_OK;
+    return 0;
+}
+
+ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
+                                                  zlink_recv_flags_t flags)
+{
+    if (count == NULL || (flags != ZLINK_RECV_FLAGS_NONE && flags != ZLINK_RECV_FLAGS_DONTWAIT))
+        return zl_recv_fail(EINVAL);
+    zl_timer_t *t;
+    zl_hslot_t *slot;
+    if (zl_timer_enter(timer, &t, &slot) != 0)
+        return zl_recv_fail(EFAULT);
+    int rc = timer_recv(t, count, flags);
+    zl_handle_leave(slot);
+    return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
 }

@@ -5,15 +5,13 @@
 #ifndef ZL_TIMER_H
 #define ZL_TIMER_H
 
+#include "util/handle.h"
 #include "util/platform.h"
 
 typedef struct zl_pollsig zl_pollsig_t;
 typedef struct zl_timer zl_timer_t;
 
-#define ZL_TIMER_TAG 0x5A544D52u  /* "ZTMR" */
-
 struct zl_timer {
-    uint32_t tag;              /* ZL_TIMER_TAG while alive */
     zl_mutex_t lk;             /* guards everything below; a leaf except
                                   that zl_pollsig_raise runs under it */
     bool running;
@@ -28,9 +26,13 @@ struct zl_timer {
     _Atomic int recv_waiters;  /* zlink_timer_recv(NONE) calls asleep */
 };
 
-/* The timer behind handle, or NULL when handle is not a live timer. Reads
- * the tag word only; any thread. */
-zl_timer_t *zl_timer_from(void *handle);
+/* Resolves a timer handle (handle.h) and enters it: 0 (*out the timer,
+ * *slot its slot; zl_handle_leave(*slot) once) or EFAULT (not a live
+ * timer: NULL, another kind, garbage, destroyed). A poller that registers
+ * the timer keeps the enter until it removes it, which is what makes
+ * zlink_timer_destroy refuse (EBUSY) a timer a poller holds. Any thread;
+ * no lock; never blocks. */
+int zl_timer_enter(const void *handle, zl_timer_t **out, zl_hslot_t **slot);
 
 /* Lets one poller (owner, with wake word sig) watch t: start and stop will
  * raise sig. 0; EEXIST when owner already holds t; EBUSY when another

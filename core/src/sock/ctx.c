@@ -15,13 +15,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-int zl_ctx_check(void *handle, zl_ctx_t **out)
+int zl_ctx_enter(const void *handle, zl_ctx_t **out)
 {
-    zl_ctx_t *c = handle;
-    if (c == NULL || c->tag != ZL_CTX_TAG)
+    void *obj;
+    zl_hslot_t *slot;
+    if (zl_handle_enter(handle, ZL_HANDLE_CTX, &obj, &slot) != 0)
         return EFAULT;
-    *out = c;
+    *out = obj;
     return 0;
+}
+
+void zl_ctx_leave(zl_ctx_t *c)
+{
+    if (zl_handle_leave_last(c->hslot))
+        zl_ctx_free(c);
+}
+
+void zl_ctx_free(zl_ctx_t *c)
+{
+    if (c->hslot != NULL)
+        zl_handle_release(c->hslot);
+    zl_inproc_ns_fini(&c->inproc);
+    zl_cond_fini(&c->cv);
+    zl_mutex_fini(&c->lk);
+    free(c);
 }
 
 zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx)

@@ -9,8 +9,14 @@
  *    connect on tcp/ipc) and stop in zlink_ctx_term.
  *  - zlink_ctx_shutdown marks every socket terminated and wakes its waiters;
  *    blocking calls then return ETERM.
- *  - Sockets closed by the user stay allocated (dead) until term so a stale
- *    handle is detected, not dereferenced after free.
+ *  - Sockets closed by the user stay allocated (dead) until term; their
+ *    handles were released at close (handle.h), so a stale socket handle is
+ *    refused by the handle table before and after term alike.
+ *  - The context's own handle: every zlink_ctx_* call (and zlink_socket)
+ *    enters it with zl_ctx_enter and leaves with zl_ctx_leave. zlink_ctx_term
+ *    ends by shutting the handle (later calls get EFAULT) and the last call
+ *    to leave, term itself or a call that was still inside, frees the
+ *    context, so a call racing with term never reads freed memory.
  */
 #ifndef ZL_CTX_H
 #define ZL_CTX_H
@@ -20,10 +26,9 @@
 
 typedef struct zl_io zl_io_t;
 
-#define ZL_CTX_TAG 0x5A435458u  /* "ZCTX" */
 
 struct zl_ctx {
-    uint32_t tag;
+    zl_hslot_t *hslot;               /* the handle's slot (fixed) */
     zl_mutex_t lk;
     zl_cond_t cv;
     int io_threads;
@@ -47,8 +52,18 @@ struct zl_ctx {
     bool terminating;
 };
 
-/* Validates a context handle: 0 or EFAULT. */
-int zl_ctx_check(void *handle, zl_ctx_t **out);
+/* Resolves a context handle and enters it: 0 (*out is the context; call
+ * zl_ctx_leave once) or EFAULT (not a live context: NULL, another kind,
+ * garbage, or terminated). Any thread; no lock; never blocks. */
+int zl_ctx_enter(const void *handle, zl_ctx_t **out);
+/* Ends a call zl_ctx_enter admitted; frees the context when this was the
+ * last call inside a context that zlink_ctx_term finished. Any thread; the
+ * caller holds no context lock and does not touch c afterwards. */
+void zl_ctx_leave(zl_ctx_t *c);
+/* Frees a context's memory and releases its handle slot (nothing inside,
+ * handle closed or never published). Called by zl_ctx_leave and by
+ * zlink_ctx_new's failure path. */
+void zl_ctx_free(zl_ctx_t *c);
 /* An I/O thread for a new endpoint, starting the threads on first use.
  * Returns NULL with errno (ETERM after shutdown). */
 zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx);

@@ -52,7 +52,6 @@ typedef struct zl_mon_node {
 } zl_mon_node_t;
 
 struct zl_monitor {
-    uint32_t tag;                /* ZL_MON_TAG while open (first, like sockets) */
     _Atomic int refs;            /* the handle + poller pins */
     zl_socket_t *sock;           /* pinned while open; NULL after close */
     uint32_t events;             /* subscribed bits (immutable) */
@@ -257,7 +256,6 @@ int zl_monitor_open(zl_socket_t *s, uint32_t events, uint64_t hwm, zl_monitor_t 
     m->sock = s;
     m->events = events;
     m->hwm = hwm != 0 ? hwm : ZLINK_MONITOR_HWM_DFLT;
-    m->tag = ZL_MON_TAG;
     int rc = 0;
     zl_mutex_lock(&s->lk);
     if (s->closing)
@@ -278,14 +276,6 @@ int zl_monitor_open(zl_socket_t *s, uint32_t events, uint64_t hwm, zl_monitor_t 
     }
     *out = m;
     return 0;
-}
-
-zl_monitor_t *zl_monitor_check(void *handle)
-{
-    zl_monitor_t *m = handle;
-    if (m == NULL || m->tag != ZL_MON_TAG)
-        return NULL;
-    return m;
 }
 
 int zl_monitor_recv(zl_monitor_t *m, zlink_monitor_event_t *ev, int flags)
@@ -426,7 +416,6 @@ void zl_monitor_close(zl_monitor_t *m)
     zl_mutex_unlock(&s->lk);
     /* No producer can reach m now. */
     zl_mutex_lock(&m->lk);
-    m->tag = ZL_MON_DEAD;
     zl_mon_node_t *n = m->head;
     m->head = m->tail = NULL;
     m->count = 0;

@@ -13,6 +13,11 @@
  *    the queue, the stopped flag and the waker list.
  *  - A monitor pins its socket (zl_socket_pin) while open, so the socket's
  *    memory and lock stay valid even after zlink_close and zlink_ctx_term.
+ *  - The public handle is a handle-table value (handle.h, kind
+ *    ZL_HANDLE_MONITOR) made by monitor_api.c; every call on it enters the
+ *    handle, and zlink_monitor_close takes its close gate (EBUSY while a
+ *    receive or status call is inside), so a closed monitor's handle is
+ *    refused without touching the monitor's memory.
  */
 #ifndef ZL_MONITOR_H
 #define ZL_MONITOR_H
@@ -20,9 +25,6 @@
 #include "sock/socket.h"
 
 typedef struct zl_monitor zl_monitor_t;
-
-#define ZL_MON_TAG 0x5A4D4F4Eu  /* "ZMON" */
-#define ZL_MON_DEAD 0x5A4D4444u /* "ZMDD" */
 
 /* ---- producers (any thread) ---- */
 
@@ -59,8 +61,6 @@ void zl_monitor_socket_terminated(zl_socket_t *s);
 /* Opens a monitor on s (the caller is inside s's gate). hwm 0 = default.
  * Returns 0 or ESHUTDOWN, ETERM, EBUSY, ENOMEM. */
 int zl_monitor_open(zl_socket_t *s, uint32_t events, uint64_t hwm, zl_monitor_t **out);
-/* The monitor behind a handle, or NULL when it is not an open monitor. */
-zl_monitor_t *zl_monitor_check(void *handle);
 /* Pops one event (flags: ZLINK_RECV_FLAGS_*). 0 or EAGAIN, ETERM,
  * ESHUTDOWN. Single consumer. */
 int zl_monitor_recv(zl_monitor_t *m, zlink_monitor_event_t *ev, int flags);
@@ -76,7 +76,7 @@ void zl_monitor_close(zl_monitor_t *m);
  * zl_monitor_state: 0 open, ESHUTDOWN once the socket closed (and the
  * queue may still hold events), ETERM when the context was shut down.
  * Pins keep the monitor's memory after zlink_monitor_close (the handle is
- * then dead: zl_monitor_check gives NULL). Any thread. */
+ * then stale in the handle table). Any thread. */
 int zl_monitor_readiness(zl_monitor_t *m);
 int zl_monitor_state(zl_monitor_t *m);
 void zl_monitor_add_waker(zl_monitor_t *m, zl_waker_t *w);

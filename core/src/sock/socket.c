@@ -27,29 +27,6 @@
 static void frames_release(zl_frame_t *frames, size_t n);
 static const zl_tran_sock_ops_t sock_tran_ops; /* the engine's view, below */
 
-/* ------------------------------------------------------------ the gate */
-
-int zl_socket_enter(void *handle, zl_socket_t **out)
-{
-    zl_socket_t *s = handle;
-    if (s == NULL)
-        return EFAULT;
-    if (s->tag != ZL_SOCK_TAG)
-        return s->tag == ZL_SOCK_DEAD ? ESHUTDOWN : EFAULT;
-    uint64_t g = atomic_fetch_add(&s->gate, 1);
-    if (g & ZL_GATE_CLOSED) {
-        atomic_fetch_sub(&s->gate, 1);
-        return ESHUTDOWN;
-    }
-    *out = s;
-    return 0;
-}
-
-void zl_socket_leave(zl_socket_t *s)
-{
-    atomic_fetch_sub(&s->gate, 1);
-}
-
 /* ------------------------------------------------------------ wake-ups */
 
 void zl_socket_wake(zl_socket_t *s)
@@ -90,8 +67,7 @@ void zl_socket_remove_waker(zl_socket_t *s, zl_waker_t *w)
 
 int zl_socket_state(const zl_socket_t *s)
 {
-    /* The gate, not the tag: the tag changes at teardown without a lock. */
-    if (atomic_load(&s->gate) & ZL_GATE_CLOSED)
+    if (atomic_load(&s->closed))
         return ESHUTDOWN;
     return atomic_load(&s->terminated) ? ETERM : 0;
 }

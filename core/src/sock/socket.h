@@ -22,13 +22,17 @@
  *    notifies fire only after the waiter set reader_idle/writer_blocked
  *    under the queue lock, so no wake-up is lost; the wake takes no lock,
  *    so a notify may run while its caller holds any socket or queue lock.
- *  - The close gate (s->gate): bit 63 = closed, low bits count calls in
- *    flight. A call enters with zl_socket_enter (fails once closed) and
- *    leaves with zl_socket_leave. zlink_close fails with EBUSY while any
- *    other call is inside.
+ *  - The public handle is a handle-table value (handle.h), never the
+ *    socket's address. The close gate is the handle's slot word: a call
+ *    resolves and enters in one CAS with zl_socket_enter (fails once the
+ *    close is accepted) and leaves with zl_socket_leave. zlink_close takes
+ *    the gate only while no other call is inside (else EBUSY), sets
+ *    s->closed for the pinned observers (pollers), tears down, and releases
+ *    the slot: from then on the handle is stale and every call answers as
+ *    for a closed socket, before and after zlink_ctx_term alike, without
+ *    touching the socket's memory.
  *  - Socket memory is not freed at close: the object stays (tag ZL_SOCK_DEAD)
- *    until zlink_ctx_term, so a stale handle gets ESHUTDOWN instead of
- *    touching freed memory.
+ *    until zlink_ctx_term, or until the last pin after it.
  *  - Threads: API calls on application threads; attach, detach and control
  *    calls on I/O threads; nothing here blocks an I/O thread except s->lk.
  */
@@ -40,6 +44,7 @@
 #include "util/hmap.h"
 #include "util/rid.h"
 #include "wire/zmp.h"
+#include "util/handle.h"
 #include "zlink.h"
 
 typedef struct zl_ctx zl_ctx_t;
@@ -233,16 +238,18 @@ typedef struct zl_proto_ops {
 } zl_proto_ops_t;
 
 struct zl_socket {
-    _Atomic uint32_t tag;             /* read without s->lk by handle checks */
+    _Atomic uint32_t tag;             /* ZL_SOCK_TAG until teardown ends (an
+                                         internal marker; handles are checked
+                                         in the handle table, never here) */
     int type;
     zl_tran_sock_t tran;              /* what the engine holds (transport.h) */
     zl_ctx_t *ctx;
     const zl_proto_ops_t *ops;
+    zl_hslot_t *hslot;                /* the handle's slot: the close gate
+                                         (fixed at creation) */
     zl_mutex_t lk;
-    /* The wake word is written by I/O threads and peers on every wake-up,
-     * the gate by every API call: padding keeps them on separate cache
-     * lines (padding, not _Alignas, so a misaligned garbage handle can
-     * still be checked for its tag without undefined behaviour). */
+    /* The wake word is written by I/O threads and peers on every wake-up:
+     * padding keeps it off the lines of the fields read by every call. */
     char pad_wake[64];
     _Atomic uint32_t wseq;            /* bumped by every zl_socket_wake;
                                          blocked callers wait on it */
@@ -277,8 +284,9 @@ struct zl_socket {
     uint64_t route_acked;             /* route_gen at the last snapshot */
     uint64_t recv_route;              /* route of the last router receive */
     char pad_gate[64];
-    _Atomic uint64_t gate;
-    char pad_end[56];
+    _Atomic bool closed;              /* set once zlink_close took the gate;
+                                         read by pollers of a pinned socket */
+    char pad_end[63];
     zl_sockopts_t opts;               /* written under lk */
     zl_pipe_t *pipes;                 /* all pipes, attached or draining */
     size_t npipes;
@@ -312,13 +320,29 @@ struct zl_socket {
 
 /* ---- lifecycle (socket.c) ---- */
 
-/* The close gate's closed bit (s->gate); the low bits count calls inside. */
-#define ZL_GATE_CLOSED (1ull << 63)
+/* Resolves a socket handle and enters its close gate (one CAS on the
+ * handle's slot; the handle value is never dereferenced). 0: *out is the
+ * socket, and the caller must zl_socket_leave it exactly once. Otherwise
+ * ESHUTDOWN (closed, or its close is running; before or after
+ * zlink_ctx_term) or EFAULT (not a socket handle: NULL, another kind,
+ * garbage). Any thread; no lock; never blocks. */
+static inline int zl_socket_enter(const void *handle, zl_socket_t **out)
+{
+    void *obj;
+    zl_hslot_t *slot;
+    int rc = zl_handle_enter(handle, ZL_HANDLE_SOCKET, &obj, &slot);
+    if (ZL_LIKELY(rc == 0)) {
+        *out = obj;
+        return 0;
+    }
+    return rc == EFAULT ? EFAULT : ESHUTDOWN;
+}
 
-/* Gate: returns 0 inside, or the errno to fail with (ESHUTDOWN after close,
- * EFAULT for a non-socket). */
-int zl_socket_enter(void *handle, zl_socket_t **out);
-void zl_socket_leave(zl_socket_t *s);
+/* Ends a call zl_socket_enter admitted. Any thread; one atomic op. */
+static inline void zl_socket_leave(zl_socket_t *s)
+{
+    zl_handle_leave(s->hslot);
+}
 
 /* Wakes blocked callers of s if any (any thread, no locks held). */
 void zl_socket_wake(zl_socket_t *s);
