@@ -605,12 +605,14 @@ int zl_pipe_send_control_msg(zl_pipe_t *p, uint8_t flags, const zlink_msg_t *bod
     int rc;
     if (p->inproc) {
         zl_socket_t *peer = p->inproc_peer->sock;
-        rc = zl_q_push_ctl(p->out, &f); /* CLOSED released the share */
+        rc = zl_q_push_ctl(p->out, &f);
         if (rc == ZL_Q_OK) {
             atomic_fetch_add(&peer->ctl_pending, 1);
             zl_socket_wake(peer);
             return 0;
         }
+        if (rc == ZL_Q_NOMEM)
+            zl_msg_release(&f.msg); /* ZL_Q_CLOSED has released it */
     } else {
         size_t len = zl_msg_size(&f.msg), nlen;
         zl_q_t *q = control_queue(p, flags, zl_msg_data(&f.msg), len, &nlen);
@@ -621,12 +623,7 @@ int zl_pipe_send_control_msg(zl_pipe_t *p, uint8_t flags, const zlink_msg_t *bod
             return 0;
         zl_msg_release(&f.msg);
     }
-    if (rc == ZL_Q_NOMEM) {
-        if (p->inproc)
-            zl_msg_release(&f.msg);
-        return ENOMEM;
-    }
-    return EPIPE;
+    return rc == ZL_Q_NOMEM ? ENOMEM : EPIPE;
 }
 
 int zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len)

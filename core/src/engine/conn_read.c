@@ -18,6 +18,9 @@
  *    replies nowhere else (conn_kind_allowed); else EPROTO.
  *  - Frames of a record in progress wait in rpart; only complete records
  *    reach rbatch, so nothing partial is ever delivered.
+ *  - Out of memory (a frame slot, or the in queue cannot grow to take a
+ *    batch): the connection fails with ENOMEM (ERROR INTERNAL to the peer);
+ *    what was delivered before stays, the rest goes with the connection.
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
  */
 #include "engine_int.h"
