@@ -41,8 +41,9 @@ extern const conf_impl_t conf_impls[];
 extern const size_t conf_impl_count;
 
 /* Allocation failure on demand (alloc_fail.c): between begin and end every
- * malloc and calloc on the calling thread fails with ENOMEM, as when the
- * system is out of memory. end returns how many allocations failed. */
+ * malloc, calloc and realloc (and aligned allocation) on the calling thread
+ * fails with ENOMEM, as when the system is out of memory. end returns how
+ * many allocations failed. */
 void conf_alloc_fail_begin(void);
 unsigned conf_alloc_fail_end(void);
 

@@ -241,14 +241,17 @@ static void test_gate_race(void)
     }
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_one_bit_flips),
+    ZT_CASE(test_kind_and_shape),
+    ZT_CASE(test_close_gate_and_release),
+    ZT_CASE(test_shut_and_last_leaver),
+    ZT_CASE(test_reuse_bumps_generation),
+    ZT_CASE(test_generation_wraps_past_zero),
+    ZT_CASE(test_gate_race),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_one_bit_flips);
-    ZT_RUN(test_kind_and_shape);
-    ZT_RUN(test_close_gate_and_release);
-    ZT_RUN(test_shut_and_last_leaver);
-    ZT_RUN(test_reuse_bumps_generation);
-    ZT_RUN(test_generation_wraps_past_zero);
-    ZT_RUN(test_gate_race);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -1206,15 +1206,18 @@ static void test_race_ctx_term(void)
     }
 }
 
-int main(void)
+static const zt_case_t cases[] = {
+    ZT_CASE(test_bad_handles_everywhere),
+    ZT_CASE(test_stale_socket_after_reuse),
+    ZT_CASE(test_destroy_busy_while_inside),
+    ZT_CASE(test_race_socket_close),
+    ZT_CASE(test_race_poller_destroy),
+    ZT_CASE(test_race_timer_destroy),
+    ZT_CASE(test_race_monitor_close),
+    ZT_CASE(test_race_ctx_term),
+};
+
+int main(int argc, char **argv)
 {
-    ZT_RUN(test_bad_handles_everywhere);
-    ZT_RUN(test_stale_socket_after_reuse);
-    ZT_RUN(test_destroy_busy_while_inside);
-    ZT_RUN(test_race_socket_close);
-    ZT_RUN(test_race_poller_destroy);
-    ZT_RUN(test_race_timer_destroy);
-    ZT_RUN(test_race_monitor_close);
-    ZT_RUN(test_race_ctx_term);
-    return zt_done();
+    return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }

@@ -493,7 +493,7 @@ static void q_deliver_reports_full(void)
         *f = frame_copy(10, 1, 0);
         f->seq = i;
     }
-    ZT_CHECK(!zl_q_deliver(q, &in, 2, 2 * CHARGE(10))); /* 2 of 3 */
+    ZT_EQ_INT(zl_q_deliver(q, &in, 2, 2 * CHARGE(10)), ZL_Q_OK); /* 2 of 3 */
     ZT_EQ_INT(in.count, 0);
     ZT_EQ_INT(atomic_load(&rd.calls), 1);
     for (uint64_t i = 2; i < 5; i++) {
@@ -501,7 +501,7 @@ static void q_deliver_reports_full(void)
         *f = frame_copy(10, 1, 0);
         f->seq = i;
     }
-    ZT_CHECK(zl_q_deliver(q, &in, 3, 3 * CHARGE(10))); /* 5 > 3: full */
+    ZT_EQ_INT(zl_q_deliver(q, &in, 3, 3 * CHARGE(10)), ZL_Q_FULL); /* 5 > 3: full */
     ZT_EQ_INT(atomic_load(&rd.calls), 1);              /* not idle now */
     ZT_EQ_INT(zl_q_records(q), 5);
     ZT_EQ_U64(zl_q_bytes(q), 5 * CHARGE(10));
@@ -568,7 +568,7 @@ static void q_close_reader(void)
     zl_fq_t in;
     zl_fq_init(&in);
     *zl_fq_push(&in) = frame_ext(100, 0);
-    ZT_CHECK(!zl_q_deliver(q, &in, 1, CHARGE(100)));
+    ZT_EQ_INT(zl_q_deliver(q, &in, 1, CHARGE(100)), ZL_Q_CLOSED);
     ZT_EQ_INT(atomic_load(&freed), 3);
     ZT_EQ_INT(in.count, 0);
     zl_fq_fini(&in);

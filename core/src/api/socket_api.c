@@ -382,9 +382,16 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
         size_t len = zl_msg_size(&first);
         if (len > tcap) {
             /* Too short for the topic: hand the record back untouched. */
-            *tlen = len;
-            zl_socket_stash(s, &first, parts, *count);
-            rc = ENOBUFS;
+            rc = zl_socket_stash(s, &first, parts, *count);
+            if (rc == 0) {
+                *tlen = len;
+                rc = ENOBUFS;
+            } else {
+                /* Cannot happen (zl_socket_stash): the record is ours to
+                 * release; the failure changes no output. */
+                zl_msg_release(&first);
+                zl_multipart_release(parts, *count);
+            }
         } else {
             if (len > 0)
                 memcpy(topic, zl_msg_data(&first), len);

@@ -42,6 +42,9 @@
  *    more and the rest is bounded by what the kernel held, delivers those
  *    records, and ends at the EOF or the reset as usual. Nothing is
  *    dropped. (Linux only: elsewhere paused conns are not watched.)
+ *  - Out of memory (a frame slot, or the in queue cannot grow to take a
+ *    batch): the connection fails with ENOMEM (ERROR INTERNAL to the peer);
+ *    what was delivered before stays, the rest goes with the connection.
  *  - Threads and locks: the conn's I/O thread; no locks of its own.
  */
 #include "engine_int.h"
@@ -282,10 +285,20 @@ void zl_conn_flush_batch(zl_conn_t *c)
     if (c->rrecords == 0 || c->in == NULL)
         return;
     zl_conn_commit_slices(c);
-    bool full = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
+    int rc = zl_q_deliver(c->in, &c->rbatch, c->rrecords, c->rcharge);
+    if (rc == ZL_Q_NOMEM) {
+        /* The in queue could not grow to take these records. They cannot
+         * wait here (reading on would pile up more), and dropping them
+         * quietly would lose records the peer thinks were delivered: the
+         * connection ends with ENOMEM instead (ERROR INTERNAL to the peer,
+         * DISCONNECTED TRANSPORT_ERROR on the monitor), which discards the
+         * batch with the connection's other unfinished input. */
+        zl_conn_fail(c, ENOMEM, ZMP_ERR_INTERNAL);
+        return;
+    }
     c->rrecords = 0;
     c->rcharge = 0;
-    if (full && !c->draining) {
+    if (rc == ZL_Q_FULL && !c->draining) {
         /* Only lane 0 can get here: the Completion lane has no HWM. */
         c->rd_full = true;
         zl_conn_read_pause(c);
@@ -342,7 +355,8 @@ static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body
     }
     c->rpart_charge += charge;
     if (!more) {
-        zl_fq_splice(&c->rbatch, &c->rpart);
+        if (zl_fq_splice(&c->rbatch, &c->rpart) != 0)
+            return false; /* out of memory: the connection ends */
         c->rcharge += c->rpart_charge;
         c->rpart_charge = 0;
         c->rrecords++;
@@ -356,6 +370,8 @@ static bool conn_take_data(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body
 static void conn_take_control(zl_conn_t *c, const zmp_hdr_t *h, const uint8_t *body)
 {
     zl_conn_flush_batch(c);
+    if (c->state == ZL_CS_CLOSING || c->state == ZL_CS_FREE)
+        return; /* the records before it could not be delivered */
     if (h->flags & ZMP_F_CONTROL) {
         switch (zmp_control_kind(body, h->size)) {
         case ZMP_CTL_HELLO:

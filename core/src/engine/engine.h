@@ -20,7 +20,7 @@
  *
  * STREAM connections carry raw bytes (engine/stream.c). In RAW mode each
  * read is one single-frame record. In PACKET mode each complete packet is
- * one record of two frames (header with ZL_F_MORE, then body), and the
+ * one record of two frames (header with ZMP_F_MORE, then body), and the
  * header frame's seq is an admission stamp: a process-wide counter taken
  * when the packet completed, increasing in completion order, by which the
  * socket orders packets across connections. Nothing partial is delivered.

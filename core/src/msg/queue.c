@@ -4,9 +4,17 @@
  * Locks: zl_fq_t has none (its owner serializes). zl_q_t functions take q->lk
  * for their whole body and call an end's notify only after unlocking, so a
  * notify may take a socket lock without inverting the socket -> queue order.
+ *
+ * Memory: a FIFO allocates whole chunks, keeps FQ_SPARE_KEEP of them when
+ * frames leave, and takes spares before it asks malloc. Every function that
+ * appends first makes sure of the chunks it needs (zl_fq_reserve), then
+ * moves frames: on ENOMEM nothing has moved. Reservations that must survive
+ * a lock release (zl_q_reserve) count spare chunks only, because the reader
+ * may take the whole chunk list, tail included, but never the spares.
  */
 #include "msg/queue.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------------ zl_fq_t */
@@ -16,11 +24,19 @@ void zl_fq_init(zl_fq_t *q)
     memset(q, 0, sizeof *q);
 }
 
+/* How many spare chunks a FIFO keeps when frames are popped: enough to
+ * refill without a malloc in steady state; reservations may add more for a
+ * moment, and they are used up by the push they were made for. */
+#define FQ_SPARE_KEEP 1
+
+/* Takes a chunk from the spare list, else from the allocator. The caller
+ * owns it. Owner's serialization; no lock of its own. */
 static zl_fq_chunk_t *fq_chunk_get(zl_fq_t *q)
 {
     zl_fq_chunk_t *c = q->spare;
     if (c != NULL) {
-        q->spare = NULL;
+        q->spare = c->next;
+        q->nspare--;
     } else {
         c = malloc(sizeof *c);
         if (c == NULL)
@@ -30,12 +46,59 @@ static zl_fq_chunk_t *fq_chunk_get(zl_fq_t *q)
     return c;
 }
 
+/* Gives back a chunk the FIFO no longer uses (kept as a spare or freed). */
 static void fq_chunk_put(zl_fq_t *q, zl_fq_chunk_t *c)
 {
-    if (q->spare == NULL)
+    if (q->nspare < FQ_SPARE_KEEP) {
+        c->next = q->spare;
         q->spare = c;
-    else
+        q->nspare++;
+    } else {
         free(c);
+    }
+}
+
+/* Frees spare chunks beyond FQ_SPARE_KEEP (after a failed reservation). */
+static void fq_trim_spares(zl_fq_t *q)
+{
+    while (q->nspare > FQ_SPARE_KEEP) {
+        zl_fq_chunk_t *c = q->spare;
+        q->spare = c->next;
+        q->nspare--;
+        free(c);
+    }
+}
+
+/* Allocates spare chunks until q holds at least want of them. 0, or ENOMEM
+ * (the spares beyond FQ_SPARE_KEEP are freed again, frames untouched). */
+static int fq_add_spares(zl_fq_t *q, size_t want)
+{
+    while (q->nspare < want) {
+        zl_fq_chunk_t *c = malloc(sizeof *c);
+        if (c == NULL) {
+            fq_trim_spares(q);
+            return ENOMEM;
+        }
+        c->next = q->spare;
+        q->spare = c;
+        q->nspare++;
+    }
+    return 0;
+}
+
+/* Slots the next pushes can fill without a new chunk. */
+static size_t fq_tail_room(const zl_fq_t *q)
+{
+    return q->tail == NULL ? 0 : ZL_FQ_CHUNK - q->tail_pos;
+}
+
+int zl_fq_reserve(zl_fq_t *q, size_t n)
+{
+    size_t room = fq_tail_room(q);
+    if (n <= room)
+        return 0;
+    size_t chunks = (n - room + ZL_FQ_CHUNK - 1) / ZL_FQ_CHUNK;
+    return fq_add_spares(q, chunks);
 }
 
 zl_frame_t *zl_fq_push(zl_fq_t *q)
@@ -93,10 +156,10 @@ zl_frame_t *zl_fq_at(zl_fq_t *q, size_t i)
     return &c->f[pos];
 }
 
-void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
+int zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
 {
     if (src->count == 0)
-        return;
+        return 0;
     if (dst->count == 0) {
         /* O(1): dst adopts src's chunks. An empty FIFO holds at most one
          * (rewound) chunk; it becomes src's spare, so chunks circulate
@@ -110,23 +173,21 @@ void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src)
         src->head = src->tail = NULL;
         src->head_pos = src->tail_pos = 0;
         src->count = 0;
-        if (empty != NULL) {
-            if (src->spare == NULL)
-                src->spare = empty;
-            else
-                free(empty);
-        }
-        return;
+        if (empty != NULL)
+            fq_chunk_put(src, empty);
+        return 0;
     }
     /* dst is not empty: move frame by frame (frames are plain bytes, so a
-     * memcpy moves a message). */
+     * memcpy moves a message), after making room for all of them, so that
+     * a failure leaves both sides as they were. */
+    if (zl_fq_reserve(dst, src->count) != 0)
+        return ENOMEM;
     while (src->count > 0) {
-        zl_frame_t *d = zl_fq_push(dst);
-        if (d == NULL)
-            abort(); /* chunk allocation failure mid-splice: out of memory */
+        zl_frame_t *d = zl_fq_push(dst); /* reserved: cannot fail */
         memcpy(d, zl_fq_front(src), sizeof *d);
         zl_fq_pop(src);
     }
+    return 0;
 }
 
 void zl_fq_clear(zl_fq_t *q)
@@ -148,7 +209,13 @@ void zl_fq_fini(zl_fq_t *q)
         free(c);
         c = n;
     }
-    free(q->spare);
+    c = q->spare;
+    while (c != NULL) {
+        zl_fq_chunk_t *n = c->next;
+        free(c);
+        c = n;
+    }
+    free(q->held);
     memset(q, 0, sizeof *q);
 }
 
@@ -256,14 +323,58 @@ bool zl_q_has_room(zl_q_t *q, uint64_t charge)
     return ok;
 }
 
-void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n)
+int zl_q_reserve(zl_q_t *q, size_t n)
+{
+    /* Spare chunks only: the tail's free slots do not count, since a
+     * reader taking everything (zl_q_take_all) takes the tail chunk too. */
+    zl_mutex_lock(&q->lk);
+    int rc = fq_add_spares(&q->fq, (n + ZL_FQ_CHUNK - 1) / ZL_FQ_CHUNK);
+    zl_mutex_unlock(&q->lk);
+    return rc;
+}
+
+int zl_q_reserve_ctl(zl_q_t *q)
+{
+    /* The reader of the control list pops one frame at a time, which only
+     * adds free slots (a drained list rewinds its chunk) and spares: the
+     * tail's free slots count here. */
+    zl_mutex_lock(&q->lk);
+    int rc = zl_fq_reserve(&q->ctl, 1);
+    zl_mutex_unlock(&q->lk);
+    return rc;
+}
+
+int zl_q_inject_reserve(zl_q_t *q)
+{
+    zl_mutex_lock(&q->lk);
+    int rc = 0;
+    if (q->fq.held == NULL) {
+        q->fq.held = malloc(sizeof *q->fq.held);
+        if (q->fq.held == NULL)
+            rc = ENOMEM;
+    }
+    zl_mutex_unlock(&q->lk);
+    return rc;
+}
+
+int zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n)
 {
     uint64_t charge = 0;
     zl_mutex_lock(&q->lk);
+    if (zl_fq_reserve(&q->fq, n) != 0) {
+        /* The chunk set aside by zl_q_inject_reserve covers one chunk's
+         * worth of frames; it is used only here. */
+        if (q->fq.held == NULL || n > ZL_FQ_CHUNK) {
+            zl_mutex_unlock(&q->lk);
+            return ZL_Q_NOMEM;
+        }
+        q->fq.held->next = q->fq.spare;
+        q->fq.spare = q->fq.held;
+        q->fq.nspare++;
+        q->fq.held = NULL;
+    }
     for (size_t i = 0; i < n; i++) {
-        zl_frame_t *d = zl_fq_push(&q->fq);
-        if (d == NULL)
-            abort(); /* out of memory */
+        zl_frame_t *d = zl_fq_push(&q->fq); /* reserved: cannot fail */
         charge += zl_frame_charge(&frames[i]);
         memcpy(d, &frames[i], sizeof *d);
         zl_msg_init_empty(&frames[i].msg);
@@ -272,6 +383,27 @@ void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n)
     q->bytes += charge;
     q->reader_idle = false;
     zl_mutex_unlock(&q->lk);
+    return ZL_Q_OK;
+}
+
+/* Under q->lk: appends one whole record of n frames, with room already
+ * admitted; reserves its chunks first so that it is all or nothing.
+ * Returns ZL_Q_OK (frames moved out; *wake says whether the reader must be
+ * notified) or ZL_Q_NOMEM (nothing queued, frames untouched). */
+static int push_locked(zl_q_t *q, zl_frame_t *frames, size_t n, uint64_t charge, bool *wake)
+{
+    if (zl_fq_reserve(&q->fq, n) != 0)
+        return ZL_Q_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        zl_frame_t *d = zl_fq_push(&q->fq); /* reserved: cannot fail */
+        memcpy(d, &frames[i], sizeof *d);
+        zl_msg_init_empty(&frames[i].msg);
+    }
+    q->records++;
+    q->bytes += charge;
+    *wake = q->reader_idle;
+    q->reader_idle = false;
+    return ZL_Q_OK;
 }
 
 int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control)
@@ -289,32 +421,26 @@ int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control)
         zl_mutex_unlock(&q->lk);
         return ZL_Q_FULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        zl_frame_t *d = zl_fq_push(&q->fq);
-        if (d == NULL)
-            abort(); /* a 5 KiB chunk allocation failed: out of memory */
-        memcpy(d, &frames[i], sizeof *d);
-        zl_msg_init_empty(&frames[i].msg);
-    }
-    q->records++;
-    q->bytes += charge;
-    bool wake = q->reader_idle;
-    q->reader_idle = false;
+    bool wake = false;
+    int rc = push_locked(q, frames, n, charge, &wake);
     zl_mutex_unlock(&q->lk);
     if (wake)
         notify(&q->rd);
-    return ZL_Q_OK;
+    return rc;
 }
 
-bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
+int zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
 {
     zl_mutex_lock(&q->lk);
     if (q->reader_closed) {
         zl_mutex_unlock(&q->lk);
         zl_fq_clear(fq);
-        return false;
+        return ZL_Q_CLOSED;
     }
-    zl_fq_splice(&q->fq, fq);
+    if (zl_fq_splice(&q->fq, fq) != 0) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_NOMEM; /* fq still holds every record */
+    }
     q->records += records;
     q->bytes += charge;
     bool full = false;
@@ -334,7 +460,7 @@ bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge)
     zl_mutex_unlock(&q->lk);
     if (wake)
         notify(&q->rd);
-    return full;
+    return full ? ZL_Q_FULL : ZL_Q_OK;
 }
 
 size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof)
@@ -347,12 +473,16 @@ size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof)
         zl_mutex_unlock(&q->lk);
         return 0;
     }
+    *eof = false;
+    if (zl_fq_splice(out, &q->fq) != 0) {
+        /* out is not empty and cannot grow now: the records stay here. */
+        zl_mutex_unlock(&q->lk);
+        return 0;
+    }
     fold_consumed(q);
     uint64_t c = q->bytes - q->inflight;
     q->inflight = q->bytes;
-    zl_fq_splice(out, &q->fq);
     q->records = 0;
-    *eof = false;
     zl_mutex_unlock(&q->lk);
     *charge += c;
     return n;
@@ -386,7 +516,7 @@ void zl_q_close_reader(zl_q_t *q)
     zl_fq_init(&dead);
     zl_mutex_lock(&q->lk);
     q->reader_closed = true;
-    zl_fq_splice(&dead, &q->fq);
+    (void)zl_fq_splice(&dead, &q->fq); /* dead is empty: cannot fail */
     q->records = 0;
     fold_consumed(q);
     q->bytes = q->inflight;
@@ -436,21 +566,24 @@ size_t zl_q_records(zl_q_t *q)
     return r;
 }
 
-void zl_q_push_ctl(zl_q_t *q, zl_frame_t *f)
+int zl_q_push_ctl(zl_q_t *q, zl_frame_t *f)
 {
     zl_mutex_lock(&q->lk);
     if (q->reader_closed) {
         zl_mutex_unlock(&q->lk);
         zl_msg_release(&f->msg);
         zl_msg_init_empty(&f->msg);
-        return;
+        return ZL_Q_CLOSED;
     }
     zl_frame_t *d = zl_fq_push(&q->ctl);
-    if (d == NULL)
-        abort(); /* out of memory */
+    if (d == NULL) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_NOMEM; /* f untouched */
+    }
     memcpy(d, f, sizeof *d);
     zl_msg_init_empty(&f->msg);
     zl_mutex_unlock(&q->lk);
+    return ZL_Q_OK;
 }
 
 bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out)
@@ -473,7 +606,37 @@ static bool is_named_control(zl_frame_t *f, const void *name, size_t nlen)
     return zl_msg_size(&f->msg) >= nlen && memcmp(zl_msg_data(&f->msg), name, nlen) == 0;
 }
 
-/* Under q->lk: drops queued controls named name (rare: rebuilds the FIFO). */
+/* Under q->lk: drops the frames of fq beyond its first keep (their
+ * messages must have been moved out), freeing chunks no longer needed. */
+static void fq_truncate(zl_fq_t *fq, size_t keep)
+{
+    if (keep == fq->count)
+        return;
+    if (keep == 0) {
+        while (fq->count > 0)
+            zl_fq_pop(fq);
+        return;
+    }
+    size_t last = fq->head_pos + keep - 1; /* position of the last kept frame */
+    zl_fq_chunk_t *c = fq->head;
+    while (last >= ZL_FQ_CHUNK) {
+        last -= ZL_FQ_CHUNK;
+        c = c->next;
+    }
+    zl_fq_chunk_t *x = c->next;
+    while (x != NULL) {
+        zl_fq_chunk_t *n = x->next;
+        fq_chunk_put(fq, x);
+        x = n;
+    }
+    c->next = NULL;
+    fq->tail = c;
+    fq->tail_pos = (uint32_t)last + 1;
+    fq->count = keep;
+}
+
+/* Under q->lk: drops queued controls named name, compacting the FIFO in
+ * place (rare; needs no memory, so it cannot fail). */
 static void drop_named_controls(zl_fq_t *fq, size_t *records, uint64_t *bytes, const void *name,
                                 size_t nlen)
 {
@@ -482,36 +645,54 @@ static void drop_named_controls(zl_fq_t *fq, size_t *records, uint64_t *bytes, c
         any = is_named_control(zl_fq_at(fq, i), name, nlen);
     if (!any)
         return;
-    zl_fq_t keep;
-    zl_fq_init(&keep);
+    /* A read and a write cursor walk the chunks; kept frames slide down
+     * over dropped ones. */
+    zl_fq_chunk_t *rc = fq->head, *wc = fq->head;
+    uint32_t rp = fq->head_pos, wp = fq->head_pos;
+    size_t kept = 0;
     bool in_record = false; /* never drop a frame inside a record */
-    while (fq->count > 0) {
-        zl_frame_t *f = zl_fq_front(fq);
+    for (size_t i = 0; i < fq->count; i++) {
+        zl_frame_t *f = &rc->f[rp];
+        if (++rp == ZL_FQ_CHUNK) {
+            rc = rc->next;
+            rp = 0;
+        }
         if (!in_record && is_named_control(f, name, nlen)) {
             *bytes -= zl_frame_charge(f);
             (*records)--;
             zl_msg_release(&f->msg);
-        } else {
-            zl_frame_t *d = zl_fq_push(&keep);
-            if (d == NULL)
-                abort(); /* out of memory */
-            memcpy(d, f, sizeof *d);
-            in_record = (f->flags & ZMP_F_MORE) != 0;
+            continue;
         }
-        zl_fq_pop(fq);
+        in_record = (f->flags & ZMP_F_MORE) != 0;
+        if (&wc->f[wp] != f)
+            memcpy(&wc->f[wp], f, sizeof *f);
+        kept++;
+        if (++wp == ZL_FQ_CHUNK) {
+            wc = wc->next;
+            wp = 0;
+        }
     }
-    zl_fq_splice(fq, &keep);
-    zl_fq_fini(&keep);
+    fq_truncate(fq, kept);
 }
 
 int zl_q_push_control_latest(zl_q_t *q, zl_frame_t *f, const void *name, size_t nlen)
 {
+    uint64_t charge = zl_frame_charge(f);
     zl_mutex_lock(&q->lk);
     if (q->reader_closed) {
         zl_mutex_unlock(&q->lk);
         return ZL_Q_CLOSED;
     }
+    /* Room first: a failure must leave the older control in place. */
+    if (zl_fq_reserve(&q->fq, 1) != 0) {
+        zl_mutex_unlock(&q->lk);
+        return ZL_Q_NOMEM;
+    }
     drop_named_controls(&q->fq, &q->records, &q->bytes, name, nlen);
+    bool wake = false;
+    int rc = push_locked(q, f, 1, charge, &wake); /* reserved: cannot fail */
     zl_mutex_unlock(&q->lk);
-    return zl_q_push(q, f, 1, true);
+    if (wake)
+        notify(&q->rd);
+    return rc;
 }

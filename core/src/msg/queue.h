@@ -24,6 +24,12 @@
  *    write completed (zl_q_release), so a sender blocks while the transport
  *    is full; a socket until the application received each record
  *    (zl_q_consume, lock-free, folded in by the writer when it needs room).
+ *  - Memory: frames live in chunks of ZL_FQ_CHUNK. An append either
+ *    completes or fails with ENOMEM / ZL_Q_NOMEM having changed nothing:
+ *    the chunks it needs are allocated before the first frame moves.
+ *    Nothing here aborts. A writer that must not fail after it has
+ *    committed to something (several queues at once, a STREAM notice)
+ *    reserves first (zl_q_reserve, zl_q_inject_reserve).
  *  - Lock order: socket lock before queue lock. notify functions are called
  *    with no queue lock held and take no socket lock (they stamp, bump a
  *    wake word, or post to an I/O thread), so a queue operation may run
@@ -68,7 +74,10 @@ typedef struct zl_fq {
     uint32_t head_pos;   /* next frame to pop in head */
     uint32_t tail_pos;   /* next free slot in tail */
     size_t count;        /* frames queued */
-    zl_fq_chunk_t *spare; /* one recycled chunk */
+    zl_fq_chunk_t *spare; /* recycled or reserved chunks (linked by next) */
+    size_t nspare;       /* chunks on the spare list */
+    zl_fq_chunk_t *held; /* set aside for one push that must not fail
+                            (zl_q_inject_reserve); only zl_q_inject uses it */
 } zl_fq_t;
 
 void zl_fq_init(zl_fq_t *q);
@@ -76,9 +85,14 @@ void zl_fq_init(zl_fq_t *q);
 void zl_fq_fini(zl_fq_t *q);
 /* Closes every queued frame's message; keeps the FIFO usable. */
 void zl_fq_clear(zl_fq_t *q);
-/* A slot at the tail to fill in place, or NULL when out of memory. The slot
- * is uninitialized; it becomes part of the FIFO at once. */
+/* A slot at the tail to fill in place, or NULL when out of memory (the FIFO
+ * is then unchanged). The slot is uninitialized; it becomes part of the
+ * FIFO at once. */
 zl_frame_t *zl_fq_push(zl_fq_t *q);
+/* Makes sure the next n zl_fq_push calls on q succeed without allocating,
+ * as long as nothing else touches q in between (the owner's lock held
+ * throughout). Returns 0, or ENOMEM with the frames of q unchanged. */
+int zl_fq_reserve(zl_fq_t *q, size_t n);
 /* The head frame, or NULL when empty. */
 static inline zl_frame_t *zl_fq_front(zl_fq_t *q)
 {
@@ -86,9 +100,11 @@ static inline zl_frame_t *zl_fq_front(zl_fq_t *q)
 }
 /* Removes the head frame; its message must have been moved out or closed. */
 void zl_fq_pop(zl_fq_t *q);
-/* Appends all of src to dst in O(1) chunks-wise when possible; src is left
- * empty. */
-void zl_fq_splice(zl_fq_t *dst, zl_fq_t *src);
+/* Appends all of src to dst; src is left empty. An empty dst adopts src's
+ * chunks in O(1) and never fails; otherwise the frames are copied and the
+ * chunks dst needs are allocated first, so the move is all or nothing:
+ * returns 0, or ENOMEM with both FIFOs exactly as they were. */
+int zl_fq_splice(zl_fq_t *dst, zl_fq_t *src);
 /* The i-th frame from the head (i < count). */
 zl_frame_t *zl_fq_at(zl_fq_t *q, size_t i);
 
@@ -127,6 +143,18 @@ void zl_q_unref(zl_q_t *q);
 #define ZL_Q_OK 0
 #define ZL_Q_FULL 1     /* no room: writer_blocked was set */
 #define ZL_Q_CLOSED 2   /* reader end closed: frames not taken */
+#define ZL_Q_NOMEM 3    /* out of memory: frames not taken, queue unchanged */
+
+/* Writer, under the lock that serializes this queue's writers (the socket
+ * lock): makes sure that the next zl_q_push of up to n frames, or the next
+ * control push (zl_q_push_control_latest) of one frame, cannot fail for
+ * lack of memory, whatever the reader takes meanwhile. It keeps enough
+ * spare chunks for that; the reader never takes spare chunks, it only
+ * returns them. Lets a caller reserve on several queues before it commits
+ * to any (all or nothing). Returns 0 or ENOMEM (nothing queued changed). */
+int zl_q_reserve(zl_q_t *q, size_t n);
+/* The same for the next zl_q_push_ctl (inproc control list). */
+int zl_q_reserve_ctl(zl_q_t *q);
 
 /* Whether a record of charge bytes would be admitted now. A refusal
  * registers the writer (writer_blocked) like a refused push, so the
@@ -135,25 +163,39 @@ bool zl_q_has_room(zl_q_t *q, uint64_t charge);
 
 /* Reader only: appends a record the reader itself generates (STREAM
  * connect/disconnect notices), ignoring the HWM and notifying nobody; the
- * caller wakes its own waiters. */
-void zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n);
+ * caller wakes its own waiters. Frames are moved out on ZL_Q_OK and left
+ * untouched on ZL_Q_NOMEM. A one-frame record after zl_q_inject_reserve
+ * cannot fail. */
+int zl_q_inject(zl_q_t *q, zl_frame_t *frames, size_t n);
+/* Reader only: sets one chunk aside so that the next one-frame zl_q_inject
+ * cannot fail (the STREAM disconnect notice, reserved at attach). Writers
+ * never use it. Returns 0 or ENOMEM. */
+int zl_q_inject_reserve(zl_q_t *q);
 
 /* Writer: appends one whole record of n frames (moved out of frames[]; the
  * caller's frames are left empty on ZL_Q_OK and untouched otherwise).
- * control != 0 bypasses the HWM (control frames). */
+ * control != 0 bypasses the HWM (control frames). ZL_Q_NOMEM: a chunk for
+ * the frames could not be allocated; nothing was queued. */
 int zl_q_push(zl_q_t *q, zl_frame_t *frames, size_t n, bool control);
 
 /* Writer (engine): appends a batch of records from fq whatever the HWM
- * (the engine already read them off the wire). Returns true when bytes
- * reached the HWM afterwards; the writer should then stop producing until
- * its notify is called. On reader_closed the frames are closed. */
-bool zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge);
+ * (the engine already read them off the wire). Returns ZL_Q_OK, or
+ * ZL_Q_FULL when bytes reached the HWM afterwards (the records were
+ * delivered; the writer should stop producing until its notify is called),
+ * or ZL_Q_NOMEM when the chunks to hold them could not be allocated: then
+ * nothing was delivered and fq still holds every record (the engine closes
+ * the connection, see conn_read.c). On reader_closed the frames are closed
+ * (ZL_Q_CLOSED). */
+int zl_q_deliver(zl_q_t *q, zl_fq_t *fq, size_t records, uint64_t charge);
 
 /* Reader (engine or socket): moves every queued record into out
  * (appending) and adds their charge to *charge; the bytes stay charged
  * until the reader returns them (zl_q_release / zl_q_consume).
  * Returns the number of frames taken. When nothing was queued, sets
- * reader_idle and reports *eof = writer_closed. */
+ * reader_idle and reports *eof = writer_closed. An empty out never fails;
+ * when out still holds frames and memory to append to it is lacking,
+ * nothing is taken and 0 is returned with *eof false (reader_idle is not
+ * set): the reader works through what out holds and takes again later. */
 size_t zl_q_take_all(zl_q_t *q, zl_fq_t *out, uint64_t *charge, bool *eof);
 /* Reader (engine): returns charge bytes of credit after writing them. */
 void zl_q_release(zl_q_t *q, uint64_t charge);
@@ -174,14 +216,16 @@ void zl_q_close_reader(zl_q_t *q);
 /* Writer: queues a named control frame (CONTROL flag; its body starts with
  * name[0..nlen)) after removing any still-queued control of the same name:
  * only the latest of each kind is kept, in enqueue order (contract §7).
- * Controls bypass the HWM. Returns ZL_Q_OK or ZL_Q_CLOSED (f untouched). */
+ * Controls bypass the HWM. Returns ZL_Q_OK, ZL_Q_CLOSED or ZL_Q_NOMEM (f
+ * untouched and nothing removed on either failure). */
 int zl_q_push_control_latest(zl_q_t *q, zl_frame_t *f, const void *name, size_t nlen);
 
 /* Inproc only: control frames (WEIGHT, SUBSCRIBE, CANCEL) travel beside
  * the records, since no engine is there to hand them to the socket. The
- * writer appends (frame moved out); the reader pops one at a time (false
- * when none). Neither notifies. */
-void zl_q_push_ctl(zl_q_t *q, zl_frame_t *f);
+ * writer appends (frame moved out on ZL_Q_OK; on ZL_Q_CLOSED the frame's
+ * message is released, the peer being gone; on ZL_Q_NOMEM f is untouched);
+ * the reader pops one at a time (false when none). Neither notifies. */
+int zl_q_push_ctl(zl_q_t *q, zl_frame_t *f);
 bool zl_q_pop_ctl(zl_q_t *q, zl_frame_t *out);
 
 /* Reader: whether a whole record is queued; when not, marks the reader

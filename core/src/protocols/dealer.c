@@ -56,6 +56,7 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     }
     if (total == 0)
         return EAGAIN;
+    int rc = EAGAIN;
     for (;;) {
         zl_pipe_t *best = NULL;
         ZL_FOREACH_PIPE(s, p) {
@@ -64,25 +65,28 @@ static int dealer_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
         }
         if (best == NULL)
             break;
-        if (zl_pipe_push(best, frames, n, false) == 0) {
+        int prc = zl_pipe_push(best, frames, n, false);
+        if (prc == 0) {
             best->swrr_acc -= total;
             s->last_pipe = best;
             return 0;
         }
+        if (prc == ENOMEM)
+            rc = ENOMEM; /* unless another peer's queue takes it */
         best->swrr_tried = true;
         best->swrr_acc -= best->peer.weight;
         total -= best->peer.weight;
     }
-    return EAGAIN;
+    return rc;
 }
 
 static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
 {
     p->swrr_acc = 0;
-    zl_flow_attach(s, p);
-    if (s->opts.probe)
-        zl_pipe_send_probe(p);
-    return 0;
+    int rc = zl_flow_attach(s, p);
+    if (rc == 0 && s->opts.probe)
+        rc = zl_pipe_send_probe(p);
+    return rc;
 }
 
 /* DEALER and ROUTER controls: FLOWSTATE (flow.c) and WEIGHT ("WEIGHT" +

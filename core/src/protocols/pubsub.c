@@ -132,8 +132,9 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
     for (size_t i = 0; i < n; i++)
         charge += zl_frame_charge(&frames[i]);
     if (s->opts.pub_nodrop) {
-        /* All or nothing: every matching pipe must have room. Room only
-         * grows while we hold s->lk (no other publisher can fill it). */
+        /* All or nothing: every matching pipe must have room, and memory
+         * for the record. Both only grow while we hold s->lk (no other
+         * publisher can fill the queues or use their spare chunks). */
         bool room = true;
         ZL_FOREACH_PIPE(s, p) {
             if (pub_wants(p, &frames[0]) && !zl_q_has_room(p->out, charge))
@@ -141,6 +142,10 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
         }
         if (!room)
             return EAGAIN;
+        ZL_FOREACH_PIPE(s, p) {
+            if (pub_wants(p, &frames[0]) && zl_q_reserve(p->out, n) != 0)
+                return ENOMEM;
+        }
     }
     zl_frame_t copy[8];
     zl_frame_t *c = n <= 8 ? copy : malloc(n * sizeof *c);
@@ -154,7 +159,10 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
             zl_msg_share(&c[i].msg, &frames[i].msg);
         }
         if (zl_pipe_push(p, c, n, false) != 0) {
-            /* NODROP 0: this subscriber loses its copy. */
+            /* NODROP 0: this subscriber loses its copy (no room, or no
+             * memory for its queue to grow: a fanout cannot be undone for
+             * the subscribers that already have theirs). NODROP 1 cannot
+             * get here: room and memory were made sure of above. */
             for (size_t i = 0; i < n; i++)
                 zl_msg_release(&c[i].msg);
         }
@@ -193,9 +201,13 @@ static void sub_fini(zl_socket_t *s)
 
 static int sub_attach(zl_socket_t *s, zl_pipe_t *p)
 {
+    /* A publisher that missed one subscription would never send that
+     * topic: without memory for all of them the pipe is refused (ENOMEM),
+     * and a reconnect tries again with the whole set. */
     topic_set_t *ts = s->proto;
     for (size_t i = 0; i < ts->n; i++)
-        zl_pipe_send_control(p, ZMP_F_SUBSCRIBE, ts->v[i].data, ts->v[i].len);
+        if (zl_pipe_send_control(p, ZMP_F_SUBSCRIBE, ts->v[i].data, ts->v[i].len) == ENOMEM)
+            return ENOMEM;
     return 0;
 }
 
@@ -212,26 +224,25 @@ int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
     zl_mutex_lock(&s->lk);
     topic_set_t *ts = s->proto;
     int rc = 0;
+    /* Every publisher is told, or none is and the set stays as it was
+     * (ENOMEM): a retry then does the whole change again. */
     if (add) {
         if (set_find(ts, topic, len) == NULL) {
             if (set_add(ts, topic, len) < 0)
                 rc = ENOMEM;
-            else
-                ZL_FOREACH_PIPE(s, p) {
-                    if (p->attached && !p->ended)
-                        zl_pipe_send_control(p, ZMP_F_SUBSCRIBE, topic, len);
-                }
+            else if (zl_socket_broadcast_control(s, ZMP_F_SUBSCRIBE, topic, len) != 0) {
+                (void)set_remove(ts, topic, len);
+                rc = ENOMEM;
+            }
         }
     } else {
         if (set_find(ts, topic, len) == NULL) {
             rc = ENOENT;
+        } else if (zl_socket_broadcast_control(s, ZMP_F_CANCEL, topic, len) != 0) {
+            rc = ENOMEM;
         } else {
             set_find(ts, topic, len)->count = 1;
             (void)set_remove(ts, topic, len);
-            ZL_FOREACH_PIPE(s, p) {
-                if (p->attached && !p->ended)
-                    zl_pipe_send_control(p, ZMP_F_CANCEL, topic, len);
-            }
         }
     }
     zl_mutex_unlock(&s->lk);

@@ -30,22 +30,23 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
             zl_routing_id_generate(&p->rid);
     }
     zl_pipe_t *old = router_find(s, &p->rid);
-    if (old == NULL) {
-        zl_flow_attach(s, p);
-        if (s->opts.probe)
-            zl_pipe_send_probe(p);
-        return 0;
-    }
-    if (s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER && old->conn != NULL) {
+    bool handover = old != NULL && s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER &&
+                    old->conn != NULL;
+    if (old != NULL && !handover)
+        return EEXIST;
+    /* What the new pipe must carry first; without memory for it the new
+     * pipe is refused (ENOMEM) and an old one keeps its route. */
+    int rc = zl_flow_attach(s, p);
+    if (rc == 0 && s->opts.probe)
+        rc = zl_pipe_send_probe(p);
+    if (rc != 0)
+        return rc;
+    if (handover) {
         /* The old pipe stops being a route now; its connection closes and
          * ends it through the engine. */
         zl_pipe_close(old);
-        zl_flow_attach(s, p);
-        if (s->opts.probe)
-            zl_pipe_send_probe(p);
-        return 0;
     }
-    return EEXIST;
+    return 0;
 }
 
 static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
@@ -70,7 +71,7 @@ static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
         if (p->ended)
             return EHOSTUNREACH;
         int rc = zl_q_push(p->cmp_out, frames, n, true);
-        return rc == ZL_Q_OK ? 0 : EHOSTUNREACH;
+        return rc == ZL_Q_OK ? 0 : rc == ZL_Q_NOMEM ? ENOMEM : EHOSTUNREACH;
     }
     if (zl_pipe_paused(p))
         return EAGAIN; /* the peer paused its receive flow */

@@ -40,14 +40,16 @@ static void stream_init(zl_socket_t *s)
         st->next_id = 1;
 }
 
-static void stream_notice(zl_socket_t *s, zl_pipe_t *p)
+/* Under s->lk: appends the zero-length notice record of p (NOTIFY on) to
+ * its in queue. 0 or ENOMEM (nothing appended). */
+static int stream_notice(zl_socket_t *s, zl_pipe_t *p)
 {
     if (!s->opts.stream_notify)
-        return;
+        return 0;
     zl_frame_t f;
     memset(&f, 0, sizeof f);
     zl_msg_init_empty(&f.msg);
-    zl_q_inject(p->in, &f, 1);
+    return zl_q_inject(p->in, &f, 1) == ZL_Q_OK ? 0 : ENOMEM;
 }
 
 static int stream_attach(zl_socket_t *s, zl_pipe_t *p)
@@ -58,13 +60,21 @@ static int stream_attach(zl_socket_t *s, zl_pipe_t *p)
         st->next_id = 1;
     p->rid.size = 4;
     zmp_put_u32(p->rid.data, id); /* 4 bytes, big-endian, as on the wire */
-    stream_notice(s, p);
+    /* The disconnect notice must not be lost when the peer goes, whatever
+     * memory is left then: its room is set aside now. Without memory for
+     * either notice the connection is refused (ENOMEM); the peer has sent
+     * nothing we took yet. */
+    if (s->opts.stream_notify && (stream_notice(s, p) != 0 || zl_q_inject_reserve(p->in) != 0))
+        return ENOMEM;
     return 0;
 }
 
 static void stream_detach(zl_socket_t *s, zl_pipe_t *p)
 {
-    stream_notice(s, p);
+    /* Reserved at attach, so it cannot fail; only when NOTIFY was switched
+     * on during this connection is there no reservation, and then a lack
+     * of memory drops this one notice. */
+    (void)stream_notice(s, p);
 }
 
 static int stream_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,

@@ -64,20 +64,21 @@ void zl_cq_append(zl_socket_t *s, zl_cq_rec_t *r)
 }
 
 /* Under s->lk: turns token t (already unlinked) into a WRITABLE record.
- * The token's memory becomes the record's: both are one slot. */
+ * The token's memory becomes the record's (both are one zl_cq_slot_t), so
+ * this needs no memory and cannot fail. */
 static void token_publish(zl_socket_t *s, zl_token_t *t, int result, int err)
 {
-    zl_cq_rec_t *r = calloc(1, sizeof *r);
-    if (r == NULL)
-        abort(); /* a 300-byte record for a slot already reserved: out of memory */
+    zl_token_t tok;
+    memcpy(&tok, t, sizeof tok);
+    zl_cq_rec_t *r = (zl_cq_rec_t *)(void *)t;
+    memset(r, 0, sizeof *r);
     r->kind = ZLINK_COMPLETION_WRITABLE;
-    r->id = t->id;
-    r->user_context = t->user_context;
-    if (t->has_rid)
-        r->peer_rid = t->rid;
+    r->id = tok.id;
+    r->user_context = tok.user_context;
+    if (tok.has_rid)
+        r->peer_rid = tok.rid;
     r->send_result = result;
     r->send_errno = err;
-    free(t);
     s->cq.ntokens--;
     zl_cq_append(s, r);
 }
@@ -90,7 +91,8 @@ int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_con
         return ENOMEM;
     if (cq->next_id == UINT64_MAX)
         return EOVERFLOW;
-    zl_token_t *t = calloc(1, sizeof *t);
+    /* The whole slot now: publishing turns it into the record in place. */
+    zl_token_t *t = calloc(1, sizeof(zl_cq_slot_t));
     if (t == NULL)
         return ENOMEM;
     t->id = ++cq->next_id;

@@ -21,6 +21,11 @@
  *    queue cannot take a due WRITABLE back. Every observation point
  *    (completion receive, readiness, a poller) publishes what is due.
  *  - Slots: queued records plus live tokens never exceed ZL_CQ_SLOTS.
+ *    A slot's memory is taken once, when it is taken (zl_cq_slot_t): a
+ *    wait token or an admitted request turns into its record in place, so
+ *    publishing a WRITABLE or ending a request never allocates and cannot
+ *    fail; running out of memory shows only at registration or admission,
+ *    where the caller is told (ENOMEM / OUT_OF_MEMORY).
  *  - Locks: everything here runs under s->lk.
  */
 #ifndef ZL_COMPLETION_H
@@ -29,6 +34,14 @@
 #include "sock/socket.h"
 
 #define ZL_CQ_SLOTS 65536u
+
+/* The memory of one slot: allocate wait tokens and requests with
+ * sizeof(zl_cq_slot_t), so each can become its zl_cq_rec_t in place. */
+typedef union zl_cq_slot {
+    zl_token_t token;
+    zl_req_t req;
+    zl_cq_rec_t rec;
+} zl_cq_slot_t;
 
 /* Under s->lk: a DONTWAIT submit to rid (NULL unless ROUTER/STREAM) was
  * refused for lack of room (for_request: a request, whose targets are

@@ -36,35 +36,53 @@
 #include "util/platform.h"
 #include "wire/zmp.h"
 
-/* Under s->lk: sends state to p with p's next epoch. */
-static void flow_send(zl_pipe_t *p, int state)
+/* Under s->lk: sends state to p with p's next epoch. 0, EPIPE or ENOMEM
+ * (nothing sent, the epoch not used). */
+static int flow_send(zl_pipe_t *p, int state)
 {
     uint8_t body[ZMP_FLOWSTATE_SIZE];
-    zmp_flowstate_body(body, state == ZLINK_RECEIVE_FLOW_PAUSED, ++p->flow_epoch_out);
-    zl_pipe_send_control(p, ZMP_F_CONTROL, body, sizeof body);
+    zmp_flowstate_body(body, state == ZLINK_RECEIVE_FLOW_PAUSED, p->flow_epoch_out + 1);
+    int rc = zl_pipe_send_control(p, ZMP_F_CONTROL, body, sizeof body);
+    if (rc != ENOMEM)
+        p->flow_epoch_out++;
+    return rc;
 }
 
 int zl_flow_set(zl_socket_t *s, int state)
 {
     zl_mutex_lock(&s->lk);
+    int rc = 0;
     if (s->flow_state != state) {
-        s->flow_state = state;
+        /* All or nothing: room on every peer's queue first. Without it the
+         * state stays as it was and the caller gets ENOMEM. (The body is
+         * 19 bytes, stored inline: only the queues can lack memory.) */
+        uint8_t body[ZMP_FLOWSTATE_SIZE];
+        zmp_flowstate_body(body, state == ZLINK_RECEIVE_FLOW_PAUSED, 0);
         ZL_FOREACH_PIPE(s, p) {
-            if (p->attached && !p->ended)
-                flow_send(p, state);
+            if (p->attached && !p->ended &&
+                zl_pipe_control_reserve(p, ZMP_F_CONTROL, body, sizeof body) == ENOMEM)
+                rc = ENOMEM;
+        }
+        if (rc == 0) {
+            s->flow_state = state;
+            ZL_FOREACH_PIPE(s, p) {
+                if (p->attached && !p->ended)
+                    (void)flow_send(p, state); /* reserved */
+            }
         }
     }
     zl_mutex_unlock(&s->lk);
-    return 0;
+    return rc;
 }
 
-void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p)
+int zl_flow_attach(zl_socket_t *s, zl_pipe_t *p)
 {
     p->flow_epoch_out = 0;
     p->flow_epoch_in = 0;
     p->remote_paused = false;
-    if (s->flow_state >= 0)
-        flow_send(p, s->flow_state);
+    if (s->flow_state >= 0 && flow_send(p, s->flow_state) == ENOMEM)
+        return ENOMEM;
+    return 0;
 }
 
 static bool is_flowstate(const zl_frame_t *f)

@@ -384,7 +384,7 @@ void zl_monitor_status(zl_monitor_t *m, zlink_monitor_status_t *st)
     if (s->stash_n > 0) {
         st->rcv_pending_msgs++;
         for (size_t i = 0; i < s->stash_n; i++)
-            st->rcv_pending_bytes += zl_frame_charge(&s->stash[i]);
+            st->rcv_pending_bytes += zl_frame_charge(&s->rx[i]);
     }
     for (size_t i = 0; i < s->neps; i++) {
         if (zl_endpoint_is_bind(s->eps[i]))

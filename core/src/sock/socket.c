@@ -25,6 +25,7 @@
 #include <string.h>
 
 static void frames_release(zl_frame_t *frames, size_t n);
+static int rx_reserve(zl_socket_t *s, size_t n);
 static const zl_tran_sock_ops_t sock_tran_ops; /* the engine's view, below */
 
 /* ------------------------------------------------------------ wake-ups */
@@ -663,46 +664,111 @@ int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control)
     if (p->ended)
         return EPIPE;
     int rc = zl_q_push(p->out, frames, n, control);
-    if (rc == ZL_Q_OK)
-        return 0;
-    return rc == ZL_Q_FULL ? EAGAIN : EPIPE;
+    switch (rc) {
+    case ZL_Q_OK: return 0;
+    case ZL_Q_FULL: return EAGAIN;
+    case ZL_Q_NOMEM: return ENOMEM;
+    default: return EPIPE;
+    }
 }
 
-void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len)
+/* Under s->lk: the queue a control (flags, body) to a tcp/ipc peer takes,
+ * and the length of its name when only the latest of its kind is kept.
+ * Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a kind
+ * stays queued. Subscriptions are all kept, in order. FLOWSTATE to a
+ * ROUTER peer takes the Completion lane. */
+/* The queue a control frame for p goes to, and *nlen, the length of the
+ * name of a named control (WEIGHT, FLOWSTATE: only the latest unsent one
+ * of a kind stays queued; 0 for others, which are all kept in order).
+ * FLOWSTATE to a ROUTER peer takes the Completion lane. */
+static zl_q_t *control_queue(zl_pipe_t *p, uint8_t flags, const void *body, size_t len,
+                             size_t *nlen)
+{
+    *nlen = (flags & ZMP_F_CONTROL) ? zmp_control_name_len(body, len) : 0;
+    if (*nlen > 0 && p->cmp_out != NULL && zmp_control_kind(body, len) == ZMP_CTL_FLOWSTATE)
+        return p->cmp_out;
+    return p->out;
+}
+
+int zl_pipe_control_reserve(zl_pipe_t *p, uint8_t flags, const void *body, size_t len)
+{
+    if (p->ended)
+        return EPIPE;
+    if (p->inproc)
+        return zl_q_reserve_ctl(p->out);
+    size_t nlen;
+    return zl_q_reserve(control_queue(p, flags, body, len, &nlen), 1);
+}
+
+int zl_pipe_send_control_msg(zl_pipe_t *p, uint8_t flags, const zlink_msg_t *body)
 {
     zl_frame_t f;
     memset(&f, 0, sizeof f);
-    if (zl_msg_init_copy(&f.msg, body, len) != 0)
-        return; /* out of memory: the control is lost like a dropped packet */
+    zl_msg_share(&f.msg, body);
     f.flags = flags;
     f.kind = ZMP_KIND_DATA;
+    int rc;
     if (p->inproc) {
-        zl_q_push_ctl(p->out, &f);
-        zl_inproc_controls_queued(p->link, p->link_side);
-        return;
-    }
-    /* Named controls (WEIGHT, FLOWSTATE): only the latest unsent one of a
-     * kind stays queued. Subscriptions are all kept, in order. FLOWSTATE
-     * to a ROUTER peer takes the Completion lane. */
-    size_t nlen = (flags & ZMP_F_CONTROL) ? zmp_control_name_len(body, len) : 0;
-    zl_q_t *q = p->out;
-    if (nlen > 0 && p->cmp_out != NULL &&
-        zmp_control_kind(body, len) == ZMP_CTL_FLOWSTATE)
-        q = p->cmp_out;
-    int rc = p->ended        ? ZL_Q_CLOSED
-             : nlen > 0      ? zl_q_push_control_latest(q, &f, body, nlen)
-                             : zl_q_push(q, &f, 1, true);
-    if (rc != ZL_Q_OK)
+        rc = zl_q_push_ctl(p->out, &f);
+        if (rc == ZL_Q_OK) {
+            zl_inproc_controls_queued(p->link, p->link_side);
+            return 0;
+        }
+        if (rc == ZL_Q_NOMEM)
+            zl_msg_release(&f.msg); /* ZL_Q_CLOSED has released it */
+    } else {
+        size_t len = zl_msg_size(&f.msg), nlen;
+        zl_q_t *q = control_queue(p, flags, zl_msg_data(&f.msg), len, &nlen);
+        rc = p->ended   ? ZL_Q_CLOSED
+             : nlen > 0 ? zl_q_push_control_latest(q, &f, zl_msg_data(&f.msg), nlen)
+                        : zl_q_push(q, &f, 1, true);
+        if (rc == ZL_Q_OK)
+            return 0;
         zl_msg_release(&f.msg);
+    }
+    return rc == ZL_Q_NOMEM ? ENOMEM : EPIPE;
 }
 
-void zl_pipe_send_probe(zl_pipe_t *p)
+int zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len)
+{
+    zlink_msg_t m;
+    if (zl_msg_init_copy(&m, body, len) != 0)
+        return ENOMEM;
+    int rc = zl_pipe_send_control_msg(p, flags, &m);
+    zl_msg_release(&m);
+    return rc;
+}
+
+int zl_socket_broadcast_control(zl_socket_t *s, uint8_t flags, const void *body, size_t len)
+{
+    zlink_msg_t m;
+    if (zl_msg_init_copy(&m, body, len) != 0)
+        return ENOMEM;
+    /* Room on every queue first, so that no peer gets it unless all do. */
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended &&
+            zl_pipe_control_reserve(p, flags, body, len) == ENOMEM) {
+            zl_msg_release(&m);
+            return ENOMEM;
+        }
+    }
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended)
+            (void)zl_pipe_send_control_msg(p, flags, &m); /* reserved */
+    }
+    zl_msg_release(&m);
+    return 0;
+}
+
+int zl_pipe_send_probe(zl_pipe_t *p)
 {
     zl_frame_t f;
     memset(&f, 0, sizeof f);
     zl_msg_init_empty(&f.msg);
-    if (zl_pipe_push(p, &f, 1, true) != 0)
+    int rc = zl_pipe_push(p, &f, 1, true);
+    if (rc != 0)
         zl_msg_release(&f.msg);
+    return rc == ENOMEM ? ENOMEM : 0;
 }
 
 void zl_pipe_close(zl_pipe_t *p)
@@ -804,14 +870,18 @@ void zl_socket_teardown(zl_socket_t *s)
     zl_mutex_unlock(&s->lk);
 }
 
-void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n)
+int zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n)
 {
     zl_mutex_lock(&s->lk);
     size_t all = n + (first != NULL ? 1 : 0);
-    zl_frame_t *x = realloc(s->stash, (all ? all : 1) * sizeof *x);
-    if (x == NULL)
-        abort(); /* cannot hold a record we already own: out of memory */
-    s->stash = x;
+    /* The record came out of s->rx a moment ago, and the scratch never
+     * shrinks, so it still has room for every frame: putting the record
+     * back needs no memory. (The check is for a caller that breaks that.) */
+    if (rx_reserve(s, all) != 0) {
+        zl_mutex_unlock(&s->lk);
+        return ENOMEM;
+    }
+    zl_frame_t *x = s->rx;
     size_t k = 0;
     if (first != NULL) {
         memset(&x[k], 0, sizeof x[k]);
@@ -825,12 +895,12 @@ void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, siz
         x[i].flags = ZMP_F_MORE;
     s->stash_n = all;
     zl_mutex_unlock(&s->lk);
+    return 0;
 }
 
 void zl_socket_free(zl_socket_t *s)
 {
-    frames_release(s->stash, s->stash_n);
-    free(s->stash);
+    frames_release(s->rx, s->stash_n);
     if (s->ops->fini != NULL)
         s->ops->fini(s);
     free(s->proto);
@@ -1309,14 +1379,14 @@ int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
             iv < ZLINK_WEIGHT_MIN || iv > ZLINK_WEIGHT_MAX)
             rc = EINVAL;
         else if (o->weight != (uint32_t)iv) {
-            o->weight = (uint32_t)iv;
-            /* Tell every peer: a WEIGHT control, applied to their next record. */
+            /* Tell every peer: a WEIGHT control, applied to their next
+             * record. Without memory for every peer's copy nobody is told
+             * and the weight stays as it was (ENOMEM). */
             uint8_t body[ZMP_WEIGHT_SIZE];
             zmp_weight_body(body, (uint32_t)iv);
-            ZL_FOREACH_PIPE(s, p) {
-                if (p->attached && !p->ended)
-                    zl_pipe_send_control(p, ZMP_F_CONTROL, body, sizeof body);
-            }
+            rc = zl_socket_broadcast_control(s, ZMP_F_CONTROL, body, sizeof body);
+            if (rc == 0)
+                o->weight = (uint32_t)iv;
         }
         break;
     case ZLINK_PUB_NODROP:
@@ -1778,9 +1848,7 @@ static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
             *n = s->stash_n;
             return ENOBUFS;
         }
-        if (rx_reserve(s, s->stash_n) != 0)
-            return ENOMEM;
-        memcpy(s->rx, s->stash, s->stash_n * sizeof *s->rx);
+        /* The stashed record already sits in s->rx. */
         *n = s->stash_n;
         *src = NULL;
         s->stash_n = 0;

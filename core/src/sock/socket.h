@@ -311,8 +311,9 @@ struct zl_socket {
     bool closing;
     _Atomic bool terminated;          /* ctx shut down: calls get ETERM */
     zl_frame_t *rx;                   /* receive scratch (under lk) */
-    zl_frame_t *stash;                /* a record handed back (SUB short topic) */
-    size_t stash_n;
+    size_t stash_n;                   /* > 0: rx[0..stash_n) is a record handed
+                                         back (SUB short topic), returned by
+                                         the next receive */
     size_t rx_cap;
     struct zl_socket *ctx_next;       /* ctx list */
     void *proto;                      /* pattern state (ops->proto_size) */
@@ -482,15 +483,20 @@ int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts
 int zl_socket_receive(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t cap,
                       size_t *count, int flags, const zlink_routing_id_t **pipe_rid);
 
-/* Puts a received record back to be returned first by the next receive
- * (after BUFFER_TOO_SMALL on a SUB topic). Takes ownership of the parts. */
-void zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n);
+/* Puts a record the last receive returned back, to be returned first by
+ * the next receive (after BUFFER_TOO_SMALL on a SUB topic). Takes s->lk.
+ * It goes back into the receive scratch it came out of, which still has
+ * room for it, so this needs no memory: returns 0 and owns the parts. ENOMEM
+ * only for a record that did not come from the last receive (the caller
+ * keeps the parts). */
+int zl_socket_stash(zl_socket_t *s, zlink_msg_t *first, zlink_msg_t *parts, size_t n);
 /* Under s->lk: the ROUTER alias given with CONNECT_ROUTING_ID for the
  * connect that made ep (size 0 if none). */
 bool zl_socket_alias_for(zl_socket_t *s, const zl_endpoint_t *ep, zlink_routing_id_t *out);
 
 /* Under s->lk: pushes a record to one pipe's out queue; returns 0, EAGAIN
- * (full, writer_blocked set) or EPIPE (pipe gone). */
+ * (full, writer_blocked set), EPIPE (pipe gone) or ENOMEM (no memory for
+ * the queue to grow). The frames are moved out on 0 only. */
 int zl_pipe_push(zl_pipe_t *p, zl_frame_t *frames, size_t n, bool control);
 /* Under s->lk: applies inproc control frames the peers queued (cheap when
  * none: one atomic load). */
@@ -549,8 +555,9 @@ void zl_req_clear(zl_socket_t *s);
  * attached peer (FLOWSTATE with the next per-connection epoch). Any
  * thread; takes s->lk. 0 or an errno. */
 int zl_flow_set(zl_socket_t *s, int state);
-/* Under s->lk: a new pipe learns the current state (if ever set). */
-void zl_flow_attach(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk: a new pipe learns the current state (if ever set). 0, or
+ * ENOMEM when the FLOWSTATE could not be queued (the attach is refused). */
+int zl_flow_attach(zl_socket_t *s, zl_pipe_t *p);
 /* Under s->lk: applies a FLOWSTATE control from p's peer (ignores a
  * malformed one; a duplicate or older epoch counts as stale). Returns true
  * when f was a FLOWSTATE frame. */
@@ -570,10 +577,26 @@ static inline bool zl_pipe_paused(const zl_pipe_t *p)
 void zl_pipe_credit_notify(void *arg);
 void zl_pipe_stamp(zl_pipe_t *p);
 
-/* Under s->lk: PROBE — queues one empty record to a new pipe. */
-void zl_pipe_send_probe(zl_pipe_t *p);
-/* Queues a control frame (flags, body) to one pipe's peer. */
-void zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len);
+/* Under s->lk: PROBE — queues one empty record to a new pipe. 0, or ENOMEM
+ * (nothing queued; the attach that asked for it is refused). */
+int zl_pipe_send_probe(zl_pipe_t *p);
+/* Under s->lk: queues a control frame (flags, body copied) to one pipe's
+ * peer. Returns 0, EPIPE (the pipe is gone: dropped) or ENOMEM (nothing
+ * queued; the peer's view is unchanged). Attach-time callers refuse the
+ * pipe on ENOMEM; callers that tell several peers use the reservation
+ * below so that they can fail before any peer was told. */
+int zl_pipe_send_control(zl_pipe_t *p, uint8_t flags, const void *body, size_t len);
+/* Under s->lk, which must stay held until the send: makes sure the next
+ * zl_pipe_send_control_msg of a control of this kind to p cannot fail for
+ * lack of memory. 0, EPIPE (ended) or ENOMEM. */
+int zl_pipe_control_reserve(zl_pipe_t *p, uint8_t flags, const void *body, size_t len);
+/* Under s->lk: like zl_pipe_send_control with a prepared body, which is
+ * shared (the caller keeps its own reference). */
+int zl_pipe_send_control_msg(zl_pipe_t *p, uint8_t flags, const zlink_msg_t *body);
+/* Under s->lk: sends one control to every attached pipe, all or nothing:
+ * 0, or ENOMEM when the body or room on any pipe's queue could not be had
+ * (then no pipe got it). */
+int zl_socket_broadcast_control(zl_socket_t *s, uint8_t flags, const void *body, size_t len);
 
 /* Pipes in s->pipes: iteration helpers under s->lk. */
 #define ZL_FOREACH_PIPE(s, p) for (zl_pipe_t *p = (s)->pipes; p != NULL; p = p->next)
