@@ -54,9 +54,12 @@ struct zl_ctx {
 
 /* Validates a context handle: 0 or EFAULT. */
 int zl_ctx_check(void *handle, zl_ctx_t **out);
-/* An I/O thread for a new endpoint, starting the threads on first use.
- * Returns NULL with errno (ETERM after shutdown). */
-zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx);
+/* An I/O thread for a new endpoint, starting the threads on first use:
+ * the next one in turn among those whose bit is set in affinity (bit i =
+ * I/O thread i; 0 = any, the socket's ZLINK_AFFINITY). Application thread;
+ * takes ctx->lk. Returns NULL with errno: ETERM after shutdown, EINVAL when
+ * affinity names none of the context's threads, ENOMEM. */
+zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx, uint64_t affinity);
 
 /* inproc registry. bind: 0, EADDRINUSE, ETERM. */
 int zl_ctx_inproc_bind(zl_ctx_t *ctx, const char *name, zl_socket_t *s);

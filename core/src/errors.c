@@ -155,6 +155,7 @@ zlink_bind_result_t zl_bind_fail(int e)
     switch (e) {
     case EINVAL:
     case ENAMETOOLONG:
+    case ENODEV:
         return ZLINK_BIND_INVALID_ARGUMENT;
     case EADDRINUSE:
     case EADDRNOTAVAIL:
@@ -177,6 +178,7 @@ zlink_connect_result_t zl_connect_fail(int e)
     switch (e) {
     case EINVAL:
     case ENAMETOOLONG:
+    case ENODEV:
         return ZLINK_CONNECT_INVALID_ARGUMENT;
     case ENOTSUP:
     case EPROTONOSUPPORT:

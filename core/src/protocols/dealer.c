@@ -13,7 +13,8 @@
  * Weights 100/300 give 2,1,2,2. A new connection starts at 0.
  * Runs under s->lk.
  */
-#include "../socket.h"
+#include "../sockopt.h"
+#include "weight.h"
 
 static int rid_cmp(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
 {
@@ -85,10 +86,7 @@ static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
     return 0;
 }
 
-/* DEALER and ROUTER controls: FLOWSTATE (flow.c) and WEIGHT ("WEIGHT" +
- * u32 BE; a weight 0 -> positive change is a wake edge for tokens);
- * anything else is ignored. */
-void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
+/* DEALER and ROUTER controls (weight.h). */
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     if (!(f->flags & ZL_F_CONTROL) || zl_flow_control(s, p, f))
@@ -112,9 +110,38 @@ void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     }
 }
 
+int zl_weight_set(zl_socket_t *s, int value)
+{
+    if (s->opts.weight == (uint32_t)value)
+        return 0;
+    s->opts.weight = (uint32_t)value;
+    unsigned char body[10] = {'W', 'E', 'I', 'G', 'H', 'T', (unsigned char)(value >> 24),
+                              (unsigned char)(value >> 16), (unsigned char)(value >> 8),
+                              (unsigned char)value};
+    ZL_FOREACH_PIPE(s, p) {
+        if (p->attached && !p->ended)
+            zl_pipe_send_control(p, ZL_F_CONTROL, body, sizeof body);
+    }
+    return 0;
+}
+
+/* DEALER's own options. PROBE answers to both numbers (the contract's
+ * ROUTER_PROBE is also a DEALER option); the other ROUTER options are not. */
+static const zl_sockopt_t dealer_options[] = {
+    ZL_OPT_ROW_BOOL(ZLINK_DEALER_PROBE, 0, probe),
+    ZL_OPT_ROW_BOOL(ZLINK_ROUTER_PROBE, 0, probe),
+    ZL_OPT_ROW_INT(ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, 1, INT_MAX, ZLINK_REQUEST_TIMEOUT_DFLT,
+                   request_timeout_ms),
+    {.id = ZLINK_DEALER_WEIGHT, .type = ZL_OPT_INT, .min = ZLINK_WEIGHT_MIN,
+     .max = ZLINK_WEIGHT_MAX, .dflt = ZLINK_WEIGHT_DFLT, .field = offsetof(zl_sockopts_t, weight),
+     .set_int = zl_weight_set},
+};
+
 const zl_proto_ops_t zl_dealer_ops = {
     .type = ZLINK_DEALER,
     .attach = dealer_attach,
     .control = zl_weight_control,
     .send = dealer_send,
+    .options = dealer_options,
+    .noptions = sizeof dealer_options / sizeof dealer_options[0],
 };

@@ -10,7 +10,7 @@
  * Runs under s->lk.
  */
 #include "../engine/engine.h"
-#include "../socket.h"
+#include "../sockopt.h"
 
 typedef struct stream_state {
     uint32_t next_id;
@@ -78,6 +78,31 @@ static int stream_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     return rc == EPIPE ? EHOSTUNREACH : rc;
 }
 
+/* NOTIFY 1 is a RAW-mode feature (PACKET reports connections through the
+ * monitor). Under s->lk. */
+static int notify_check(zl_socket_t *s, int value)
+{
+    return value == 1 && s->opts.stream_mode == ZLINK_STREAM_RECV_PACKET ? ENOTSUP : 0;
+}
+
+/* RECV_MODE (fixed once the socket has an endpoint, ZL_OPT_FIXED): this
+ * version receives RAW only; PACKET is NOT_SUPPORTED. Under s->lk. */
+static int recv_mode_check(zl_socket_t *s, int value)
+{
+    ZL_UNUSED(s);
+    return value == ZLINK_STREAM_RECV_PACKET ? ENOTSUP : 0;
+}
+
+/* STREAM's own options. */
+static const zl_sockopt_t stream_options[] = {
+    {.id = ZLINK_STREAM_NOTIFY, .type = ZL_OPT_BOOL, .min = 0, .max = 1,
+     .field = offsetof(zl_sockopts_t, stream_notify), .check = notify_check},
+    {.id = ZLINK_STREAM_OPT_RECV_MODE, .type = ZL_OPT_INT, .flags = ZL_OPT_FIXED,
+     .min = ZLINK_STREAM_RECV_UNSPECIFIED, .max = ZLINK_STREAM_RECV_PACKET,
+     .dflt = ZLINK_STREAM_RECV_UNSPECIFIED, .field = offsetof(zl_sockopts_t, stream_mode),
+     .check = recv_mode_check},
+};
+
 const zl_proto_ops_t zl_stream_ops = {
     .type = ZLINK_STREAM,
     .proto_size = sizeof(stream_state_t),
@@ -85,4 +110,6 @@ const zl_proto_ops_t zl_stream_ops = {
     .attach = stream_attach,
     .detach = stream_detach,
     .send = stream_send,
+    .options = stream_options,
+    .noptions = sizeof stream_options / sizeof stream_options[0],
 };
