@@ -129,9 +129,10 @@ static int stream_only_get(zl_socket_t *s, int *out)
     return ENOTSUP;
 }
 
-/* TCP_KEEPALIVE_CNT / _IDLE / _INTVL: -1 (the OS default) or a positive
- * count or number of seconds; 0 would be refused by the kernel. */
-static int keepalive_param_check(zl_socket_t *s, int value)
+/* -1 (the OS default) or a positive value: TCP_KEEPALIVE_CNT / _IDLE /
+ * _INTVL (the kernel refuses 0), SNDBUF / RCVBUF (a buffer of 0 bytes is
+ * no setting; libuv would read the size instead of writing it). */
+static int positive_or_default_check(zl_socket_t *s, int value)
 {
     ZL_UNUSED(s);
     return value == -1 || value > 0 ? 0 : EINVAL;
@@ -170,15 +171,17 @@ static const zl_sockopt_t shared_rows[] = {
      .field = offsetof(zl_sockopts_t, immediate), .check = immediate_check},
     /* TCP: applied to every tcp connection (engine/tcp_opts.c). */
     ZL_OPT_ROW_BOOL(ZLINK_TCP_NODELAY, 1, tcp_nodelay),
-    ZL_OPT_ROW_INT(ZLINK_SNDBUF, -1, INT_MAX, -1, sndbuf),
-    ZL_OPT_ROW_INT(ZLINK_RCVBUF, -1, INT_MAX, -1, rcvbuf),
+    {.id = ZLINK_SNDBUF, .type = ZL_OPT_INT, .min = -1, .max = INT_MAX, .dflt = -1,
+     .field = offsetof(zl_sockopts_t, sndbuf), .check = positive_or_default_check},
+    {.id = ZLINK_RCVBUF, .type = ZL_OPT_INT, .min = -1, .max = INT_MAX, .dflt = -1,
+     .field = offsetof(zl_sockopts_t, rcvbuf), .check = positive_or_default_check},
     ZL_OPT_ROW_INT(ZLINK_TCP_KEEPALIVE, -1, 1, -1, tcp_keepalive),
     {.id = ZLINK_TCP_KEEPALIVE_CNT, .type = ZL_OPT_INT, .min = -1, .max = 127, .dflt = -1,
-     .field = offsetof(zl_sockopts_t, tcp_keepalive_cnt), .check = keepalive_param_check},
+     .field = offsetof(zl_sockopts_t, tcp_keepalive_cnt), .check = positive_or_default_check},
     {.id = ZLINK_TCP_KEEPALIVE_IDLE, .type = ZL_OPT_INT, .min = -1, .max = 32767, .dflt = -1,
-     .field = offsetof(zl_sockopts_t, tcp_keepalive_idle), .check = keepalive_param_check},
+     .field = offsetof(zl_sockopts_t, tcp_keepalive_idle), .check = positive_or_default_check},
     {.id = ZLINK_TCP_KEEPALIVE_INTVL, .type = ZL_OPT_INT, .min = -1, .max = 32767, .dflt = -1,
-     .field = offsetof(zl_sockopts_t, tcp_keepalive_intvl), .check = keepalive_param_check},
+     .field = offsetof(zl_sockopts_t, tcp_keepalive_intvl), .check = positive_or_default_check},
     ZL_OPT_ROW_INT(ZLINK_TOS, 0, 255, 0, tos),
     ZL_OPT_ROW_INT(ZLINK_TCP_MAXRT, 0, INT_MAX, 0, tcp_maxrt),
     {.id = ZLINK_BINDTODEVICE, .type = ZL_OPT_STRING, .max = ZL_DEVICE_NAME_MAX,
