@@ -153,6 +153,7 @@ extern "C" {
     X(EINVAL, "Invalid argument")                                   \
     X(EMFILE, "Too many sockets or open files")                     \
     X(ENAMETOOLONG, "Endpoint name too long")                       \
+    X(ENODEV, "No such device or host")                             \
     X(EPROTO, "Protocol error")                                     \
     X(ECANCELED, "Operation canceled")                              \
     X(ENOTSUP, "Operation not supported")                           \
@@ -360,6 +361,7 @@ extern "C" {
 #define ZLINK_BIND_ERRNO_MAP(X)                         \
     X(EINVAL, ZLINK_BIND_INVALID_ARGUMENT)              \
     X(ENAMETOOLONG, ZLINK_BIND_INVALID_ARGUMENT)        \
+    X(ENODEV, ZLINK_BIND_INVALID_ARGUMENT)              \
     X(EADDRINUSE, ZLINK_BIND_ADDR_IN_USE)               \
     X(EADDRNOTAVAIL, ZLINK_BIND_ADDR_IN_USE)            \
     X(ENOTSUP, ZLINK_BIND_NOT_SUPPORTED)                \
@@ -384,6 +386,7 @@ extern "C" {
 #define ZLINK_CONNECT_ERRNO_MAP(X)                      \
     X(EINVAL, ZLINK_CONNECT_INVALID_ARGUMENT)           \
     X(ENAMETOOLONG, ZLINK_CONNECT_INVALID_ARGUMENT)     \
+    X(ENODEV, ZLINK_CONNECT_INVALID_ARGUMENT)           \
     X(ENOTSUP, ZLINK_CONNECT_NOT_SUPPORTED)             \
     X(EPROTONOSUPPORT, ZLINK_CONNECT_NOT_SUPPORTED)     \
     X(EFAULT, ZLINK_CONNECT_INVALID_HANDLE)             \
@@ -583,14 +586,21 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option,
 #define ZLINK_XSUB 0x1007
 #define ZLINK_STREAM 0x1008
 
-/* Socket options (value types in doc/options.md). */
-#define ZLINK_AFFINITY 0x3001
-#define ZLINK_RATE 0x3003
-#define ZLINK_RECOVERY_IVL 0x3004
+/* Socket options: doc/options.md gives each one's type, range, default
+ * and effect. Every option listed here does something; a number skipped
+ * below is reserved (a later version may give it a meaning) and today is
+ * refused with EINVAL like any unknown option:
+ *   0x3003 0x3004 0x3011 0x3026  RATE, RECOVERY_IVL, MULTICAST_HOPS,
+ *                                MAXTPDU: multicast, no such transport;
+ *   0x3301 0x3302 0x3303 0x3304  PUB_VERBOSE, _VERBOSER, _MANUAL,
+ *   0x3306 0x3308 0x3309         _MANUAL_LAST_VALUE, _WELCOME_MSG,
+ *                                _APPROVE_SUBSCRIBE, _REJECT_SUBSCRIBE:
+ *                                XPUB features, with XPUB. */
+#define ZLINK_AFFINITY 0x3001            /* uint64 mask of I/O threads; 0 any */
 #define ZLINK_SNDBUF 0x3005
 #define ZLINK_RCVBUF 0x3006
-#define ZLINK_FD 0x3007
-#define ZLINK_EVENTS 0x3008
+#define ZLINK_FD 0x3007                  /* int, read-only: readable = read EVENTS */
+#define ZLINK_EVENTS 0x3008              /* int, read-only: ZLINK_POLLIN | POLLOUT */
 #define ZLINK_TYPE 0x3009
 #define ZLINK_LINGER 0x300A
 #define ZLINK_RECONNECT_IVL 0x300B
@@ -599,25 +609,23 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option,
 #define ZLINK_MAXMSGSIZE 0x300E          /* int64; <= 0 unlimited */
 #define ZLINK_SNDHWM 0x300F              /* uint64 bytes; 0 unlimited */
 #define ZLINK_RCVHWM 0x3010              /* uint64 bytes; 0 unlimited */
-#define ZLINK_MULTICAST_HOPS 0x3011
 #define ZLINK_RCVTIMEO 0x3012            /* int ms; -1 infinite */
 #define ZLINK_SNDTIMEO 0x3013            /* int ms; -1 infinite */
 #define ZLINK_LAST_ENDPOINT 0x3014       /* string, read-only */
-#define ZLINK_TCP_KEEPALIVE 0x3015
-#define ZLINK_TCP_KEEPALIVE_CNT 0x3016
-#define ZLINK_TCP_KEEPALIVE_IDLE 0x3017
-#define ZLINK_TCP_KEEPALIVE_INTVL 0x3018
-#define ZLINK_IMMEDIATE 0x3019
+#define ZLINK_TCP_KEEPALIVE 0x3015       /* -1 OS default, 0 off, 1 on */
+#define ZLINK_TCP_KEEPALIVE_CNT 0x3016   /* probes, 1..127; -1 OS default */
+#define ZLINK_TCP_KEEPALIVE_IDLE 0x3017  /* s, 1..32767; -1 OS default */
+#define ZLINK_TCP_KEEPALIVE_INTVL 0x3018 /* s, 1..32767; -1 OS default */
+#define ZLINK_IMMEDIATE 0x3019           /* always 1; 0 is NOT_SUPPORTED */
 #define ZLINK_IPV6 0x301A
-#define ZLINK_CONFLATE 0x301B
-#define ZLINK_TOS 0x301C
+#define ZLINK_CONFLATE 0x301B            /* 0 only in this version */
+#define ZLINK_TOS 0x301C                 /* 0..255; 0 OS default */
 #define ZLINK_HANDSHAKE_IVL 0x301D
-#define ZLINK_BLOCKY 0x301E
-#define ZLINK_INVERT_MATCHING 0x3020
+#define ZLINK_BLOCKY 0x301E              /* NOT_SUPPORTED (CTX_OPT_BLOCKY) */
+#define ZLINK_INVERT_MATCHING 0x3020     /* PUB, SUB */
 #define ZLINK_CONNECT_TIMEOUT 0x3024
-#define ZLINK_TCP_MAXRT 0x3025
-#define ZLINK_MAXTPDU 0x3026
-#define ZLINK_BINDTODEVICE 0x3027
+#define ZLINK_TCP_MAXRT 0x3025           /* ms (TCP_USER_TIMEOUT); 0 OS default */
+#define ZLINK_BINDTODEVICE 0x3027        /* string, <= 15 bytes; "" none */
 #define ZLINK_ZMP_METADATA 0x3030
 #define ZLINK_TCP_NODELAY 0x3031
 #define ZLINK_OPT_RID_DUPLICATE_POLICY 0x3033
@@ -635,15 +643,8 @@ ZLINK_EXPORT zlink_config_result_t zlink_ctx_get_data(void *ctx, int option,
 #define ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS 0x3202
 #define ZLINK_DEALER_WEIGHT 0x3203
 
-#define ZLINK_PUB_VERBOSE 0x3301
-#define ZLINK_PUB_VERBOSER 0x3302
-#define ZLINK_PUB_MANUAL 0x3303
-#define ZLINK_PUB_MANUAL_LAST_VALUE 0x3304
 #define ZLINK_PUB_NODROP 0x3305
-#define ZLINK_PUB_WELCOME_MSG 0x3306
 #define ZLINK_PUB_TOPICS_COUNT 0x3307
-#define ZLINK_PUB_APPROVE_SUBSCRIBE 0x3308
-#define ZLINK_PUB_REJECT_SUBSCRIBE 0x3309
 
 #define ZLINK_SUB_TOPICS_COUNT 0x3400
 
@@ -680,8 +681,9 @@ ZLINK_EXPORT void *zlink_socket(void *ctx, int type);
  * are discarded; pending output is governed by ZLINK_LINGER. */
 ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket);
 
-/* Integer options take an int (4 bytes); HWMs take exactly 8 bytes
- * (uint64_t); MAXMSGSIZE takes an int64_t. Anything else gives EINVAL. */
+/* Integer options take an int (4 bytes); HWMs and AFFINITY take exactly 8
+ * bytes (uint64_t); MAXMSGSIZE takes an int64_t; BINDTODEVICE a name (read
+ * back NUL-terminated). Anything else gives EINVAL. */
 ZLINK_EXPORT zlink_config_result_t zlink_setsockopt(void *socket, int option,
                                                     const void *value, size_t size);
 /* *size is in/out: capacity in, bytes written out. */

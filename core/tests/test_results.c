@@ -66,6 +66,7 @@ static const pinned_row_t pinned[] = {
     ROW(EINVAL,         INVALID_ARGUMENT, INVALID_STATE,    INTERNAL,       INVALID_ARGUMENT, INVALID_ARGUMENT, INVALID_ARGUMENT, INVALID_ARGUMENT),
     ROW(EMSGSIZE,       INVALID_ARGUMENT, INTERNAL,         INTERNAL,       INTERNAL,         INTERNAL,         INVALID_ARGUMENT, INTERNAL),
     ROW(ENOTSUP,        NOT_SUPPORTED,    NOT_SUPPORTED,    INTERNAL,       NOT_SUPPORTED,    NOT_SUPPORTED,    NOT_SUPPORTED,    NOT_SUPPORTED),
+    ROW(ENODEV,         INTERNAL,         INTERNAL,         INTERNAL,       INVALID_ARGUMENT, INVALID_ARGUMENT, INTERNAL,         INTERNAL),
     ROW(EPROTONOSUPPORT,INTERNAL,         INTERNAL,         INTERNAL,       NOT_SUPPORTED,    NOT_SUPPORTED,    INTERNAL,         INTERNAL),
     ROW(EBUSY,          INVALID_STATE,    BUSY,             BUSY,           INTERNAL,         BUSY,             INVALID_STATE,    BUSY),
     ROW(ESTALE,         INVALID_STATE,    INVALID_STATE,    INVALID_HANDLE, INVALID_HANDLE,   CONFLICT,         INVALID_STATE,    CONFLICT),
@@ -384,7 +385,7 @@ static void result_name_of_every_value(void)
  * zlink_strerror gives. */
 static void errno_texts_are_strerror(void)
 {
-    ZT_EQ_INT(N_TEXTS, 43);
+    ZT_EQ_INT(N_TEXTS, 44);
     for (size_t i = 0; i < N_TEXTS; i++) {
         ZT_CHECK(errno_texts[i].value > 0);
         ZT_CHECK(errno_texts[i].text[0] != '\0');

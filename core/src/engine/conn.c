@@ -388,8 +388,14 @@ void zl_conn_close(zl_conn_t *c, int linger_ms)
 
 void zl_conn_start(zl_conn_t *c)
 {
-    if (!c->ipc)
+    if (!c->ipc) {
+        int rc = zl_tcp_tune_conn(&c->h.tcp, &c->opts);
+        if (rc != 0) {
+            zl_conn_terminate(c, rc); /* the kernel refused an option */
+            return;
+        }
         uv_tcp_nodelay(&c->h.tcp, c->opts.tcp_nodelay != 0);
+    }
     if (c->opts.sndbuf > 0) {
         int v = c->opts.sndbuf;
         uv_send_buffer_size(&c->h.handle, &v);

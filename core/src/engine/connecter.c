@@ -66,7 +66,10 @@ static zl_conn_t *connecter_open(zl_endpoint_t *ep, uint8_t lane, zl_conn_t *par
     } else {
         const struct sockaddr *sa = ep->addr.numeric ? (const struct sockaddr *)&ep->addr.sa
                                                      : (const struct sockaddr *)&ep->sa;
-        int rc = uv_tcp_connect(&c->creq, &c->h.tcp, sa, connecter_on_connect);
+        /* BINDTODEVICE and TOS go on the fd before the SYN. */
+        int rc = -zl_tcp_open_early(&c->h.tcp, sa->sa_family, &c->opts);
+        if (rc == 0)
+            rc = uv_tcp_connect(&c->creq, &c->h.tcp, sa, connecter_on_connect);
         if (rc != 0) {
             zl_conn_terminate(c, -rc);
             return NULL;
@@ -220,6 +223,11 @@ int zl_engine_connect(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_e
     int rc = zl_addr_parse(endpoint, false, o.ipv6 != 0, &a);
     if (rc != 0)
         return rc;
+    if (a.transport == ZL_TR_TCP) {
+        rc = zl_tcp_device_check(o.bind_device);
+        if (rc != 0)
+            return rc;
+    }
     zl_endpoint_t *ep = zl_ep_alloc(s, io, ZL_EP_CONNECTER, endpoint);
     if (ep == NULL)
         return ENOMEM;

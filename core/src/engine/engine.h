@@ -76,14 +76,16 @@ void zl_io_call(zl_io_t *io, void (*fn)(void *arg), void *arg);
  * Returns 0 or an errno: EINVAL (malformed, ipc path over 107 bytes),
  * EPROTONOSUPPORT (unknown transport), EADDRINUSE (also a live ipc
  * listener or a non-socket file at the path), EADDRNOTAVAIL, EACCES,
- * ENODEV (host name not found), ENOMEM. On failure nothing remains. */
+ * ENODEV (host name not found, or no BINDTODEVICE interface of that name),
+ * EPERM (BINDTODEVICE not allowed), ENOMEM. On failure nothing remains. */
 int zl_engine_bind(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* Starts connecting; never waits for the peer. Reconnects per the socket's
  * RECONNECT_IVL / RECONNECT_IVL_MAX after a failure or a lost connection
  * (RECONNECT_IVL -1: one attempt only). Each established connection gets a
  * new pipe. Host names are resolved asynchronously before each attempt.
  * Returns 0 or an errno (EINVAL: malformed, host '*' or port 0;
- * EPROTONOSUPPORT; ENOMEM). */
+ * EPROTONOSUPPORT; ENODEV / EPERM: a BINDTODEVICE interface that does not
+ * exist or may not be used; ENOMEM). */
 int zl_engine_connect(zl_tran_sock_t *s, zl_io_t *io, const char *endpoint, zl_endpoint_t **out);
 /* The endpoint string as given (connect) or as resolved (bind). */
 const char *zl_endpoint_name(const zl_endpoint_t *ep);

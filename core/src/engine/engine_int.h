@@ -371,6 +371,29 @@ void zl_connecter_open_lane1(zl_endpoint_t *ep, zl_conn_t *lane0);
 /* connecter.c: a conn of this connecter is gone; maybe reconnect. */
 void zl_connecter_conn_gone(zl_endpoint_t *ep, zl_conn_t *c);
 
+/* ----------------------------------------------------------- tcp_opts.c
+ *
+ * The options that tune a tcp fd (see tcp_opts.c for when each applies).
+ * Each returns 0 or the errno of the first setsockopt the kernel refused;
+ * nothing is allocated. */
+
+/* Before bind or connect: BINDTODEVICE and TOS on fd of family. Loop
+ * thread (listener) or wherever the fd was made. */
+int zl_tcp_tune_early(int fd, int family, const zl_tran_opts_t *o);
+/* An outgoing tcp handle that has no fd yet: when o sets BINDTODEVICE or
+ * TOS, makes the fd now (family of the peer address), tunes it and gives it
+ * to h; otherwise does nothing and libuv makes the fd at connect. On
+ * failure h is left without fd. Loop thread. */
+int zl_tcp_open_early(uv_tcp_t *h, int family, const zl_tran_opts_t *o);
+/* An established connection (accepted or connected): keepalive, TCP_MAXRT
+ * and TOS. Loop thread. */
+int zl_tcp_tune_conn(uv_tcp_t *h, const zl_tran_opts_t *o);
+/* zl_engine_connect, application thread: a BINDTODEVICE name that is set
+ * must name an existing interface (else ENODEV) this process may bind to
+ * (else the kernel's errno, e.g. EPERM), so a connect fails at once instead
+ * of retrying for ever. 0 when no device is set. */
+int zl_tcp_device_check(const char *dev);
+
 /* ------------------------------------------- conn_events.c (socket monitor)
  *
  * Build and post monitor events (monitor.h) for a connection or an

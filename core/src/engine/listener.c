@@ -145,14 +145,21 @@ static void listener_bind_on_loop(void *arg)
     int backlog = ep->opts.backlog > 0 ? ep->opts.backlog : SOMAXCONN;
     int rc;
     if (ep->addr.transport == ZL_TR_TCP) {
-        rc = uv_tcp_init(loop, &ep->srv.tcp);
+        /* The fd exists at once, so BINDTODEVICE and TOS precede bind. */
+        int family = ep->addr.sa.ss_family;
+        rc = uv_tcp_init_ex(loop, &ep->srv.tcp, (unsigned)family);
         if (rc != 0) {
             b->rc = -rc;
             zl_ep_discard(ep);
             return;
         }
         ep->srv.handle.data = ep;
-        rc = uv_tcp_bind(&ep->srv.tcp, (const struct sockaddr *)&ep->addr.sa, 0);
+        uv_os_fd_t fd;
+        rc = uv_fileno(&ep->srv.handle, &fd);
+        if (rc == 0)
+            rc = -zl_tcp_tune_early(fd, family, &ep->opts);
+        if (rc == 0)
+            rc = uv_tcp_bind(&ep->srv.tcp, (const struct sockaddr *)&ep->addr.sa, 0);
         if (rc == 0)
             rc = uv_listen(&ep->srv.stream, backlog, listener_on_connection);
         if (rc == 0) {

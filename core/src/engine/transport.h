@@ -68,6 +68,13 @@ typedef struct zl_tran_opts {
     int zmp_metadata;
     uint32_t weight;          /* the weight we ask our peers for */
     int stream_mode;          /* STREAM: ZLINK_STREAM_RECV_RAW or _PACKET */
+    int tcp_keepalive;        /* -1 OS default, 0 off, 1 on */
+    int tcp_keepalive_cnt;    /* probes; -1 = OS default */
+    int tcp_keepalive_idle;   /* s before the first probe; -1 = OS default */
+    int tcp_keepalive_intvl;  /* s between probes; -1 = OS default */
+    int tos;                  /* IP_TOS / IPV6_TCLASS; 0 = OS default */
+    int tcp_maxrt;            /* TCP_USER_TIMEOUT ms; 0 = OS default */
+    char bind_device[16];     /* SO_BINDTODEVICE; "" = none */
     zlink_routing_id_t rid;   /* own routing id (size 0 = none set) */
 } zl_tran_opts_t;
 

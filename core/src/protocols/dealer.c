@@ -14,6 +14,8 @@
  * Runs under s->lk.
  */
 #include "proto_tables.h"
+#include "sock/sockopt.h"
+#include "weight.h"
 
 static int rid_cmp(const zlink_routing_id_t *a, const zlink_routing_id_t *b)
 {
@@ -89,9 +91,7 @@ static int dealer_attach(zl_socket_t *s, zl_pipe_t *p)
     return rc;
 }
 
-/* DEALER and ROUTER controls: FLOWSTATE (flow.c) and WEIGHT ("WEIGHT" +
- * u32 BE; a weight 0 -> positive change is a wake edge for tokens);
- * anything else is ignored. */
+/* DEALER and ROUTER controls (weight.h). */
 void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     if (!(f->flags & ZMP_F_CONTROL) || zl_flow_control(s, p, f))
@@ -110,9 +110,37 @@ void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
     }
 }
 
+int zl_weight_set(zl_socket_t *s, int value)
+{
+    if (s->opts.weight == (uint32_t)value)
+        return 0;
+    /* Every peer is told (a WEIGHT control, applied to their next record),
+     * or, without memory for every copy, nobody and the weight stays. */
+    uint8_t body[ZMP_WEIGHT_SIZE];
+    zmp_weight_body(body, (uint32_t)value);
+    int rc = zl_socket_broadcast_control(s, ZMP_F_CONTROL, body, sizeof body);
+    if (rc == 0)
+        s->opts.weight = (uint32_t)value;
+    return rc;
+}
+
+/* DEALER's own options. PROBE answers to both numbers (the contract's
+ * ROUTER_PROBE is also a DEALER option); the other ROUTER options are not. */
+static const zl_sockopt_t dealer_options[] = {
+    ZL_OPT_ROW_BOOL(ZLINK_DEALER_PROBE, 0, probe),
+    ZL_OPT_ROW_BOOL(ZLINK_ROUTER_PROBE, 0, probe),
+    ZL_OPT_ROW_INT(ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS, 1, INT_MAX, ZLINK_REQUEST_TIMEOUT_DFLT,
+                   request_timeout_ms),
+    {.id = ZLINK_DEALER_WEIGHT, .type = ZL_OPT_INT, .min = ZLINK_WEIGHT_MIN,
+     .max = ZLINK_WEIGHT_MAX, .dflt = ZLINK_WEIGHT_DFLT, .field = offsetof(zl_sockopts_t, weight),
+     .set_int = zl_weight_set},
+};
+
 const zl_proto_ops_t zl_dealer_ops = {
     .type = ZLINK_DEALER,
     .attach = dealer_attach,
     .control = zl_weight_control,
     .send = dealer_send,
+    .options = dealer_options,
+    .noptions = sizeof dealer_options / sizeof dealer_options[0],
 };

@@ -14,8 +14,4 @@ extern const zl_proto_ops_t zl_pub_ops;    /* pubsub.c */
 extern const zl_proto_ops_t zl_sub_ops;    /* pubsub.c */
 extern const zl_proto_ops_t zl_stream_ops; /* stream.c */
 
-/* dealer.c: WEIGHT controls, shared by DEALER and ROUTER (their peers'
- * weights). Under s->lk. */
-void zl_weight_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
-
 #endif /* ZL_PROTO_TABLES_H */

@@ -11,9 +11,14 @@
  * NODROP 0 (default): a pipe without room loses its copy and publish
  * succeeds. NODROP 1: if any matching pipe lacks room, nothing is sent and
  * the publisher waits (NONE) or gets EAGAIN (DONTWAIT).
- * Runs under s->lk.
+ *
+ * INVERT_MATCHING 1 turns both filters around: a PUB sends a record to
+ * the subscribers whose set does NOT match its topic, a SUB keeps only the
+ * records that match none of its prefixes (set it on both ends).
+ * Options: the rows at the end (sockopt.h). Runs under s->lk.
  */
 #include "proto_tables.h"
+#include "sock/sockopt.h"
 
 #include <stdlib.h>
 
@@ -119,10 +124,14 @@ static void pub_control(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
         (void)set_remove(ts, zl_msg_data(m), zl_msg_size(m));
 }
 
-static bool pub_wants(zl_pipe_t *p, zl_frame_t *topic)
+/* Whether p's subscriber gets a record of this topic: its set matches (or,
+ * with INVERT_MATCHING, does not). */
+static bool pub_wants(const zl_socket_t *s, zl_pipe_t *p, zl_frame_t *topic)
 {
-    return p->attached && !p->ended && p->proto != NULL &&
-           set_matches(p->proto, zl_msg_data(&topic->msg), zl_msg_size(&topic->msg));
+    if (!p->attached || p->ended || p->proto == NULL)
+        return false;
+    bool match = set_matches(p->proto, zl_msg_data(&topic->msg), zl_msg_size(&topic->msg));
+    return match != (s->opts.invert_matching != 0);
 }
 
 static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames, size_t n)
@@ -137,13 +146,13 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
          * publisher can fill the queues or use their spare chunks). */
         bool room = true;
         ZL_FOREACH_PIPE(s, p) {
-            if (pub_wants(p, &frames[0]) && !zl_q_has_room(p->out, charge))
+            if (pub_wants(s, p, &frames[0]) && !zl_q_has_room(p->out, charge))
                 room = false;
         }
         if (!room)
             return EAGAIN;
         ZL_FOREACH_PIPE(s, p) {
-            if (pub_wants(p, &frames[0]) && zl_q_reserve(p->out, n) != 0)
+            if (pub_wants(s, p, &frames[0]) && zl_q_reserve(p->out, n) != 0)
                 return ENOMEM;
         }
     }
@@ -152,7 +161,7 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
     if (c == NULL)
         return ENOMEM;
     ZL_FOREACH_PIPE(s, p) {
-        if (!pub_wants(p, &frames[0]))
+        if (!pub_wants(s, p, &frames[0]))
             continue;
         for (size_t i = 0; i < n; i++) {
             c[i] = frames[i];
@@ -176,16 +185,7 @@ static int pub_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *f
     return 0;
 }
 
-static int pubsub_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
 
-const zl_proto_ops_t zl_pub_ops = {
-    .type = ZLINK_PUB,
-    .attach = pub_attach,
-    .detach = pub_detach,
-    .control = pub_control,
-    .send = pub_send,
-    .getopt = pubsub_getopt,
-};
 
 /* ----------------------------------------------------------------- SUB */
 
@@ -215,7 +215,8 @@ static bool sub_accept(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t 
 {
     ZL_UNUSED(p);
     ZL_UNUSED(n);
-    return set_matches(s->proto, zl_msg_data(&frames[0].msg), zl_msg_size(&frames[0].msg));
+    bool match = set_matches(s->proto, zl_msg_data(&frames[0].msg), zl_msg_size(&frames[0].msg));
+    return match != (s->opts.invert_matching != 0);
 }
 
 int zl_sub_subscription(zl_socket_t *s, const char *topic, bool add)
@@ -289,45 +290,57 @@ int zl_sub_subscription_at(zl_socket_t *s, size_t index, char *buf, size_t *len)
     return rc;
 }
 
-/* TOPICS_COUNT for SUB (its own set) and PUB (distinct topics over all
- * subscribers); -1 when opt is not this socket's. Takes s->lk. */
-static int pubsub_topics_count(zl_socket_t *s, int opt)
+/* SUB_TOPICS_COUNT: the SUB's own subscriptions. Under s->lk. */
+static int sub_topics_count(zl_socket_t *s, int *out)
 {
-    int count = -1;
-    zl_mutex_lock(&s->lk);
-    zl_socket_apply_controls(s);
-    if (opt == ZLINK_SUB_TOPICS_COUNT && s->type == ZLINK_SUB) {
-        count = (int)((topic_set_t *)s->proto)->n;
-    } else if (opt == ZLINK_PUB_TOPICS_COUNT && s->type == ZLINK_PUB) {
-        topic_set_t all = {0};
-        ZL_FOREACH_PIPE(s, p) {
-            topic_set_t *ts = p->proto;
-            if (!p->attached || ts == NULL)
-                continue;
-            for (size_t i = 0; i < ts->n; i++)
-                (void)set_add(&all, ts->v[i].data, ts->v[i].len);
-        }
-        count = (int)all.n;
-        set_free(&all);
-    }
-    zl_mutex_unlock(&s->lk);
-    return count;
-}
-
-/* The getopt operation of PUB and SUB: *_TOPICS_COUNT as an int. */
-static int pubsub_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
-{
-    if (v == NULL || n == NULL)
-        return EFAULT;
-    if (*n < sizeof(int))
-        return EINVAL;
-    int count = pubsub_topics_count(s, opt);
-    if (count < 0)
-        return EINVAL;
-    memcpy(v, &count, sizeof count);
-    *n = sizeof count;
+    *out = (int)((topic_set_t *)s->proto)->n;
     return 0;
 }
+
+/* PUB_TOPICS_COUNT: distinct topics over every attached subscriber (after
+ * applying the inproc subscriptions queued so far). Under s->lk. */
+static int pub_topics_count(zl_socket_t *s, int *out)
+{
+    zl_socket_apply_controls(s);
+    topic_set_t all = {0};
+    int rc = 0;
+    ZL_FOREACH_PIPE(s, p) {
+        topic_set_t *ts = p->proto;
+        if (!p->attached || ts == NULL)
+            continue;
+        for (size_t i = 0; i < ts->n && rc == 0; i++)
+            if (set_add(&all, ts->v[i].data, ts->v[i].len) < 0)
+                rc = ENOMEM;
+    }
+    *out = (int)all.n;
+    set_free(&all);
+    return rc;
+}
+
+/* The options PUB and SUB own. CONFLATE has only the shared row (0 is
+ * accepted, 1 is NOT_SUPPORTED): this version does not conflate. */
+static const zl_sockopt_t pub_options[] = {
+    ZL_OPT_ROW_BOOL(ZLINK_PUB_NODROP, 0, pub_nodrop),
+    ZL_OPT_ROW_BOOL(ZLINK_INVERT_MATCHING, 0, invert_matching),
+    {.id = ZLINK_PUB_TOPICS_COUNT, .type = ZL_OPT_INT, .flags = ZL_OPT_READONLY,
+     .field = ZL_OPT_NO_FIELD, .get_int = pub_topics_count},
+};
+
+static const zl_sockopt_t sub_options[] = {
+    ZL_OPT_ROW_BOOL(ZLINK_INVERT_MATCHING, 0, invert_matching),
+    {.id = ZLINK_SUB_TOPICS_COUNT, .type = ZL_OPT_INT, .flags = ZL_OPT_READONLY,
+     .field = ZL_OPT_NO_FIELD, .get_int = sub_topics_count},
+};
+
+const zl_proto_ops_t zl_pub_ops = {
+    .type = ZLINK_PUB,
+    .attach = pub_attach,
+    .detach = pub_detach,
+    .control = pub_control,
+    .send = pub_send,
+    .options = pub_options,
+    .noptions = sizeof pub_options / sizeof pub_options[0],
+};
 
 const zl_proto_ops_t zl_sub_ops = {
     .type = ZLINK_SUB,
@@ -336,5 +349,6 @@ const zl_proto_ops_t zl_sub_ops = {
     .fini = sub_fini,
     .attach = sub_attach,
     .accept = sub_accept,
-    .getopt = pubsub_getopt,
+    .options = sub_options,
+    .noptions = sizeof sub_options / sizeof sub_options[0],
 };

@@ -10,6 +10,8 @@
  * silently when it is 0. Runs under s->lk.
  */
 #include "proto_tables.h"
+#include "sock/sockopt.h"
+#include "weight.h"
 
 
 static zl_pipe_t *router_find(zl_socket_t *s, const zlink_routing_id_t *rid)
@@ -92,10 +94,37 @@ static bool router_accept(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size
     return false;
 }
 
+/* CONNECT_ROUTING_ID (set-only): names the peer of the next connect;
+ * zl_socket_connect takes it. 1..255 bytes. Under s->lk. */
+static int connect_rid_set(zl_socket_t *s, const void *v, size_t n)
+{
+    if (v == NULL || n == 0 || n > sizeof s->connect_rid.data)
+        return EINVAL;
+    s->connect_rid.size = (uint8_t)n;
+    memcpy(s->connect_rid.data, v, n);
+    return 0;
+}
+
+/* ROUTER's own options. PROBE answers to both numbers, as on DEALER. */
+static const zl_sockopt_t router_options[] = {
+    ZL_OPT_ROW_BOOL(ZLINK_ROUTER_MANDATORY, 1, mandatory),
+    ZL_OPT_ROW_BOOL(ZLINK_ROUTER_PROBE, 0, probe),
+    ZL_OPT_ROW_BOOL(ZLINK_DEALER_PROBE, 0, probe),
+    ZL_OPT_ROW_INT(ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS, 1, INT_MAX, ZLINK_REQUEST_TIMEOUT_DFLT,
+                   request_timeout_ms),
+    {.id = ZLINK_ROUTER_WEIGHT, .type = ZL_OPT_INT, .min = ZLINK_WEIGHT_MIN,
+     .max = ZLINK_WEIGHT_MAX, .dflt = ZLINK_WEIGHT_DFLT, .field = offsetof(zl_sockopts_t, weight),
+     .set_int = zl_weight_set},
+    {.id = ZLINK_CONNECT_ROUTING_ID, .type = ZL_OPT_BYTES, .flags = ZL_OPT_WRITEONLY,
+     .field = ZL_OPT_NO_FIELD, .set_bytes = connect_rid_set},
+};
+
 const zl_proto_ops_t zl_router_ops = {
     .type = ZLINK_ROUTER,
     .accept = router_accept,
     .attach = router_attach,
     .control = zl_weight_control,
     .send = router_send,
+    .options = router_options,
+    .noptions = sizeof router_options / sizeof router_options[0],
 };

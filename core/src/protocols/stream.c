@@ -27,6 +27,7 @@
  */
 #include "proto_tables.h"
 #include "protocols/stream.h"
+#include "sock/sockopt.h"
 
 typedef struct stream_state {
     uint32_t next_id;
@@ -101,6 +102,34 @@ static int stream_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t
     return rc == EPIPE ? EHOSTUNREACH : rc;
 }
 
+/* NOTIFY 1 is a RAW-mode feature (PACKET reports connections through the
+ * monitor). Under s->lk. */
+static int notify_check(zl_socket_t *s, int value)
+{
+    return value == 1 && s->opts.stream_mode == ZLINK_STREAM_RECV_PACKET ? ENOTSUP : 0;
+}
+
+/* RECV_MODE (ZL_OPT_FIXED: EBUSY once the socket has an endpoint): also
+ * fixed for good by the first successful bind or connect, and while one is
+ * in progress (the engine's connections read it at accept and connect);
+ * PACKET and NOTIFY=1 exclude each other. Under s->lk. */
+static int recv_mode_check(zl_socket_t *s, int value)
+{
+    if (s->stream_mode_fixed || s->stream_mode_holds > 0)
+        return EBUSY;
+    return value == ZLINK_STREAM_RECV_PACKET && s->opts.stream_notify ? ENOTSUP : 0;
+}
+
+/* STREAM's own options. */
+static const zl_sockopt_t stream_options[] = {
+    {.id = ZLINK_STREAM_NOTIFY, .type = ZL_OPT_BOOL, .min = 0, .max = 1,
+     .field = offsetof(zl_sockopts_t, stream_notify), .check = notify_check},
+    {.id = ZLINK_STREAM_OPT_RECV_MODE, .type = ZL_OPT_INT, .flags = ZL_OPT_FIXED,
+     .min = ZLINK_STREAM_RECV_UNSPECIFIED, .max = ZLINK_STREAM_RECV_PACKET,
+     .dflt = ZLINK_STREAM_RECV_UNSPECIFIED, .field = offsetof(zl_sockopts_t, stream_mode),
+     .check = recv_mode_check},
+};
+
 const zl_proto_ops_t zl_stream_ops = {
     .type = ZLINK_STREAM,
     .proto_size = sizeof(stream_state_t),
@@ -108,6 +137,8 @@ const zl_proto_ops_t zl_stream_ops = {
     .attach = stream_attach,
     .detach = stream_detach,
     .send = stream_send,
+    .options = stream_options,
+    .noptions = sizeof stream_options / sizeof stream_options[0],
 };
 
 int zl_stream_recv_mode(zl_socket_t *s)

@@ -41,7 +41,7 @@ void zl_ctx_free(zl_ctx_t *c)
     free(c);
 }
 
-zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx)
+zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx, uint64_t affinity)
 {
     zl_mutex_lock(&ctx->lk);
     if (ctx->shutdown) {
@@ -75,8 +75,17 @@ zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx)
         }
         ctx->nios = n;
     }
-    zl_io_t *io = ctx->ios[ctx->io_rotor++ % (unsigned)ctx->nios];
+    zl_io_t *io = NULL;
+    for (unsigned k = 0; k < (unsigned)ctx->nios && io == NULL; k++) {
+        unsigned i = (ctx->io_rotor + k) % (unsigned)ctx->nios;
+        if (affinity == 0 || (i < 64 && (affinity & (1ull << i)) != 0)) {
+            io = ctx->ios[i];
+            ctx->io_rotor = i + 1;
+        }
+    }
     zl_mutex_unlock(&ctx->lk);
+    if (io == NULL)
+        zl_set_errno(EINVAL); /* no such I/O thread */
     return io;
 }
 

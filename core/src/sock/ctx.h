@@ -64,9 +64,12 @@ void zl_ctx_leave(zl_ctx_t *c);
  * handle closed or never published). Called by zl_ctx_leave and by
  * zlink_ctx_new's failure path. */
 void zl_ctx_free(zl_ctx_t *c);
-/* An I/O thread for a new endpoint, starting the threads on first use.
- * Returns NULL with errno (ETERM after shutdown). */
-zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx);
+/* An I/O thread for a new endpoint, starting the threads on first use:
+ * the next one in turn among those whose bit is set in affinity (bit i =
+ * I/O thread i; 0 = any, the socket's ZLINK_AFFINITY). Application thread;
+ * takes ctx->lk. Returns NULL with errno: ETERM after shutdown, EINVAL when
+ * affinity names none of the context's threads, ENOMEM. */
+zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx, uint64_t affinity);
 
 /* inproc names (engine/inproc.c keeps them). bind: 0, EADDRINUSE, ENOMEM,
  * ETERM after shutdown. unbind: name NULL = every name of ts. find: the

@@ -1,6 +1,6 @@
 /*
  * socket.c — what every socket pattern shares: lifecycle and the close
- * gate, options, endpoints (tcp, ipc and inproc through the engine),
+ * gate, endpoints (tcp, ipc and inproc through the engine),
  * pipes, and the blocking submit/receive loops.
  *
  * Locks and threads: see socket.h. In short, s->lk guards the pipe list,
@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "util/errors.h"
 #include "sock/monitor.h"
+#include "sock/sockopt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,31 +196,6 @@ void zl_pipe_credit_notify(void *arg)
 
 /* --------------------------------------------------------- lifecycle */
 
-static void opts_defaults(zl_sockopts_t *o, const zl_ctx_t *ctx, int type)
-{
-    memset(o, 0, sizeof *o);
-    o->sndhwm = ZLINK_HWM_DFLT;
-    o->rcvhwm = ZLINK_HWM_DFLT;
-    o->maxmsgsize = -1;
-    o->sndtimeo = ZLINK_TIMEO_DFLT;
-    o->rcvtimeo = ZLINK_TIMEO_DFLT;
-    o->linger = ctx->blocky ? -1 : 0;
-    o->reconnect_ivl = 100;
-    o->reconnect_ivl_max = 0;
-    o->backlog = 100;
-    o->tcp_nodelay = 1;
-    o->sndbuf = -1;
-    o->rcvbuf = -1;
-    o->handshake_ivl = 30000;
-    o->connect_timeout = 0;
-    o->weight = ZLINK_WEIGHT_DFLT;
-    o->mandatory = 1;
-    o->request_timeout_ms = ZLINK_REQUEST_TIMEOUT_DFLT;
-    o->stream_mode = ZLINK_STREAM_RECV_UNSPECIFIED;
-    if (type == ZLINK_DEALER || type == ZLINK_ROUTER)
-        zl_routing_id_generate(&o->rid);
-}
-
 zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
 {
     int type = ops->type;
@@ -242,8 +218,9 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
     s->ops = ops;
     zl_mutex_init(&s->lk);
     zl_mutex_init(&s->wake_lk);
-    opts_defaults(&s->opts, ctx, type);
+    zl_sockopts_init(&s->opts, ctx, type, ops);
     atomic_init(&s->maxmsgsize_now, s->opts.maxmsgsize);
+    atomic_init(&s->events_fd, -1);
     s->flow_state = -1;
     atomic_init(&s->req_deadline, INT64_MAX);
     /* Reply tokens start far from any wire sequence a peer would use. */
@@ -525,6 +502,13 @@ static void tran_get_opts(zl_tran_sock_t *ts, zl_tran_opts_t *out)
     out->zmp_metadata = o->zmp_metadata;
     out->weight = o->weight;
     out->stream_mode = o->stream_mode;
+    out->tcp_keepalive = o->tcp_keepalive;
+    out->tcp_keepalive_cnt = o->tcp_keepalive_cnt;
+    out->tcp_keepalive_idle = o->tcp_keepalive_idle;
+    out->tcp_keepalive_intvl = o->tcp_keepalive_intvl;
+    out->tos = o->tos;
+    out->tcp_maxrt = o->tcp_maxrt;
+    memcpy(out->bind_device, o->bind_device, sizeof out->bind_device);
     out->rid = o->rid;
     zl_mutex_unlock(&s->lk);
 }
@@ -866,6 +850,7 @@ void zl_socket_teardown(zl_socket_t *s)
         p = next;
     }
     zl_cq_clear(s);
+    zl_sockopt_release(s); /* ZLINK_FD */
     s->tag = ZL_SOCK_DEAD;
     zl_mutex_unlock(&s->lk);
 }
@@ -1046,7 +1031,10 @@ static int socket_bind_checked(zl_socket_t *s, const char *ep, const char *name)
         }
         return rc;
     }
-    zl_io_t *io = zl_ctx_pick_io(s->ctx);
+    zl_mutex_lock(&s->lk);
+    uint64_t affinity = s->opts.affinity;
+    zl_mutex_unlock(&s->lk);
+    zl_io_t *io = zl_ctx_pick_io(s->ctx, affinity);
     if (io == NULL)
         return zl_get_errno();
     zl_endpoint_t *e = NULL;
@@ -1072,7 +1060,10 @@ static int socket_connect_checked(zl_socket_t *s, const char *ep, const char *na
             return ENOENT; /* inproc needs the bind first (doc/decisions.md) */
         return zl_inproc_connect(&s->tran, b);
     }
-    zl_io_t *io = zl_ctx_pick_io(s->ctx);
+    zl_mutex_lock(&s->lk);
+    uint64_t affinity = s->opts.affinity;
+    zl_mutex_unlock(&s->lk);
+    zl_io_t *io = zl_ctx_pick_io(s->ctx, affinity);
     if (io == NULL)
         return zl_get_errno();
     zlink_routing_id_t alias;
@@ -1253,264 +1244,6 @@ int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid)
     inproc_break_link(victim);
     zl_socket_pipe_ended(s, victim);
     return 0;
-}
-
-/* ------------------------------------------------------------- options */
-
-static int get_int(const void *v, size_t n, int *out)
-{
-    if (v == NULL || n != sizeof(int))
-        return EINVAL;
-    memcpy(out, v, sizeof(int));
-    return 0;
-}
-
-static int put_bytes(void *v, size_t *n, const void *src, size_t len)
-{
-    if (v == NULL || n == NULL)
-        return EFAULT;
-    if (*n < len)
-        return EINVAL;
-    memcpy(v, src, len);
-    *n = len;
-    return 0;
-}
-
-static bool is_dr(int type)
-{
-    return type == ZLINK_DEALER || type == ZLINK_ROUTER;
-}
-
-int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n)
-{
-    zl_sockopts_t *o = &s->opts;
-    int iv = 0;
-    int rc = 0;
-
-    /* Byte-valued options first: exactly 8 bytes. */
-    if (opt == ZLINK_SNDHWM || opt == ZLINK_RCVHWM || opt == ZLINK_MAXMSGSIZE) {
-        if (v == NULL || n != 8)
-            return EINVAL;
-        uint64_t u;
-        memcpy(&u, v, 8);
-        zl_mutex_lock(&s->lk);
-        if (opt == ZLINK_SNDHWM)
-            o->sndhwm = u;
-        else if (opt == ZLINK_RCVHWM)
-            o->rcvhwm = u;
-        else {
-            o->maxmsgsize = (int64_t)u;
-            atomic_store_explicit(&s->maxmsgsize_now, o->maxmsgsize, memory_order_relaxed);
-        }
-        zl_mutex_unlock(&s->lk);
-        return 0;
-    }
-    if (opt == ZLINK_CONNECT_ROUTING_ID) {
-        if (s->type != ZLINK_ROUTER)
-            return EINVAL;
-        if (v == NULL || n == 0 || n > 255)
-            return EINVAL;
-        zl_mutex_lock(&s->lk);
-        s->connect_rid.size = (uint8_t)n;
-        memcpy(s->connect_rid.data, v, n);
-        zl_mutex_unlock(&s->lk);
-        return 0;
-    }
-    switch (opt) {
-    case ZLINK_TYPE:
-    case ZLINK_LAST_ENDPOINT:
-    case ZLINK_FD:
-    case ZLINK_EVENTS:
-    case ZLINK_PUB_TOPICS_COUNT:
-    case ZLINK_SUB_TOPICS_COUNT:
-        return EINVAL; /* read-only */
-    case ZLINK_BLOCKY:
-        return ENOTSUP;
-    default:
-        break;
-    }
-    if ((rc = get_int(v, n, &iv)) != 0)
-        return rc;
-
-    zl_mutex_lock(&s->lk);
-    switch (opt) {
-    case ZLINK_LINGER: if (iv < -1) rc = EINVAL; else o->linger = iv; break;
-    case ZLINK_SNDTIMEO: if (iv < -1) rc = EINVAL; else o->sndtimeo = iv; break;
-    case ZLINK_RCVTIMEO: if (iv < -1) rc = EINVAL; else o->rcvtimeo = iv; break;
-    case ZLINK_RECONNECT_IVL: if (iv < -1) rc = EINVAL; else o->reconnect_ivl = iv; break;
-    case ZLINK_RECONNECT_IVL_MAX: if (iv < 0) rc = EINVAL; else o->reconnect_ivl_max = iv; break;
-    case ZLINK_BACKLOG: if (iv < 0) rc = EINVAL; else o->backlog = iv; break;
-    case ZLINK_SNDBUF: if (iv < -1) rc = EINVAL; else o->sndbuf = iv; break;
-    case ZLINK_RCVBUF: if (iv < -1) rc = EINVAL; else o->rcvbuf = iv; break;
-    case ZLINK_TCP_NODELAY: if (iv != 0 && iv != 1) rc = EINVAL; else o->tcp_nodelay = iv; break;
-    case ZLINK_IMMEDIATE: if (iv != 0 && iv != 1) rc = EINVAL; else o->immediate = iv; break;
-    case ZLINK_IPV6: if (iv != 0 && iv != 1) rc = EINVAL; else o->ipv6 = iv; break;
-    case ZLINK_HANDSHAKE_IVL: if (iv < 0) rc = EINVAL; else o->handshake_ivl = iv; break;
-    case ZLINK_CONNECT_TIMEOUT: if (iv < 0) rc = EINVAL; else o->connect_timeout = iv; break;
-    case ZLINK_ZMP_METADATA: if (iv != 0 && iv != 1) rc = EINVAL; else o->zmp_metadata = iv; break;
-    case ZLINK_OPT_RID_DUPLICATE_POLICY:
-        if (iv != ZLINK_RID_DUPLICATE_REJECT && iv != ZLINK_RID_DUPLICATE_HANDOVER)
-            rc = EINVAL;
-        else
-            o->rid_dup_policy = iv;
-        break;
-    case ZLINK_CONFLATE:
-        if (iv != 0 && iv != 1) rc = EINVAL;
-        else if (iv == 1 && s->type != ZLINK_PUB && s->type != ZLINK_SUB) rc = ENOTSUP;
-        else o->conflate = iv;
-        break;
-    case ZLINK_INVERT_MATCHING: if (iv != 0 && iv != 1) rc = EINVAL; else o->invert_matching = iv; break;
-    case ZLINK_ROUTER_MANDATORY:
-        if (s->type != ZLINK_ROUTER || (iv != 0 && iv != 1)) rc = EINVAL; else o->mandatory = iv;
-        break;
-    case ZLINK_ROUTER_PROBE:
-    case ZLINK_DEALER_PROBE:
-        if (!is_dr(s->type) || (iv != 0 && iv != 1)) rc = EINVAL; else o->probe = iv;
-        break;
-    case ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS:
-        if (s->type != ZLINK_ROUTER || iv <= 0) rc = EINVAL; else o->request_timeout_ms = iv;
-        break;
-    case ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS:
-        if (s->type != ZLINK_DEALER || iv <= 0) rc = EINVAL; else o->request_timeout_ms = iv;
-        break;
-    case ZLINK_ROUTER_WEIGHT:
-    case ZLINK_DEALER_WEIGHT:
-        if ((opt == ZLINK_ROUTER_WEIGHT) != (s->type == ZLINK_ROUTER) || !is_dr(s->type) ||
-            iv < ZLINK_WEIGHT_MIN || iv > ZLINK_WEIGHT_MAX)
-            rc = EINVAL;
-        else if (o->weight != (uint32_t)iv) {
-            /* Tell every peer: a WEIGHT control, applied to their next
-             * record. Without memory for every peer's copy nobody is told
-             * and the weight stays as it was (ENOMEM). */
-            uint8_t body[ZMP_WEIGHT_SIZE];
-            zmp_weight_body(body, (uint32_t)iv);
-            rc = zl_socket_broadcast_control(s, ZMP_F_CONTROL, body, sizeof body);
-            if (rc == 0)
-                o->weight = (uint32_t)iv;
-        }
-        break;
-    case ZLINK_PUB_NODROP:
-        if (s->type != ZLINK_PUB || (iv != 0 && iv != 1)) rc = EINVAL; else o->pub_nodrop = iv;
-        break;
-    case ZLINK_STREAM_NOTIFY:
-        /* Zero-length notices would be indistinguishable from 0+0 packets:
-         * PACKET reports connections through the monitor instead. */
-        if (s->type != ZLINK_STREAM || (iv != 0 && iv != 1)) rc = EINVAL;
-        else if (iv == 1 && o->stream_mode == ZLINK_STREAM_RECV_PACKET) rc = ENOTSUP;
-        else o->stream_notify = iv;
-        break;
-    case ZLINK_STREAM_OPT_RECV_MODE:
-        /* Fixed by the first successful bind or connect (and while one is
-         * in progress): the engine's connections read it at accept and
-         * connect time. */
-        if (s->type != ZLINK_STREAM) rc = ENOTSUP;
-        else if (iv < ZLINK_STREAM_RECV_UNSPECIFIED || iv > ZLINK_STREAM_RECV_PACKET) rc = EINVAL;
-        else if (s->stream_mode_fixed || s->stream_mode_holds > 0 || s->npipes > 0 ||
-                 s->neps > 0)
-            rc = EBUSY;
-        else if (iv == ZLINK_STREAM_RECV_PACKET && o->stream_notify) rc = ENOTSUP;
-        else o->stream_mode = iv;
-        break;
-    case ZLINK_AFFINITY:
-    case ZLINK_RATE:
-    case ZLINK_RECOVERY_IVL:
-    case ZLINK_MULTICAST_HOPS:
-    case ZLINK_TCP_KEEPALIVE:
-    case ZLINK_TCP_KEEPALIVE_CNT:
-    case ZLINK_TCP_KEEPALIVE_IDLE:
-    case ZLINK_TCP_KEEPALIVE_INTVL:
-    case ZLINK_TOS:
-    case ZLINK_TCP_MAXRT:
-    case ZLINK_MAXTPDU:
-        /* Accepted and stored nowhere yet: these tune transports this
-         * version does not have (pgm) or leave to the OS defaults. */
-        if (iv < -1) rc = EINVAL;
-        break;
-    default:
-        rc = EINVAL;
-        break;
-    }
-    zl_mutex_unlock(&s->lk);
-    return rc;
-}
-
-int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n)
-{
-    if (v == NULL || n == NULL)
-        return EFAULT;
-    zl_mutex_lock(&s->lk);
-    zl_sockopts_t o = s->opts;
-    char last[sizeof s->last_endpoint];
-    memcpy(last, s->last_endpoint, sizeof last);
-    zl_mutex_unlock(&s->lk);
-
-    if (opt == ZLINK_SNDHWM || opt == ZLINK_RCVHWM || opt == ZLINK_MAXMSGSIZE) {
-        if (*n != 8)
-            return EINVAL;
-        uint64_t u = opt == ZLINK_SNDHWM ? o.sndhwm
-                     : opt == ZLINK_RCVHWM ? o.rcvhwm
-                                           : (uint64_t)o.maxmsgsize;
-        memcpy(v, &u, 8);
-        return 0;
-    }
-    if (opt == ZLINK_LAST_ENDPOINT)
-        return put_bytes(v, n, last, strlen(last) + 1);
-
-    int iv;
-    switch (opt) {
-    case ZLINK_TYPE: iv = s->type; break;
-    case ZLINK_LINGER: iv = o.linger; break;
-    case ZLINK_SNDTIMEO: iv = o.sndtimeo; break;
-    case ZLINK_RCVTIMEO: iv = o.rcvtimeo; break;
-    case ZLINK_RECONNECT_IVL: iv = o.reconnect_ivl; break;
-    case ZLINK_RECONNECT_IVL_MAX: iv = o.reconnect_ivl_max; break;
-    case ZLINK_BACKLOG: iv = o.backlog; break;
-    case ZLINK_SNDBUF: iv = o.sndbuf; break;
-    case ZLINK_RCVBUF: iv = o.rcvbuf; break;
-    case ZLINK_TCP_NODELAY: iv = o.tcp_nodelay; break;
-    case ZLINK_IMMEDIATE: iv = o.immediate; break;
-    case ZLINK_IPV6: iv = o.ipv6; break;
-    case ZLINK_HANDSHAKE_IVL: iv = o.handshake_ivl; break;
-    case ZLINK_CONNECT_TIMEOUT: iv = o.connect_timeout; break;
-    case ZLINK_ZMP_METADATA: iv = o.zmp_metadata; break;
-    case ZLINK_OPT_RID_DUPLICATE_POLICY: iv = o.rid_dup_policy; break;
-    case ZLINK_CONFLATE: iv = o.conflate; break;
-    case ZLINK_INVERT_MATCHING: iv = o.invert_matching; break;
-    case ZLINK_ROUTER_MANDATORY:
-        if (s->type != ZLINK_ROUTER) return EINVAL;
-        iv = o.mandatory; break;
-    case ZLINK_ROUTER_PROBE:
-    case ZLINK_DEALER_PROBE:
-        if (!is_dr(s->type)) return EINVAL;
-        iv = o.probe; break;
-    case ZLINK_ROUTER_OPT_REQUEST_TIMEOUT_MS:
-        if (s->type != ZLINK_ROUTER) return EINVAL;
-        iv = o.request_timeout_ms; break;
-    case ZLINK_DEALER_OPT_REQUEST_TIMEOUT_MS:
-        if (s->type != ZLINK_DEALER) return EINVAL;
-        iv = o.request_timeout_ms; break;
-    case ZLINK_ROUTER_WEIGHT:
-    case ZLINK_DEALER_WEIGHT:
-        if ((opt == ZLINK_ROUTER_WEIGHT) != (s->type == ZLINK_ROUTER) || !is_dr(s->type))
-            return EINVAL;
-        iv = (int)o.weight; break;
-    case ZLINK_PUB_NODROP:
-        if (s->type != ZLINK_PUB) return EINVAL;
-        iv = o.pub_nodrop; break;
-    case ZLINK_STREAM_NOTIFY:
-        if (s->type != ZLINK_STREAM) return EINVAL;
-        iv = o.stream_notify; break;
-    case ZLINK_STREAM_OPT_RECV_MODE:
-        if (s->type != ZLINK_STREAM) return ENOTSUP;
-        iv = o.stream_mode; break;
-    case ZLINK_SUB_TOPICS_COUNT:
-    case ZLINK_PUB_TOPICS_COUNT:
-        if (s->ops->getopt == NULL) return EINVAL;
-        return s->ops->getopt(s, opt, v, n);
-    case ZLINK_BLOCKY: return ENOTSUP;
-    default: return EINVAL;
-    }
-    return put_bytes(v, n, &iv, sizeof iv);
 }
 
 /* -------------------------------------------------------------- submit */

@@ -52,6 +52,7 @@ typedef struct zl_socket zl_socket_t;
 typedef struct zl_pipe zl_pipe_t;
 typedef struct zl_conn zl_conn_t;          /* engine connection (engine.h) */
 typedef struct zl_endpoint zl_endpoint_t;  /* engine listener/connecter */
+typedef struct zl_sockopt zl_sockopt_t;    /* one option's row (sockopt.h) */
 
 #define ZL_SOCK_TAG 0x5A534F43u  /* "ZSOC" */
 #define ZL_SOCK_DEAD 0x5A444544u /* "ZDED" */
@@ -139,7 +140,8 @@ typedef struct zl_cq {
 #define ZL_POLLIN 1
 #define ZL_POLLOUT 2
 
-/* Options every pattern shares; the engine reads a copy at connect/accept. */
+/* Option values (sockopt.c has one table row per option, protocols their
+ * own rows); the engine reads a copy at bind, connect and accept. */
 typedef struct zl_sockopts {
     uint64_t sndhwm;          /* bytes, 0 = unlimited */
     uint64_t rcvhwm;
@@ -152,7 +154,15 @@ typedef struct zl_sockopts {
     int backlog;
     int tcp_nodelay;
     int sndbuf, rcvbuf;       /* -1 = OS default */
-    int immediate;
+    int tcp_keepalive;        /* -1 OS default, 0 off, 1 on */
+    int tcp_keepalive_cnt;    /* probes; -1 = OS default */
+    int tcp_keepalive_idle;   /* s before the first probe; -1 = OS default */
+    int tcp_keepalive_intvl;  /* s between probes; -1 = OS default */
+    int tos;                  /* IP_TOS / IPV6_TCLASS; 0 = OS default */
+    int tcp_maxrt;            /* TCP_USER_TIMEOUT ms; 0 = OS default */
+    char bind_device[16];     /* SO_BINDTODEVICE; "" = none */
+    uint64_t affinity;        /* I/O threads for new endpoints; 0 = any */
+    int immediate;            /* always 1 (sockopt.c) */
     int ipv6;
     int handshake_ivl;        /* ms; 0 = none */
     int connect_timeout;
@@ -231,10 +241,10 @@ typedef struct zl_proto_ops {
     /* Called for every record popped by the fair queue; returns false to
      * drop it (SUB filtering). NULL accepts everything. */
     bool (*accept)(zl_socket_t *s, zl_pipe_t *p, zl_frame_t *frames, size_t n);
-    /* Read-only options the pattern computes (SUB/PUB_TOPICS_COUNT): writes
-     * the value like zl_socket_getopt and returns 0 or an errno. Called
-     * without s->lk. NULL: the pattern has none. */
-    int (*getopt)(zl_socket_t *s, int opt, void *v, size_t *n);
+    /* The options only this type accepts (sockopt.h): they are looked up
+     * before the shared rows and may shadow one. NULL when none. */
+    const zl_sockopt_t *options;
+    size_t noptions;
 } zl_proto_ops_t;
 
 struct zl_socket {
@@ -266,6 +276,9 @@ struct zl_socket {
     _Atomic uint64_t credit_seq;      /* counts wake edges of pipes */
     zl_cq_t cq;                       /* under lk */
     struct zl_monitor *monitor;       /* socket monitor, or NULL (monitor.c) */
+    _Atomic int events_fd;            /* ZLINK_FD: an eventfd made at the first
+                                         get, or -1 (sockopt.c) */
+    zl_waker_t events_waker;          /* signals events_fd on every wake */
     int flow_state;                   /* -1 never set, 0 RUNNING, 1 PAUSED */
     uint64_t flow_paused_conns;       /* peers that currently pause us */
     uint64_t flow_pause_total, flow_resume_total, flow_stale_total;
@@ -443,6 +456,9 @@ int zl_socket_unbind(zl_socket_t *s, const char *ep);
 int zl_socket_disconnect(zl_socket_t *s, const char *ep);
 /* ROUTER/STREAM: starts closing the live pipe named rid. 0 or ENOENT. */
 int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid);
+/* zlink_setsockopt / zlink_getsockopt behind the facade (sockopt.c): the
+ * option's row decides. Application thread; takes s->lk. 0 or an errno;
+ * nothing is stored (set) or written (get) on failure. */
 int zl_socket_setopt(zl_socket_t *s, int opt, const void *v, size_t n);
 int zl_socket_getopt(zl_socket_t *s, int opt, void *v, size_t *n);
 
