@@ -7,7 +7,8 @@
 #      layer;
 #   2. no .c file declares a function prototype or an extern object that
 #      another file defines (cross-file declarations live in headers);
-#   3. each layer's BUILD depends only on layers it may use, and
+#   3. every exported function (ZLINK_EXPORT) is defined in api/;
+#   4. each layer's BUILD depends only on layers it may use, and
 #      core/src/layers.bzl grants visibility exactly as the table says.
 #
 # usage: check_layers.sh SRC_DIR        (SRC_DIR = core/src)
@@ -57,6 +58,10 @@ check() { # src_dir -> prints violations, returns 1 if any
                 bad=1
             fi
         done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$src/$f")
+        if [[ "$f" == *.c && "$dir" != "api" ]] && grep -q '^ZLINK_EXPORT' "$src/$f"; then
+            echo "$f: defines an exported function outside api/"
+            bad=1
+        fi
         if [[ "$f" == *.c ]]; then
             # A prototype: a non-static declaration at file scope ending in
             # ");" on one line, or any extern declaration.
@@ -131,6 +136,7 @@ if [[ "${1:-}" == "--selftest" ]]; then
     plant "unqualified header of another folder" sed -i '1i #include "socket.h"' poll/timer.c
     plant "prototype in a .c file" sed -i '$a int zl_socket_state(const void *s);' api/msg_api.c
     plant "extern in a .c file" sed -i '$a extern int zl_something;' sock/flow.c
+    plant "export outside api/" sed -i '$a ZLINK_EXPORT int zlink_planted(void) { return 0; }' sock/flow.c
     plant "BUILD back-edge" sed -i 's@"//core/src/util",@"//core/src/util",\n        "//core/src/sock",@' engine/BUILD
     plant "visibility widened" sed -i 's@"engine": \["sock", "api"\]@"engine": ["sock", "protocols", "api"]@' layers.bzl
     [[ $fails -eq 0 ]] && echo "selftest: all planted violations caught"

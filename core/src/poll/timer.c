@@ -132,47 +132,24 @@ bool zl_timer_check(zl_timer_t *t, int64_t now_ns, int64_t *next_ns)
     return pending;
 }
 
-/* ------------------------------------------------------------ public API */
+/* ------------------------------------------------ what the facade calls */
 
-ZLINK_EXPORT void *zlink_timer_new(void)
+zl_timer_t *zl_timer_new(void)
 {
     zl_timer_t *t = calloc(1, sizeof *t);
-    if (t == NULL) {
-        zl_set_errno(ENOMEM);
+    if (t == NULL)
         return NULL;
-    }
     zl_mutex_init(&t->lk);
-    void *handle = NULL;
-    zl_hslot_t *slot;
-    if (zl_handle_new(ZL_HANDLE_TIMER, t, &handle, &slot) != 0) {
-        zl_mutex_fini(&t->lk);
-        free(t);
-        zl_set_errno(ENOMEM);
-        return NULL;
-    }
-    return handle;
+    return t;
 }
 
-ZLINK_EXPORT zlink_close_result_t zlink_timer_destroy(void **timer_p)
+void zl_timer_free(zl_timer_t *t)
 {
-    if (timer_p == NULL)
-        return zl_close_fail(EFAULT);
-    void *obj;
-    zl_hslot_t *slot;
-    int rc = zl_handle_close(*timer_p, ZL_HANDLE_TIMER, &obj, &slot);
-    if (rc != 0)
-        /* EBUSY: a call is inside or a poller holds the timer. */
-        return zl_close_fail(rc == EBUSY ? EBUSY : EFAULT);
-    zl_timer_t *t = obj;
     zl_mutex_fini(&t->lk);
     free(t);
-    zl_handle_release(slot);
-    *timer_p = NULL;
-    return ZLINK_CLOSE_OK;
 }
 
-/* The bodies of start, stop and recv run inside the timer's handle. */
-static void timer_start(zl_timer_t *t, uint64_t interval_ns, uint64_t repeat)
+void zl_timer_start(zl_timer_t *t, uint64_t interval_ns, uint64_t repeat)
 {
     zl_mutex_lock(&t->lk);
     t->running = true;
@@ -186,26 +163,8 @@ static void timer_start(zl_timer_t *t, uint64_t interval_ns, uint64_t repeat)
     timer_wake_receivers(t);
 }
 
-ZLINK_EXPORT zlink_config_result_t zlink_timer_start(void *timer, uint64_t interval_ns,
-                                                     uint64_t repeat)
+void zl_timer_stop(zl_timer_t *t)
 {
-    if (interval_ns == 0)
-        return zl_config_fail(EINVAL);
-    zl_timer_t *t;
-    zl_hslot_t *slot;
-    if (zl_timer_enter(timer, &t, &slot) != 0)
-        return zl_config_fail(EFAULT);
-    timer_start(t, interval_ns, repeat);
-    zl_handle_leave(slot);
-    return ZLINK_CONFIG_OK;
-}
-
-ZLINK_EXPORT zlink_config_result_t zlink_timer_stop(void *timer)
-{
-    zl_timer_t *t;
-    zl_hslot_t *slot;
-    if (zl_timer_enter(timer, &t, &slot) != 0)
-        return zl_config_fail(EFAULT);
     zl_mutex_lock(&t->lk);
     if (t->running) {
         t->frozen = timer_due_locked(t, zl_clock_ns());
@@ -214,13 +173,11 @@ ZLINK_EXPORT zlink_config_result_t zlink_timer_stop(void *timer)
     }
     zl_mutex_unlock(&t->lk);
     timer_wake_receivers(t);
-    zl_handle_leave(slot);
-    return ZLINK_CONFIG_OK;
 }
 
 /* zlink_timer_recv inside the handle: 0 with *count, or EAGAIN. May sleep
  * (NONE) until the next fire or a start/stop; holds no lock meanwhile. */
-static int timer_recv(zl_timer_t *t, uint64_t *count, zlink_recv_flags_t flags)
+int zl_timer_recv(zl_timer_t *t, uint64_t *count, int flags)
 {
     bool counted = false;
     for (;;) {
@@ -232,7 +189,7 @@ static int timer_recv(zl_timer_t *t, uint64_t *count, zlink_recv_flags_t flags)
             zl_mutex_unlock(&t->lk);
             break;
         }
-        if (!t->running || flags == ZLINK_RECV_FLAGS_DONTWAIT) {
+        if (!t->running || (flags & ZLINK_DONTWAIT)) {
             zl_mutex_unlock(&t->lk);
             if (counted)
                 atomic_fetch_sub(&t->recv_waiters, 1);
@@ -256,18 +213,4 @@ static int timer_recv(zl_timer_t *t, uint64_t *count, zlink_recv_flags_t flags)
     if (counted)
         atomic_fetch_sub(&t->recv_waiters, 1);
     return 0;
-}
-
-ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
-                                                  zlink_recv_flags_t flags)
-{
-    if (count == NULL || (flags != ZLINK_RECV_FLAGS_NONE && flags != ZLINK_RECV_FLAGS_DONTWAIT))
-        return zl_recv_fail(EINVAL);
-    zl_timer_t *t;
-    zl_hslot_t *slot;
-    if (zl_timer_enter(timer, &t, &slot) != 0)
-        return zl_recv_fail(EFAULT);
-    int rc = timer_recv(t, count, flags);
-    zl_handle_leave(slot);
-    return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
 }

@@ -48,4 +48,22 @@ void zl_timer_detach(zl_timer_t *t, void *owner);
  * t->lk; may auto-stop a timer whose repeat count is reached. */
 bool zl_timer_check(zl_timer_t *t, int64_t now_ns, int64_t *next_ns);
 
+/* ---- what api/timer_api.c calls (after validating the handle) ---- */
+
+/* A stopped timer, not yet a handle. NULL when out of memory. */
+zl_timer_t *zl_timer_new(void);
+/* Frees a timer whose handle was closed (nobody inside, no poller). */
+void zl_timer_free(zl_timer_t *t);
+/* (Re)starts t: fires every interval_ns (> 0, checked by the caller),
+ * repeat times (0: until stopped); the fire count restarts. Wakes blocked
+ * receives and the poller watching t. Any thread; takes t->lk. */
+void zl_timer_start(zl_timer_t *t, uint64_t interval_ns, uint64_t repeat);
+/* Stops t, keeping the fires already due for the next receive. Any
+ * thread; takes t->lk. */
+void zl_timer_stop(zl_timer_t *t);
+/* Takes the fires due since the last receive into *count: 0, or EAGAIN
+ * when none is due and (flags has DONTWAIT, or t is stopped). Without
+ * DONTWAIT sleeps (no lock held) until the next fire or a start/stop. */
+int zl_timer_recv(zl_timer_t *t, uint64_t *count, int flags);
+
 #endif /* ZL_TIMER_H */

@@ -268,14 +268,6 @@ static bool supports_cq(int type)
            type == ZLINK_STREAM;
 }
 
-static bool record_is_empty(const zlink_completion_t *out)
-{
-    zlink_completion_t zero;
-    memset(&zero, 0, sizeof zero);
-    zero.struct_size = out->struct_size;
-    return memcmp(&zero, out, sizeof zero) == 0;
-}
-
 struct cq_args {
     zlink_completion_t *out;
 };
@@ -287,39 +279,10 @@ static int cq_attempt(zl_socket_t *s, void *arg)
     return cq_pop(s, a->out) ? 0 : EAGAIN;
 }
 
-ZLINK_EXPORT zlink_recv_result_t zlink_completion_recv(void *socket, zlink_completion_t *out,
-                                                       zlink_recv_flags_t flags)
+int zl_cq_recv(zl_socket_t *s, zlink_completion_t *out, int flags)
 {
-    if (out == NULL)
-        return zl_recv_fail(EFAULT);
-    if ((flags & ~ZLINK_DONTWAIT) != 0 || out->struct_size != sizeof *out ||
-        !record_is_empty(out))
-        return zl_recv_fail(EINVAL);
-    zl_socket_t *s;
-    int rc = zl_socket_enter(socket, &s);
-    if (rc != 0)
-        return zl_recv_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    if (!supports_cq(s->type)) {
-        zl_socket_leave(s);
-        return zl_recv_fail(ENOTSUP);
-    }
+    if (!supports_cq(s->type))
+        return ENOTSUP;
     struct cq_args a = {out};
-    rc = zl_socket_wait_for(s, (int)flags, &s->opts.rcvtimeo, cq_attempt, &a);
-    zl_socket_leave(s);
-    return rc == 0 ? ZLINK_RECV_OK : zl_recv_fail(rc);
-}
-
-ZLINK_EXPORT void zlink_completion_close(zlink_completion_t *record)
-{
-    if (record == NULL || record->struct_size != sizeof *record)
-        return;
-    if (record->reply_parts != NULL) {
-        for (size_t i = 0; i < record->reply_part_count; i++)
-            if (zl_msg_valid(&record->reply_parts[i]))
-                zl_msg_release(&record->reply_parts[i]);
-        free(record->reply_parts);
-    }
-    uint32_t size = record->struct_size;
-    memset(record, 0, sizeof *record);
-    record->struct_size = size;
+    return zl_socket_wait_for(s, flags, &s->opts.rcvtimeo, cq_attempt, &a);
 }

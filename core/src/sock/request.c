@@ -415,97 +415,50 @@ void zl_req_admitted(zl_socket_t *s, zl_req_t *r)
     }
 }
 
-/* ------------------------------------------------------------ public API */
+/* ----------------------------------------------- what the facade calls */
 
-ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routing_id_t *rid,
-                                                 zlink_msg_t *parts, size_t n,
-                                                 zlink_send_flags_t flags, uint32_t timeout_ms,
-                                                 void *user_context,
-                                                 zlink_completion_id_t *completion_id_out)
+int zl_req_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts, size_t n,
+                  int flags, uint32_t timeout_ms, void *user_context, uint64_t *id_out)
 {
-    if (completion_id_out != NULL)
-        *completion_id_out = 0;
-    if (parts == NULL)
-        return zl_submit_fail(EINVAL);
-    if (n == 0 || ((int)flags & ~ZLINK_DONTWAIT) != 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(EINVAL);
-    }
-    zl_socket_t *s;
-    int rc = zl_socket_enter(socket, &s);
-    if (rc != 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    }
+    *id_out = 0;
     if ((s->type == ZLINK_DEALER && rid != NULL) ||
-        (s->type == ZLINK_ROUTER && (rid == NULL || rid->size == 0))) {
-        rc = EINVAL;
-    } else if (s->type != ZLINK_DEALER && s->type != ZLINK_ROUTER) {
-        rc = ENOTSUP;
-    } else {
-        /* The whole completion slot, now: the request ends as its record
-         * in place (req_complete), so nothing after admission allocates. */
-        zl_req_t *r = calloc(1, sizeof(zl_cq_slot_t));
-        if (r == NULL) {
-            rc = ENOMEM;
-        } else {
-            r->user_context = user_context;
-            r->deadline_ns = (int64_t)timeout_ms; /* resolved at admission */
-            uint64_t token = 0, id = 0;
-            rc = zl_socket_submit_request(s, rid, parts, n, (int)flags, r, &id, &token);
-            if (rc == 0) {
-                /* r belongs to the socket now (and may already be gone):
-                 * the id was copied out under the socket's lock. */
-                if (completion_id_out != NULL)
-                    *completion_id_out = id;
-            } else {
-                free(r);
-                if (completion_id_out != NULL)
-                    *completion_id_out = token;
-                if (rc == EHOSTUNREACH && s->type == ZLINK_ROUTER &&
-                    !((int)flags & ZLINK_DONTWAIT))
-                    rc = ENOENT; /* NONE to an unknown routing id: NOT_FOUND */
-            }
-        }
+        (s->type == ZLINK_ROUTER && (rid == NULL || rid->size == 0)))
+        return EINVAL;
+    if (s->type != ZLINK_DEALER && s->type != ZLINK_ROUTER)
+        return ENOTSUP;
+    /* The whole completion slot, now: the request ends as its record in
+     * place (req_complete), so nothing after admission allocates. */
+    zl_req_t *r = calloc(1, sizeof(zl_cq_slot_t));
+    if (r == NULL)
+        return ENOMEM;
+    r->user_context = user_context;
+    r->deadline_ns = (int64_t)timeout_ms; /* resolved at admission */
+    uint64_t token = 0, id = 0;
+    int rc = zl_socket_submit_request(s, rid, parts, n, flags, r, &id, &token);
+    if (rc == 0) {
+        /* r belongs to the socket now (and may already be gone): the id
+         * was copied out under the socket's lock. */
+        *id_out = id;
+        return 0;
     }
-    if (rc == EINVAL || rc == ENOTSUP || rc == ENOMEM)
-        zl_multipart_release_init(parts, n);
-    zl_socket_leave(s);
-    return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
+    free(r);
+    *id_out = token;
+    if (rc == EHOSTUNREACH && s->type == ZLINK_ROUTER && !(flags & ZLINK_DONTWAIT))
+        rc = ENOENT; /* NONE to an unknown routing id: NOT_FOUND */
+    return rc;
 }
 
-/* The body of zlink_reply and zlink_reply_error. error != 0 prepends the
- * 4-byte big-endian errno part and sends an ERROR_REPLY. Parts are
- * consumed in every case. */
-static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t *src_rid,
-                                          zlink_reply_token_t token, int error,
-                                          zlink_msg_t *parts, size_t n)
+int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t token, int error,
+                 zlink_msg_t *parts, size_t n)
 {
-    if (parts == NULL && n > 0)
-        return zl_submit_fail(EINVAL);
-    if ((n == 0 && error == 0) || src_rid == NULL || src_rid->size == 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(EINVAL);
-    }
-    if (token == 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(ENOENT);
-    }
-    zl_socket_t *s;
-    int rc = zl_socket_enter(router, &s);
-    if (rc != 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    }
     if (s->type != ZLINK_ROUTER) {
         zl_multipart_release_init(parts, n);
-        zl_socket_leave(s);
-        return zl_submit_fail(ENOTSUP);
+        return ENOTSUP;
     }
     /* Check the token out: one reply at a time may use it. It is retired
      * when the reply is admitted; a failure returns it. */
     uint64_t seq = 0;
-    rc = ENOENT;
+    int rc = ENOENT;
     zl_mutex_lock(&s->lk);
     zl_rtoken_t *t = rtoken_by_token(s, token);
     if (t != NULL && zl_rid_equal(&t->rid, src_rid)) {
@@ -518,8 +471,7 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
     zl_mutex_unlock(&s->lk);
     if (rc != 0) {
         zl_multipart_release_init(parts, n);
-        zl_socket_leave(s);
-        return zl_submit_fail(rc);
+        return rc;
     }
     if (error == 0) {
         rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false);
@@ -545,31 +497,9 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
             t->busy = false;
         zl_mutex_unlock(&s->lk);
     }
-    zl_socket_leave(s);
     if (rc == EHOSTUNREACH)
         rc = ENOENT; /* the source is gone */
-    return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
-}
-
-ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing_id_t *src_rid,
-                                               zlink_reply_token_t token, zlink_msg_t *parts,
-                                               size_t n)
-{
-    if (parts == NULL)
-        return zl_submit_fail(EINVAL);
-    return reply_common(router, src_rid, token, 0, parts, n);
-}
-
-ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
-                                                     const zlink_routing_id_t *src_rid,
-                                                     zlink_reply_token_t token, int error,
-                                                     zlink_msg_t *parts, size_t n)
-{
-    if (error <= 0) {
-        zl_multipart_release_init(parts, n);
-        return zl_submit_fail(EINVAL);
-    }
-    return reply_common(router, src_rid, token, error, parts, n);
+    return rc;
 }
 
 /* Under s->lk (inside the reply's send attempt, after the push): retires

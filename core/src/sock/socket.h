@@ -562,6 +562,22 @@ int zl_req_reserve(zl_socket_t *s);
 void zl_req_admitted(zl_socket_t *s, zl_req_t *r);
 /* Under s->lk: the reply for token was admitted; retires the token. */
 void zl_req_token_used(zl_socket_t *s, uint64_t token);
+/* zlink_request inside the socket's gate, arguments checked: sends the
+ * request (parts consumed, as the send rules say, except on EINVAL,
+ * ENOTSUP and ENOMEM, where the caller still owns them) and on 0 sets
+ * *id_out to its completion id; on a DONTWAIT refusal to the wait token's
+ * id (0 when none). Returns 0 or an errno (ENOENT: NONE to an unknown
+ * ROUTER target). Takes s->lk; may wait per flags and SNDTIMEO. */
+int zl_req_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts, size_t n,
+                  int flags, uint32_t timeout_ms, void *user_context, uint64_t *id_out);
+/* zlink_reply / zlink_reply_error inside the router's gate, arguments
+ * checked (token nonzero, src_rid set): checks the token out (EBUSY while
+ * another reply uses it), sends the REPLY or (error > 0) the ERROR_REPLY,
+ * and retires the token once admitted. Parts are consumed in every case.
+ * 0, ENOTSUP (not a ROUTER), ENOENT (unknown token or source gone), EBUSY,
+ * ENOMEM, or a send's errno. Takes s->lk; may wait per SNDTIMEO. */
+int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t token, int error,
+                 zlink_msg_t *parts, size_t n);
 /* Under s->lk: frees requests and tokens (close). */
 void zl_req_clear(zl_socket_t *s);
 
