@@ -20,8 +20,13 @@ set -uo pipefail
 check() { # src_dir -> prints violations, returns 1 if any
     local src=$1 bad=0 layer uses rest
     declare -A allowed private
+    declare -A only
     while read -r layer rest; do
         [[ -z "$layer" || "$layer" == \#* ]] && continue
+        if [[ "$layer" == "only" ]]; then
+            only[${rest%% *}]=" $(echo ${rest#* }) "
+            continue
+        fi
         uses=${rest%%private:*}
         allowed[$layer]=" $layer $(echo $uses) "
         private[$layer]=" $(echo ${rest#*private:}) "
@@ -51,6 +56,9 @@ check() { # src_dir -> prints violations, returns 1 if any
                     bad=1
                 elif [[ ! -f "$src/$inc" ]]; then
                     echo "$f: includes \"$inc\": no such header"
+                    bad=1
+                elif [[ -n "${only[$inc]+x}" && "${only[$inc]}" != *" $dir "* ]]; then
+                    echo "$f: includes \"$inc\": only${only[$inc]}may"
                     bad=1
                 fi
             elif [[ ! -f "$src/$dir/$inc" ]]; then
@@ -133,6 +141,7 @@ if [[ "${1:-}" == "--selftest" ]]; then
     plant "protocol -> engine include" sed -i '1i #include "engine/engine.h"' protocols/pair.c
     plant "msg -> engine include" sed -i '1i #include "engine/engine.h"' msg/queue.c
     plant "private header of another layer" sed -i '1i #include "engine/engine_int.h"' sock/ctx.c
+    plant "socket internals in the facade" sed -i '1i #include "sock/sock_impl.h"' api/msg_api.c
     plant "unqualified header of another folder" sed -i '1i #include "socket.h"' poll/timer.c
     plant "prototype in a .c file" sed -i '$a int zl_socket_state(const void *s);' api/msg_api.c
     plant "extern in a .c file" sed -i '$a extern int zl_something;' sock/flow.c

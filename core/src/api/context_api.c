@@ -234,40 +234,9 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_shutdown(void *ctx)
     zl_ctx_t *c;
     if (zl_ctx_enter(ctx, &c) != 0)
         return zl_close_fail(EFAULT);
-    zl_mutex_lock(&c->lk);
-    c->shutdown = true;
-    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
-        zl_socket_terminate(s);
-    zl_mutex_unlock(&c->lk);
+    zl_ctx_shutdown(c);
     zl_ctx_leave(c);
     return ZLINK_CLOSE_OK;
-}
-
-/* Used by zlink_socket: registers a new socket; 0, ETERM or EMFILE. */
-int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s)
-{
-    zl_mutex_lock(&c->lk);
-    int rc = 0;
-    if (c->shutdown)
-        rc = ETERM;
-    else if (c->nlive >= c->max_sockets)
-        rc = EMFILE;
-    else {
-        s->ctx_next = c->sockets;
-        c->sockets = s;
-        c->nlive++;
-    }
-    zl_mutex_unlock(&c->lk);
-    return rc;
-}
-
-/* Used by zlink_close: one live socket fewer. */
-void zl_ctx_socket_closed(zl_ctx_t *c)
-{
-    zl_mutex_lock(&c->lk);
-    c->nlive--;
-    zl_cond_broadcast(&c->cv);
-    zl_mutex_unlock(&c->lk);
 }
 
 ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
@@ -275,44 +244,10 @@ ZLINK_EXPORT zlink_close_result_t zlink_ctx_term(void *ctx)
     zl_ctx_t *c;
     if (zl_ctx_enter(ctx, &c) != 0)
         return zl_close_fail(EFAULT);
-    zl_mutex_lock(&c->lk);
-    if (c->terminating) {
-        zl_mutex_unlock(&c->lk);
+    int rc = zl_ctx_term(c);
+    if (rc != 0) {
         zl_ctx_leave(c);
-        return zl_close_fail(EBUSY);
-    }
-    c->terminating = true;
-    c->shutdown = true;
-    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
-        zl_socket_terminate(s);
-    zl_mutex_unlock(&c->lk);
-
-    /* As the contract says, term blocks until the application has closed
-     * every socket: blocking calls now fail with ETERM, which tells the
-     * owning threads to close. zl_ctx_socket_closed signals c->cv. */
-    zl_mutex_lock(&c->lk);
-    while (c->nlive > 0)
-        zl_cond_wait_until(&c->cv, &c->lk, -1);
-    zl_mutex_unlock(&c->lk);
-    /* The I/O threads finish flushing (linger) and closing, then stop. No
-     * new one can start: zl_ctx_pick_io refuses after shutdown. */
-    for (int i = 0; i < c->nios; i++)
-        zl_io_destroy(c->ios[i]);
-    /* The lists are taken under the lock: a zlink_ctx_shutdown or
-     * zlink_ctx_get of another thread may still be inside the context. */
-    zl_mutex_lock(&c->lk);
-    free(c->ios);
-    c->ios = NULL;
-    c->nios = 0;
-    zl_socket_t *s = c->sockets;
-    c->sockets = NULL;
-    zl_mutex_unlock(&c->lk);
-    while (s != NULL) {
-        zl_socket_t *next = s->ctx_next;
-        /* A socket a poller or monitor still pins outlives the context;
-         * the last unpin frees it. */
-        zl_socket_orphan(s);
-        s = next;
+        return zl_close_fail(rc);
     }
     /* Later calls with this handle get EFAULT; the last call still inside
      * (normally this one) frees the context. */

@@ -186,7 +186,7 @@ static int resolve_source(void *handle, resolved_t *r)
     case ZL_HANDLE_SOCKET:
         rc = zl_socket_enter(handle, &r->sock);
         if (rc == 0)
-            r->type = r->sock->type;
+            r->type = zl_socket_type(r->sock);
         else
             r->sock = NULL;
         return rc;
@@ -285,7 +285,7 @@ static int poller_register(zl_poller_t *p, resolved_t *r, void *handle, int fd,
  * as needed; on failure nothing changed. */
 static int poller_change(zl_poller_t *p, zl_pollsrc_t *src, short events)
 {
-    int type = src->sock != NULL ? src->sock->type : src->mon != NULL ? MONITOR_TYPE : 0;
+    int type = src->sock != NULL ? zl_socket_type(src->sock) : src->mon != NULL ? MONITOR_TYPE : 0;
     int rc = mask_supported(src->kind, type, events);
     if (rc != 0)
         return rc;

@@ -5,7 +5,6 @@
  * early failures, and results. Requests and reply tokens are
  * sock/request.c; the completion queue sock/completion.c.
  */
-#include "sock/completion.h"
 #include "sock/socket.h"
 #include "util/errors.h"
 

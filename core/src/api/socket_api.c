@@ -39,11 +39,11 @@ ZLINK_EXPORT void *zlink_socket(void *ctx, int type)
     /* The handle first: once the context lists the socket, the socket is
      * the application's. Nobody knows the handle until it is returned. */
     void *handle = NULL;
-    int rc = zl_handle_new(ZL_HANDLE_SOCKET, s, &handle, &s->hslot);
+    int rc = zl_socket_publish(s, &handle);
     if (rc == 0) {
         rc = zl_ctx_add_socket(c, s);
         if (rc != 0)
-            zl_handle_release(s->hslot);
+            zl_socket_unpublish(s);
     }
     zl_ctx_leave(c);
     if (rc != 0) {
@@ -64,10 +64,10 @@ ZLINK_EXPORT zlink_close_result_t zlink_close(void *socket)
          * close another thread is running: ESTALE. Not a socket: EFAULT. */
         return zl_close_fail(rc == EBUSY || rc == EFAULT ? rc : ESTALE);
     zl_socket_t *s = obj;
-    atomic_store(&s->closed, true); /* pollers of a pinned socket look here */
+    zl_socket_mark_closed(s);       /* pollers of a pinned socket look here */
     zl_monitor_socket_closed(s);    /* DISCONNECTED per peer, MONITOR_STOPPED */
     zl_socket_teardown(s);
-    zl_ctx_t *c = s->ctx;
+    zl_ctx_t *c = zl_socket_ctx(s);
     /* The handle is stale from here on; the memory stays for the context
      * (and the pins) to free, so s is not touched after the next call. */
     zl_handle_release(slot);
@@ -82,7 +82,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_setsockopt(void *socket, int option, co
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (atomic_load(&s->terminated)) {
+    if (zl_socket_terminated(s)) {
         zl_socket_leave(s);
         return zl_config_fail(ETERM);
     }
@@ -98,7 +98,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_getsockopt(void *socket, int option, vo
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (atomic_load(&s->terminated)) {
+    if (zl_socket_terminated(s)) {
         zl_socket_leave(s);
         return zl_config_fail(ETERM);
     }
@@ -113,14 +113,11 @@ ZLINK_EXPORT zlink_config_result_t zlink_set_routing_id(void *socket, const void
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc == EFAULT ? ENOTSUP : rc);
-    if (s->type == ZLINK_STREAM || id == NULL || size == 0 || size > 255) {
+    if (zl_socket_type(s) == ZLINK_STREAM || id == NULL || size == 0 || size > 255) {
         zl_socket_leave(s);
         return zl_config_fail(EINVAL);
     }
-    zl_mutex_lock(&s->lk);
-    s->opts.rid.size = (uint8_t)size;
-    memcpy(s->opts.rid.data, id, size);
-    zl_mutex_unlock(&s->lk);
+    zl_socket_set_rid(s, id, size);
     zl_socket_leave(s);
     return ZLINK_CONFIG_OK;
 }
@@ -177,9 +174,9 @@ ZLINK_EXPORT zlink_connect_result_t zlink_disconnect_rid(void *socket,
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_connect_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    if (s->type != ZLINK_ROUTER && s->type != ZLINK_STREAM)
+    if (zl_socket_type(s) != ZLINK_ROUTER && zl_socket_type(s) != ZLINK_STREAM)
         rc = ENOTSUP;
-    else if (s->type == ZLINK_STREAM && rid->size != 4)
+    else if (zl_socket_type(s) == ZLINK_STREAM && rid->size != 4)
         rc = EINVAL;
     else
         rc = zl_socket_disconnect_rid(s, rid);
@@ -222,11 +219,11 @@ static zlink_submit_result_t send_common(int api, void *socket, const zlink_rout
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return submit_fail(parts, n, rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    if (!send_type_ok(api, s->type)) {
+    if (!send_type_ok(api, zl_socket_type(s))) {
         zl_socket_leave(s);
         return submit_fail(parts, n, ENOTSUP);
     }
-    if (s->type == ZLINK_STREAM && (n != 1 || rid->size != 4)) {
+    if (zl_socket_type(s) == ZLINK_STREAM && (n != 1 || rid->size != 4)) {
         zl_socket_leave(s);
         return submit_fail(parts, n, EINVAL);
     }
@@ -289,15 +286,15 @@ ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if ((s->type != ZLINK_PAIR && s->type != ZLINK_DEALER && s->type != ZLINK_STREAM) ||
-        (s->type == ZLINK_STREAM && zl_stream_recv_mode(s) == ZLINK_STREAM_RECV_PACKET)) {
+    if ((zl_socket_type(s) != ZLINK_PAIR && zl_socket_type(s) != ZLINK_DEALER && zl_socket_type(s) != ZLINK_STREAM) ||
+        (zl_socket_type(s) == ZLINK_STREAM && zl_stream_recv_mode(s) == ZLINK_STREAM_RECV_PACKET)) {
         zl_socket_leave(s); /* a PACKET STREAM has its own receive */
         return zl_recv_fail(ENOTSUP);
     }
     const zlink_routing_id_t *rid = NULL;
     int rc = zl_socket_receive(s, NULL, parts, cap, count, (int)flags, &rid);
     if (rc == 0 && rid_opt != NULL)
-        *rid_opt = s->type == ZLINK_STREAM ? rid : NULL;
+        *rid_opt = zl_socket_type(s) == ZLINK_STREAM ? rid : NULL;
     zl_socket_leave(s);
     return recv_result(rc);
 }
@@ -313,7 +310,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_rou
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if (s->type != ZLINK_ROUTER) {
+    if (zl_socket_type(s) != ZLINK_ROUTER) {
         zl_socket_leave(s);
         return zl_recv_fail(ENOTSUP);
     }
@@ -322,7 +319,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_router_recv(void *socket, const zlink_rou
     if (rc == 0) {
         *rid = view;
         if (token != NULL)
-            *token = s->recv_token; /* 0 for DATA */
+            *token = zl_socket_recv_token(s); /* 0 for DATA */
     }
     zl_socket_leave(s);
     return recv_result(rc);
@@ -351,7 +348,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_stream_recv_packet(void *socket,
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if (s->type != ZLINK_STREAM || zl_stream_recv_mode(s) != ZLINK_STREAM_RECV_PACKET) {
+    if (zl_socket_type(s) != ZLINK_STREAM || zl_stream_recv_mode(s) != ZLINK_STREAM_RECV_PACKET) {
         zl_socket_leave(s); /* RAW (or unset) STREAM: zlink_recv */
         return zl_recv_fail(ENOTSUP);
     }
@@ -372,7 +369,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if (s->type != ZLINK_SUB && s->type != ZLINK_XSUB) {
+    if (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB) {
         zl_socket_leave(s);
         return zl_recv_fail(ENOTSUP);
     }
@@ -414,7 +411,7 @@ static zlink_config_result_t subscription_call(void *socket, const char *topic, 
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (topic == NULL || (s->type != ZLINK_SUB && s->type != ZLINK_XSUB)) {
+    if (topic == NULL || (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB)) {
         zl_socket_leave(s);
         return zl_config_fail(EINVAL);
     }
@@ -442,7 +439,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t in
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (s->type != ZLINK_SUB && s->type != ZLINK_XSUB)
+    if (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB)
         rc = ENOTSUP;
     else
         rc = zl_sub_subscription_at(s, index, buf, len);
@@ -467,7 +464,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_router_routes_snapshot(void *router,
     int rc = zl_socket_enter(router, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (s->type != ZLINK_ROUTER) {
+    if (zl_socket_type(s) != ZLINK_ROUTER) {
         zl_socket_leave(s);
         return zl_config_fail(ENOTSUP);
     }
@@ -500,10 +497,8 @@ ZLINK_EXPORT uint64_t zlink_router_recv_route_generation(void *router)
         return 0;
     }
     uint64_t gen = 0;
-    if (s->type == ZLINK_ROUTER) {
-        zl_mutex_lock(&s->lk);
-        gen = s->recv_route;
-        zl_mutex_unlock(&s->lk);
+    if (zl_socket_type(s) == ZLINK_ROUTER) {
+        gen = zl_socket_recv_route(s);
     }
     zl_socket_leave(s);
     return gen;
@@ -525,9 +520,9 @@ zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t sta
          * (ESTALE), NULL or foreign -> EFAULT (INVALID_HANDLE) */
         return zl_config_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
     zl_socket_t *s = obj;
-    if (s->type != ZLINK_DEALER && s->type != ZLINK_ROUTER)
+    if (zl_socket_type(s) != ZLINK_DEALER && zl_socket_type(s) != ZLINK_ROUTER)
         rc = ENOTSUP;
-    else if (atomic_load(&s->terminated))
+    else if (zl_socket_terminated(s))
         rc = ETERM;
     else
         rc = zl_flow_set(s, (int)state);

@@ -314,9 +314,7 @@ void zl_pollsrc_detach(zl_pollset_t *set, zl_pollsrc_t *src, void *owner)
  * handle's slot is released when the close ends, the pinned memory is not. */
 static int pinned_socket_state(zl_socket_t *s)
 {
-    if (atomic_load(&s->closed))
-        return ESHUTDOWN;
-    return atomic_load(&s->terminated) ? ETERM : 0;
+    return zl_socket_state(s);
 }
 
 /* Owner thread, no locks held (the calls take s->lk): sets src->ready for

@@ -5,7 +5,7 @@
 #ifndef ZL_PROTO_TABLES_H
 #define ZL_PROTO_TABLES_H
 
-#include "sock/socket.h"
+#include "sock/sock_impl.h"
 
 extern const zl_proto_ops_t zl_pair_ops;   /* pair.c */
 extern const zl_proto_ops_t zl_dealer_ops; /* dealer.c */

@@ -5,7 +5,7 @@
 #ifndef ZL_PROTOCOLS_WEIGHT_H
 #define ZL_PROTOCOLS_WEIGHT_H
 
-#include "sock/socket.h"
+#include "sock/sock_impl.h"
 
 /* The ops control hook of DEALER and ROUTER (engine or inproc, under
  * s->lk): applies a FLOWSTATE (flow.c) or a WEIGHT ("WEIGHT" + u32 BE)

@@ -2,6 +2,7 @@
  * completion.c — the completion queue and wait tokens (see completion.h
  * for the design notes). Everything here runs under s->lk; nothing blocks.
  */
+#include "sock/sock_impl.h"
 #include "sock/completion.h"
 
 #include "util/errors.h"

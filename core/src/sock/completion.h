@@ -31,7 +31,7 @@
 #ifndef ZL_COMPLETION_H
 #define ZL_COMPLETION_H
 
-#include "sock/socket.h"
+#include "sock/sock_impl.h"
 
 #define ZL_CQ_SLOTS 65536u
 
@@ -68,10 +68,5 @@ static inline size_t zl_cq_slots_used(const zl_socket_t *s)
 /* Under s->lk: frees every record and token (close, term). */
 void zl_cq_clear(zl_socket_t *s);
 
-/* zlink_completion_recv inside the socket's gate: pops one record into
- * *out (empty and valid, checked by the caller), waiting per flags and
- * RCVTIMEO. 0, ENOTSUP (a type without a completion queue), EAGAIN,
- * ETERM, ESHUTDOWN. Takes s->lk; sleeps without it. */
-int zl_cq_recv(zl_socket_t *s, zlink_completion_t *out, int flags);
 
 #endif /* ZL_COMPLETION_H */

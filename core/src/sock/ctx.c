@@ -6,6 +6,7 @@
  * Locks: ctx->lk guards every field. It is taken before a socket's lock
  * and never held across a call into the engine that waits for an I/O thread.
  */
+#include "sock/sock_impl.h"
 #include "sock/ctx.h"
 
 #include "engine/engine.h"
@@ -107,4 +108,83 @@ void zl_ctx_inproc_unbind(zl_ctx_t *ctx, const char *name, zl_tran_sock_t *ts)
 zl_tran_sock_t *zl_ctx_inproc_find(zl_ctx_t *ctx, const char *name)
 {
     return zl_inproc_find(&ctx->inproc, name);
+}
+
+void zl_ctx_shutdown(zl_ctx_t *c)
+{
+    zl_mutex_lock(&c->lk);
+    c->shutdown = true;
+    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
+        zl_socket_terminate(s);
+    zl_mutex_unlock(&c->lk);
+}
+
+/* Used by zlink_socket: registers a new socket; 0, ETERM or EMFILE. */
+int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s)
+{
+    zl_mutex_lock(&c->lk);
+    int rc = 0;
+    if (c->shutdown)
+        rc = ETERM;
+    else if (c->nlive >= c->max_sockets)
+        rc = EMFILE;
+    else {
+        s->ctx_next = c->sockets;
+        c->sockets = s;
+        c->nlive++;
+    }
+    zl_mutex_unlock(&c->lk);
+    return rc;
+}
+
+/* Used by zlink_close: one live socket fewer. */
+void zl_ctx_socket_closed(zl_ctx_t *c)
+{
+    zl_mutex_lock(&c->lk);
+    c->nlive--;
+    zl_cond_broadcast(&c->cv);
+    zl_mutex_unlock(&c->lk);
+}
+
+int zl_ctx_term(zl_ctx_t *c)
+{
+    zl_mutex_lock(&c->lk);
+    if (c->terminating) {
+        zl_mutex_unlock(&c->lk);
+        return EBUSY;
+    }
+    c->terminating = true;
+    c->shutdown = true;
+    for (zl_socket_t *s = c->sockets; s != NULL; s = s->ctx_next)
+        zl_socket_terminate(s);
+    zl_mutex_unlock(&c->lk);
+
+    /* As the contract says, term blocks until the application has closed
+     * every socket: blocking calls now fail with ETERM, which tells the
+     * owning threads to close. zl_ctx_socket_closed signals c->cv. */
+    zl_mutex_lock(&c->lk);
+    while (c->nlive > 0)
+        zl_cond_wait_until(&c->cv, &c->lk, -1);
+    zl_mutex_unlock(&c->lk);
+    /* The I/O threads finish flushing (linger) and closing, then stop. No
+     * new one can start: zl_ctx_pick_io refuses after shutdown. */
+    for (int i = 0; i < c->nios; i++)
+        zl_io_destroy(c->ios[i]);
+    /* The lists are taken under the lock: a zlink_ctx_shutdown or
+     * zlink_ctx_get of another thread may still be inside the context. */
+    zl_mutex_lock(&c->lk);
+    free(c->ios);
+    c->ios = NULL;
+    c->nios = 0;
+    zl_socket_t *s = c->sockets;
+    c->sockets = NULL;
+    zl_mutex_unlock(&c->lk);
+    while (s != NULL) {
+        zl_socket_t *next = s->ctx_next;
+        /* A socket a poller or monitor still pins outlives the context;
+         * the last unpin frees it. */
+        zl_socket_orphan(s);
+        s = next;
+    }
+    return 0;
 }

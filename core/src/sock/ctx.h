@@ -85,4 +85,14 @@ int zl_ctx_add_socket(zl_ctx_t *c, zl_socket_t *s);
  * application's sockets. Takes ctx->lk. */
 void zl_ctx_socket_closed(zl_ctx_t *c);
 
+/* zlink_ctx_shutdown inside the context's handle: marks the context and
+ * every socket terminated (blocked calls return ETERM). Takes ctx->lk, then
+ * each socket's s->lk. */
+void zl_ctx_shutdown(zl_ctx_t *c);
+/* zlink_ctx_term inside the context's handle: shuts down, waits (blocks)
+ * until the application closed every socket, stops the I/O threads and
+ * hands every socket to its last pin. 0, or EBUSY when another term is
+ * running. The caller then ends the handle. */
+int zl_ctx_term(zl_ctx_t *c);
+
 #endif /* ZL_CTX_H */

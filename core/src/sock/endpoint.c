@@ -7,6 +7,7 @@
  * list; never held while the engine binds, connects or closes (those
  * block on an I/O thread, which takes s->lk itself).
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "engine/engine.h"

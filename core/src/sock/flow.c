@@ -31,6 +31,7 @@
  *    (zl_pipe_send_control picks it), so a full App lane cannot delay it.
  *  - Locks: s->lk for everything here (zl_flow_set takes it).
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "util/platform.h"

@@ -38,6 +38,7 @@
  *    zlink_ctx_term; zlink_monitor_close unpins it. The monitor itself is
  *    reference counted (the handle plus poller pins).
  */
+#include "sock/sock_impl.h"
 #include "sock/monitor.h"
 
 #include "engine/engine.h"

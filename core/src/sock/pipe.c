@@ -11,6 +11,7 @@
  * inside it. A transport operation takes s->lk itself and never calls back
  * into the engine while holding it, except zl_conn_close (posts a task).
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "engine/engine.h"

@@ -6,6 +6,7 @@
  * Threads: application threads (one consumer per socket). Locks: s->lk
  * for the fair queue and the receive scratch; queue locks inside it.
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "engine/engine.h"

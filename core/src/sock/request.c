@@ -28,6 +28,7 @@
  *    and a reconnect of the source.
  *  - Locks: everything runs under s->lk except the public entry points.
  */
+#include "sock/sock_impl.h"
 #include "sock/completion.h"
 #include "util/errors.h"
 

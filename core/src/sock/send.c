@@ -9,6 +9,7 @@
  * zl_socket_wake; socket.h says why no edge is lost. Ownership: the
  * caller's parts are consumed on success and on failure (core-contract).
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "engine/engine.h"

@@ -5,7 +5,7 @@
 #ifndef ZL_SOCK_INT_H
 #define ZL_SOCK_INT_H
 
-#include "sock/socket.h"
+#include "sock/sock_impl.h"
 
 /* pipe.c: the engine's view of every socket (transport.h operations). */
 extern const zl_tran_sock_ops_t zl_sock_tran_ops;

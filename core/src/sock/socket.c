@@ -8,6 +8,7 @@
  * options and pattern state; queue locks nest inside it; notifies run with
  * no queue lock held; the wake path takes no lock (a futex word).
  */
+#include "sock/sock_impl.h"
 #include "sock/socket.h"
 
 #include "engine/engine.h"
@@ -188,6 +189,70 @@ void zl_pipe_credit_notify(void *arg)
 }
 
 /* --------------------------------------------------------- lifecycle */
+
+void zl_socket_leave(zl_socket_t *s)
+{
+    zl_handle_leave(s->hslot);
+}
+
+/* ---- what the facade reads (socket.h): the struct is private ---- */
+
+int zl_socket_type(const zl_socket_t *s)
+{
+    return s->type;
+}
+
+bool zl_socket_terminated(const zl_socket_t *s)
+{
+    return atomic_load(&s->terminated);
+}
+
+zl_ctx_t *zl_socket_ctx(const zl_socket_t *s)
+{
+    return s->ctx;
+}
+
+int zl_socket_publish(zl_socket_t *s, void **handle)
+{
+    return zl_handle_new(ZL_HANDLE_SOCKET, s, handle, &s->hslot);
+}
+
+void zl_socket_unpublish(zl_socket_t *s)
+{
+    zl_handle_release(s->hslot);
+}
+
+void zl_socket_mark_closed(zl_socket_t *s)
+{
+    atomic_store(&s->closed, true);
+}
+
+void zl_socket_set_rid(zl_socket_t *s, const void *id, size_t size)
+{
+    zl_mutex_lock(&s->lk);
+    s->opts.rid.size = (uint8_t)size;
+    memcpy(s->opts.rid.data, id, size);
+    zl_mutex_unlock(&s->lk);
+}
+
+uint64_t zl_socket_recv_token(const zl_socket_t *s)
+{
+    return s->recv_token;
+}
+
+uint64_t zl_socket_recv_route(zl_socket_t *s)
+{
+    zl_mutex_lock(&s->lk);
+    uint64_t gen = s->recv_route;
+    zl_mutex_unlock(&s->lk);
+    return gen;
+}
+
+int64_t zl_socket_maxmsgsize_now(zl_socket_t *s)
+{
+    return atomic_load_explicit(&s->maxmsgsize_now, memory_order_relaxed);
+}
+
 
 zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
 {

@@ -14,6 +14,7 @@
  *    reader's version of the same list. An option that would be accepted
  *    without any effect has no row (the number is reserved in zlink.h).
  */
+#include "sock/sock_impl.h"
 #include "sockopt.h"
 
 #include "ctx.h"

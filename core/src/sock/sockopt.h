@@ -27,7 +27,7 @@
 #ifndef ZL_SOCKOPT_H
 #define ZL_SOCKOPT_H
 
-#include "sock/socket.h"
+#include "sock/sock_impl.h"
 
 #include <limits.h>
 #include <stddef.h>
