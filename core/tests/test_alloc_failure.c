@@ -793,6 +793,59 @@ static void router_token_without_bucket_memory(void)
     zlt_finish(ctx, d, r);
 }
 
+/* A ROUTER receiving a REQUEST needs a reply token. Without memory for
+ * it the receive takes nothing (INTERNAL/ENOMEM) instead of handing out a
+ * REQUEST nobody could answer; the next receive gets the REQUEST with a
+ * token, and the reply completes the request. */
+static void router_reply_token_without_memory(void)
+{
+    void *ctx = zlt_ctx_new();
+    void *d, *r;
+    zlt_dr_pair(ctx, "inproc", &d, &r);
+    /* A first REQUEST takes the token the earlier receives set aside. */
+    zlink_completion_id_t first = request_of(d, 5000);
+    router_answers(r, "a");
+    zlink_completion_t c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    ZT_EQ_INT(zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_U64(c.completion_id, first);
+    zlink_completion_close(&c);
+
+    zlink_completion_id_t id = request_of(d, 5000);
+    zlink_msg_t parts[4];
+    size_t count = 0;
+    const zlink_routing_id_t *rid = NULL;
+    zlink_reply_token_t tok = 0;
+    zt_alloc_rule_t rule = zt_alloc_size(sizeof(zl_rtoken_t));
+    zt_alloc_fail_begin(&rule);
+    zlink_recv_result_t rr =
+        zlink_router_recv(r, &rid, &tok, parts, 4, &count, ZLINK_RECV_FLAGS_DONTWAIT);
+    int err = zlink_errno();
+    unsigned failed = zt_alloc_fail_end();
+    ZT_EQ_INT(rr, ZLINK_RECV_INTERNAL);
+    ZT_EQ_INT(err, ENOMEM);
+    ZT_CHECK(failed >= 1);
+    ZT_CHECK(rid == NULL);
+    ZT_EQ_INT(tok, 0);
+    ZT_EQ_INT(zlink_router_recv(r, &rid, &tok, parts, 4, &count, ZLINK_RECV_FLAGS_NONE),
+              ZLINK_RECV_OK);
+    ZT_CHECK(tok != 0);
+    zlink_routing_id_t src = *rid;
+    zlink_multipart_close(parts, count);
+    zlink_msg_t m;
+    zlt_msg_set(&m, "ok", 2);
+    ZT_EQ_INT(zlink_reply(r, &src, tok, &m, 1), ZLINK_SUBMIT_OK);
+    zlink_msg_close(&m);
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    ZT_EQ_INT(zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_U64(c.completion_id, id);
+    ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
+    zlink_completion_close(&c);
+    zlt_finish(ctx, d, r);
+}
+
 /* ====================================================== internal units */
 
 /* A frame whose message holds the text; flags as given. */
@@ -1017,6 +1070,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(request_reply_record_needs_no_memory),
     ZT_CASE(first_request_without_bucket_memory),
     ZT_CASE(router_token_without_bucket_memory),
+    ZT_CASE(router_reply_token_without_memory),
     ZT_CASE(unit_splice_is_all_or_nothing),
     ZT_CASE(unit_take_all_into_busy_batch),
     ZT_CASE(unit_latest_control_replaces_in_place),

@@ -75,7 +75,8 @@ typedef struct zl_fq {
     uint32_t tail_pos;   /* next free slot in tail */
     size_t count;        /* frames queued */
     zl_fq_chunk_t *spare; /* recycled or reserved chunks (linked by next) */
-    size_t nspare;       /* chunks on the spare list */
+    _Atomic size_t nspare; /* chunks on the spare list (atomic: a writer
+                            reads it without the queue lock, zl_q_reserve) */
     zl_fq_chunk_t *held; /* set aside for one push that must not fail
                             (zl_q_inject_reserve); only zl_q_inject uses it */
 } zl_fq_t;
@@ -123,15 +124,18 @@ typedef struct zl_q {
     uint64_t hwm;          /* 0 = unlimited */
     uint64_t lwm;          /* ceil(hwm/2) */
     bool reader_idle;      /* reader found it empty; notify on next push */
-    _Atomic bool writer_blocked; /* writer was refused; notify at LWM */
-    _Atomic uint64_t consumed; /* charge a socket reader consumed, not yet
-                                  folded into bytes (zl_q_consume) */
     bool writer_closed;    /* no more records will come */
     bool reader_closed;    /* records are no longer wanted: pushes fail */
     zl_q_end_t rd;
     zl_q_end_t wr;
     zl_fq_t ctl;           /* inproc control frames (no HWM, no engine) */
     _Atomic int refs;      /* one per end */
+    /* What a lock-free reader writes on every record (zl_q_consume), on a
+     * cache line of its own so that it does not bounce the line of the
+     * fields a writer reads for admission (zl_q_new aligns the queue). */
+    _Alignas(64) _Atomic uint64_t consumed; /* charge a socket reader
+                                  consumed, not yet folded into bytes */
+    _Atomic bool writer_blocked; /* writer was refused; notify at LWM */
 } zl_q_t;
 
 /* A queue with both ends attached (refs = 2). hwm 0 = unlimited. */

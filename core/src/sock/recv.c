@@ -145,6 +145,10 @@ static int recv_attempt(zl_socket_t *s, void *arg)
 {
     struct recv_args *a = arg;
     size_t skip = a->first != NULL ? 1 : 0;
+    /* A REQUEST must get its reply token with the record: allocated now,
+     * before anything is taken, so that it cannot fail after. */
+    if (s->type == ZLINK_ROUTER && zl_req_token_reserve(s) != 0)
+        return ENOMEM;
     int rc = fair_pop(s, a->cap + skip, &a->n, &a->src);
     if (rc == ENOBUFS) {
         *a->count = a->n - skip;

@@ -326,13 +326,21 @@ bool zl_req_tokens_full(const zl_socket_t *s)
     return s->cq.nrtokens >= ZL_CQ_SLOTS;
 }
 
+int zl_req_token_reserve(zl_socket_t *s)
+{
+    if (s->cq.spare_rtoken == NULL)
+        s->cq.spare_rtoken = calloc(1, sizeof *s->cq.spare_rtoken);
+    return s->cq.spare_rtoken != NULL ? 0 : ENOMEM;
+}
+
 uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f)
 {
     if (zl_req_tokens_full(s))
         return 0;
-    zl_rtoken_t *t = calloc(1, sizeof *t);
+    zl_rtoken_t *t = s->cq.spare_rtoken; /* zl_req_token_reserve made it */
     if (t == NULL)
         return 0;
+    s->cq.spare_rtoken = NULL;
     /* Tokens count up from a random per-socket base far above any
      * sequence a peer numbers from 1: opaque, and not the sequence. */
     t->token = ++s->cq.next_rtoken;
@@ -389,6 +397,8 @@ void zl_req_clear(zl_socket_t *s)
     cq->req_heap_cap = 0;
     zl_hmap_fini(&cq->reqs);
     rtokens_each(s, discard, NULL);
+    free(cq->spare_rtoken);
+    cq->spare_rtoken = NULL;
     zl_hmap_fini(&cq->rtokens);
     zl_hmap_fini(&cq->rtoken_sources);
     cq->nreqs = cq->nrtokens = 0;

@@ -73,6 +73,8 @@ struct zl_cq {
     zl_hmap_t rtokens;               /* ROUTER: unanswered requests by token */
     zl_hmap_t rtoken_sources;        /* ... and by (source, sequence) */
     size_t nrtokens;
+    zl_rtoken_t *spare_rtoken;       /* ROUTER: allocated before a receive,
+                                        so a REQUEST's token cannot fail */
     uint64_t next_rtoken;
     uint64_t next_seq;               /* wire sequence of our requests */
     uint64_t next_id;

@@ -1,16 +1,18 @@
 /*
- * socket.h — the socket object shared by every pattern, its pipes, and the
- * calls the engine makes into it.
+ * socket.h — the socket core's interface: what the poller, the facade and
+ * the patterns call. The structures themselves are in sock_impl.h (sock/
+ * and protocols/ only); the engine sees none of this, only the operations
+ * table of engine/transport.h.
  *
  * Design notes
  *  - A socket owns a list of pipes, one per connected peer. A pipe has two
  *    zl_q_t: out (to the peer) and in (from the peer). For tcp and ipc the
  *    far end of both queues is an engine connection (zl_conn_t) running on
  *    an I/O thread; for inproc the far end is the peer socket's pipe, and
- *    the two pipes share their queues crosswise (engine/inproc.c). A ROUTER-ROUTER pipe has
- *    a second pair without HWM, cmp_out / cmp_in, for the Completion lane
- *    (replies and FLOWSTATE; lane 1 of the engine, or a second inproc
- *    pair).
+ *    the two pipes share their queues crosswise (engine/inproc.c). A
+ *    ROUTER-ROUTER pipe has a second pair without HWM, cmp_out / cmp_in,
+ *    for the Completion lane (replies and FLOWSTATE; lane 1 of the engine,
+ *    or a second inproc pair).
  *  - s->lk protects the pipe list, routing state and pattern state. Each
  *    queue has its own lock, taken after s->lk when both are needed.
  *  - Blocking calls attempt under s->lk, then sleep without it. A waiter
@@ -309,8 +311,14 @@ bool zl_req_tokens_full(const zl_socket_t *s);
 void zl_req_expire(zl_socket_t *s);
 /* Under s->lk: every request that left on p ends NOT_CONNECTED. */
 void zl_req_pipe_ended(zl_socket_t *s, zl_pipe_t *p);
+/* Under s->lk, before a ROUTER takes a record off its pipes: makes sure
+ * the reply token a REQUEST needs is already allocated. 0 or ENOMEM
+ * (nothing was received). */
+int zl_req_token_reserve(zl_socket_t *s);
 /* Under s->lk: a ROUTER received a REQUEST (first frame f) from p:
- * returns its reply token (nonzero) or 0 when none can be kept. */
+ * returns its reply token (nonzero; the one zl_req_token_reserve made),
+ * or 0 when every token is in use (the receive holds such a source back
+ * first, so this does not happen). */
 uint64_t zl_req_token_new(zl_socket_t *s, zl_pipe_t *p, const zl_frame_t *f);
 /* Under s->lk: whether p's peer already has an unanswered request with
  * this sequence (reusing a live sequence is a protocol violation). */
