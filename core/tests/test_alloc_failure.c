@@ -599,7 +599,7 @@ static void writable_record_needs_no_memory(void)
     zlink_completion_t c;
     memset(&c, 0, sizeof c);
     c.struct_size = sizeof c;
-    zt_alloc_rule_t rule = {16, 0, 0, 0, 0};
+    zt_alloc_rule_t rule = {16, 0, 0, 0, 0, 0, NULL, 0};
     zt_alloc_fail_begin(&rule);
     zlink_recv_result_t rr = zlink_completion_recv(b, &c, ZLINK_DONTWAIT);
     unsigned failed = zt_alloc_fail_end();
@@ -703,7 +703,7 @@ static void request_reply_record_needs_no_memory(void)
     zlink_completion_t c;
     memset(&c, 0, sizeof c);
     c.struct_size = sizeof c;
-    zt_alloc_rule_t rule = {sizeof(zl_cq_rec_t), 0, 0, 0, 0};
+    zt_alloc_rule_t rule = {sizeof(zl_cq_rec_t), 0, 0, 0, 0, 0, NULL, 0};
     zt_alloc_fail_begin(&rule);
     zlink_recv_result_t rr = zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE);
     unsigned failed = zt_alloc_fail_end();

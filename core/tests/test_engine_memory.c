@@ -4,11 +4,10 @@
  * what happens when an allocation fails while it accepts or closes a
  * connection (issue 7).
  *
- * This binary defines malloc and calloc. As the executable's symbols they
- * come first in the dynamic lookup, so the core (linked in statically),
- * libuv and libc all call them; they forward to the next definition (the C
- * library's, or a sanitizer's) except inside one of three windows:
- *   - this thread fails everything (alloc_fail_begin / _end): how an
+ * Allocation failure and the watch on what an I/O thread allocates come
+ * from the shared interposer (zltest_alloc_fail.h), in three kinds of
+ * window:
+ *   - this thread fails everything (zt_alloc_fail_begin(NULL)): how an
  *     application thread sees the system run out of memory;
  *   - the next N calloc calls made on an I/O thread fail (io_fail_arm /
  *     _disarm): the engine allocates a connection with calloc when it
@@ -16,9 +15,7 @@
  *     ACCEPT_FAILED(ENOMEM), so it knows they hit the accept path;
  *   - the largest allocation an I/O thread asks for is recorded
  *     (io_watch_begin / _end).
- * An I/O thread is told by its name ("zlink/IO/<n>", set by io.c), read
- * with the prctl system call itself (no libc wrapper a sanitizer could
- * intercept, no allocation).
+ * An I/O thread is told by its name ("zlink/IO/<n>", set by io.c).
  *
  * The peers are raw sockets (zltest_rawzmp.h); everything is observed
  * through the public API, the raw sockets and the kernel's socket queues.
@@ -27,168 +24,46 @@
 #include "zltest.h"
 #include "zltest_rawzmp.h"
 
-#include <dlfcn.h>
+#include "zltest_alloc_fail.h"
+
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
-/* ------------------------------------------------------- the interposer */
+/* ------------------------------------------------ allocation windows */
 
-/* These may run before a sanitizer runtime is ready: not instrumented. */
-#if defined(__GNUC__)
-#define NOT_INSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
-#else
-#define NOT_INSTRUMENTED
-#endif
-
-typedef void *malloc_fn(size_t);
-typedef void *calloc_fn(size_t, size_t);
-
-static malloc_fn *next_malloc;
-static calloc_fn *next_calloc;
-static __thread int t_resolving;
-static __thread int t_failing;
-static __thread unsigned t_failed;
-
-static _Atomic int io_armed;        /* any I/O window open (fast path check) */
-static _Atomic int io_calloc_fails; /* calloc calls still to fail on I/O threads */
-static _Atomic unsigned io_failed;
-static _Atomic int io_watching;
-static _Atomic size_t io_largest;
-
-/* dlsym may allocate while it looks the next functions up; those few
- * bytes come from here and are never freed. */
-static _Alignas(16) unsigned char boot_arena[4096];
-static size_t boot_used;
-
-NOT_INSTRUMENTED static void *boot_alloc(size_t size)
-{
-    size = (size + 15) & ~(size_t)15;
-    if (size > sizeof boot_arena - boot_used)
-        return NULL;
-    void *p = boot_arena + boot_used;
-    boot_used += size;
-    return p; /* static storage: already zero */
-}
-
-NOT_INSTRUMENTED static void resolve(void)
-{
-    if (next_malloc != NULL && next_calloc != NULL)
-        return;
-    t_resolving = 1;
-    next_malloc = (malloc_fn *)dlsym(RTLD_NEXT, "malloc");
-    next_calloc = (calloc_fn *)dlsym(RTLD_NEXT, "calloc");
-    t_resolving = 0;
-}
-
-NOT_INSTRUMENTED static bool on_io_thread(void)
-{
-    char name[17] = {0};
-    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0)
-        return false;
-    return memcmp(name, "zlink/IO/", 9) == 0;
-}
-
-/* An allocation of size bytes on this thread: true when it must fail. */
-NOT_INSTRUMENTED static bool must_fail(size_t size, bool is_calloc)
-{
-    if (t_failing) {
-        t_failed++;
-        return true;
-    }
-    if (!atomic_load_explicit(&io_armed, memory_order_acquire) || !on_io_thread())
-        return false;
-    if (atomic_load(&io_watching)) {
-        size_t cur = atomic_load(&io_largest);
-        while (size > cur && !atomic_compare_exchange_weak(&io_largest, &cur, size)) {
-        }
-    }
-    if (is_calloc) {
-        int left = atomic_load(&io_calloc_fails);
-        while (left > 0 && !atomic_compare_exchange_weak(&io_calloc_fails, &left, left - 1)) {
-        }
-        if (left > 0) {
-            atomic_fetch_add(&io_failed, 1);
-            return true;
-        }
-    }
-    return false;
-}
-
-NOT_INSTRUMENTED void *malloc(size_t size)
-{
-    if (t_resolving)
-        return boot_alloc(size);
-    if (must_fail(size, false)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    resolve();
-    return next_malloc(size);
-}
-
-NOT_INSTRUMENTED void *calloc(size_t n, size_t size)
-{
-    if (t_resolving)
-        return size != 0 && n > ((size_t)-1) / size ? NULL : boot_alloc(n * size);
-    if (must_fail(size != 0 && n > ((size_t)-1) / size ? (size_t)-1 : n * size, true)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    resolve();
-    return next_calloc(n, size);
-}
-
-/* This thread's allocations fail until alloc_fail_end, which returns how
- * many did. */
-static void alloc_fail_begin(void)
-{
-    resolve();
-    t_failed = 0;
-    t_failing = 1;
-}
-
-static unsigned alloc_fail_end(void)
-{
-    t_failing = 0;
-    return t_failed;
-}
+#define IO_THREADS "zlink/IO/"
 
 /* The next n calloc calls on I/O threads fail. */
-static void io_fail_arm(int n)
+static void io_fail_arm(unsigned n)
 {
-    resolve();
-    atomic_store(&io_failed, 0);
-    atomic_store(&io_calloc_fails, n);
-    atomic_store(&io_armed, 1);
+    zt_alloc_rule_t rule = zt_alloc_threads(IO_THREADS);
+    rule.fns = ZT_ALLOC_CALLOC;
+    rule.fail = n;
+    zt_alloc_fail_begin(&rule);
 }
 
 /* Ends the window; returns how many calloc calls failed in it. */
 static unsigned io_fail_disarm(void)
 {
-    atomic_store(&io_calloc_fails, 0);
-    atomic_store(&io_armed, atomic_load(&io_watching));
-    return atomic_load(&io_failed);
+    return zt_alloc_fail_end();
 }
 
+/* Records the largest allocation of an I/O thread; nothing fails. */
 static void io_watch_begin(void)
 {
-    resolve();
-    atomic_store(&io_largest, 0);
-    atomic_store(&io_watching, 1);
-    atomic_store(&io_armed, 1);
+    zt_alloc_rule_t rule = zt_alloc_threads(IO_THREADS);
+    rule.watch_only = 1;
+    zt_alloc_fail_begin(&rule);
 }
 
 /* Ends the window; returns the largest single allocation in it. */
 static size_t io_watch_end(void)
 {
-    atomic_store(&io_watching, 0);
-    atomic_store(&io_armed, atomic_load(&io_calloc_fails) > 0);
-    return atomic_load(&io_largest);
+    size_t largest = zt_alloc_largest();
+    zt_alloc_fail_end();
+    return largest;
 }
 
 /* -------------------------------------------------------------- helpers */
@@ -483,9 +358,9 @@ static void close_request_survives_allocation_failure(void)
     memset(&rid, 0, sizeof rid);
     rid.size = 3;
     memcpy(rid.data, RID, 3);
-    alloc_fail_begin();
+    zt_alloc_fail_begin(NULL); /* every request of this thread */
     zlink_connect_result_t rc = zlink_disconnect_rid(router, &rid);
-    unsigned failed = alloc_fail_end();
+    unsigned failed = zt_alloc_fail_end();
     ZT_EQ_INT(rc, ZLINK_CONNECT_OK);
     ZT_CHECK(failed >= 1);
     raw_wait_closed(&r);

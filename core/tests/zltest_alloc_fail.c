@@ -5,7 +5,10 @@
  * the thread that opens and closes the window and read by every allocating
  * thread through __atomic builtins (the window is armed with a release
  * store after the rule is written). Which thread opened the window is a
- * thread-local mark. Nothing here locks or allocates.
+ * thread-local mark. Nothing here locks or allocates. The largest matching
+ * request is kept with a compare-and-swap loop. A thread prefix is copied
+ * into a static buffer by begin; a thread's name is read with the prctl
+ * system call (no libc wrapper, no allocation) only when the rule has one.
  *
  * These functions also run before a sanitizer runtime has initialised
  * itself (its start-up allocates) and inside it: they are not
@@ -19,6 +22,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #if defined(__GNUC__)
 #define NOT_INSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
@@ -45,6 +51,8 @@ static zt_alloc_rule_t g_rule;
 static int g_armed;
 static unsigned g_matched;
 static unsigned g_failed;
+static size_t g_largest;
+static char g_prefix[16]; /* g_rule.thread_prefix points here, or is NULL */
 
 static _Alignas(16) unsigned char boot_arena[8192];
 static size_t boot_used;
@@ -79,16 +87,42 @@ NOT_INSTRUMENTED static void resolve(void)
     t_resolving = 0;
 }
 
-/* Whether a request of size bytes fails now (counts it when it matches). */
-NOT_INSTRUMENTED static int should_fail(size_t size)
+/* Whether the calling thread's name starts with g_rule.thread_prefix. */
+NOT_INSTRUMENTED static int thread_matches(void)
+{
+    const char *want = g_rule.thread_prefix;
+    if (want == NULL)
+        return 1;
+    char name[17] = {0};
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0)
+        return 0;
+    for (size_t i = 0; want[i] != '\0'; i++)
+        if (name[i] != want[i])
+            return 0;
+    return 1;
+}
+
+/* Whether a request of size bytes made through fn (a ZT_ALLOC_* bit)
+ * fails now (counts it, and records its size, when it matches). */
+NOT_INSTRUMENTED static int should_fail(size_t size, unsigned fn)
 {
     if (size == 0 || !__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE))
         return 0;
     if (!g_rule.all_threads && !t_owner)
         return 0;
+    if (g_rule.fns != 0 && !(g_rule.fns & fn))
+        return 0;
     if (size < g_rule.min_size || (g_rule.max_size != 0 && size > g_rule.max_size))
         return 0;
+    if (!thread_matches())
+        return 0;
+    size_t cur = __atomic_load_n(&g_largest, __ATOMIC_RELAXED);
+    while (size > cur && !__atomic_compare_exchange_n(&g_largest, &cur, size, 1,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
     unsigned k = __atomic_fetch_add(&g_matched, 1, __ATOMIC_RELAXED);
+    if (g_rule.watch_only)
+        return 0;
     if (k < g_rule.skip)
         return 0;
     if (g_rule.fail != 0 && k - g_rule.skip >= g_rule.fail)
@@ -101,7 +135,7 @@ NOT_INSTRUMENTED void *malloc(size_t size)
 {
     if (t_resolving)
         return boot_alloc(size);
-    if (should_fail(size)) {
+    if (should_fail(size, ZT_ALLOC_MALLOC)) {
         errno = ENOMEM;
         return NULL;
     }
@@ -117,7 +151,7 @@ NOT_INSTRUMENTED void *calloc(size_t n, size_t size)
     }
     if (t_resolving)
         return boot_alloc(n * size);
-    if (should_fail(n * size)) {
+    if (should_fail(n * size, ZT_ALLOC_CALLOC)) {
         errno = ENOMEM;
         return NULL;
     }
@@ -131,7 +165,7 @@ NOT_INSTRUMENTED void *realloc(void *p, size_t size)
         return p == NULL ? boot_alloc(size) : NULL;
     if (p != NULL && from_arena(p))
         return NULL; /* arena blocks are never handed out after start-up */
-    if (should_fail(size)) {
+    if (should_fail(size, ZT_ALLOC_REALLOC)) {
         errno = ENOMEM;
         return NULL; /* p stays valid, as realloc promises */
     }
@@ -141,7 +175,7 @@ NOT_INSTRUMENTED void *realloc(void *p, size_t size)
 
 NOT_INSTRUMENTED int posix_memalign(void **out, size_t align, size_t size)
 {
-    if (should_fail(size))
+    if (should_fail(size, ZT_ALLOC_ALIGNED))
         return ENOMEM;
     resolve();
     return next_posix_memalign(out, align, size);
@@ -149,7 +183,7 @@ NOT_INSTRUMENTED int posix_memalign(void **out, size_t align, size_t size)
 
 NOT_INSTRUMENTED void *aligned_alloc(size_t align, size_t size)
 {
-    if (should_fail(size)) {
+    if (should_fail(size, ZT_ALLOC_ALIGNED)) {
         errno = ENOMEM;
         return NULL;
     }
@@ -159,12 +193,19 @@ NOT_INSTRUMENTED void *aligned_alloc(size_t align, size_t size)
 
 void zt_alloc_fail_begin(const zt_alloc_rule_t *rule)
 {
-    static const zt_alloc_rule_t fail_all = {0, 0, 0, 0, 0};
+    static const zt_alloc_rule_t fail_all = {0, 0, 0, 0, 0, 0, NULL, 0};
     resolve();
     __atomic_store_n(&g_armed, 0, __ATOMIC_RELEASE);
     g_rule = rule != NULL ? *rule : fail_all;
+    if (g_rule.thread_prefix != NULL) {
+        size_t n = strnlen(g_rule.thread_prefix, sizeof g_prefix - 1);
+        memcpy(g_prefix, g_rule.thread_prefix, n);
+        g_prefix[n] = '\0';
+        g_rule.thread_prefix = g_prefix;
+    }
     __atomic_store_n(&g_matched, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g_failed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_largest, 0, __ATOMIC_RELAXED);
     t_owner = 1;
     __atomic_store_n(&g_armed, 1, __ATOMIC_RELEASE);
 }
@@ -184,4 +225,9 @@ unsigned zt_alloc_matched(void)
 unsigned zt_alloc_failed(void)
 {
     return __atomic_load_n(&g_failed, __ATOMIC_RELAXED);
+}
+
+size_t zt_alloc_largest(void)
+{
+    return __atomic_load_n(&g_largest, __ATOMIC_RELAXED);
 }
