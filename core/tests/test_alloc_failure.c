@@ -752,6 +752,23 @@ static void first_request_without_bucket_memory(void)
     zlt_finish(ctx, d, r);
 }
 
+/* The ROUTER answers "ok" with tok; the DEALER's request id completes OK. */
+static void reply_completes(void *r, void *d, const zlink_routing_id_t *src,
+                            zlink_reply_token_t tok, zlink_completion_id_t id)
+{
+    zlink_msg_t m;
+    zlt_msg_set(&m, "ok", 2);
+    ZT_EQ_INT(zlink_reply(r, src, tok, &m, 1), ZLINK_SUBMIT_OK);
+    zlink_msg_close(&m);
+    zlink_completion_t c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    ZT_EQ_INT(zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
+    ZT_EQ_U64(c.completion_id, id);
+    ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
+    zlink_completion_close(&c);
+}
+
 /* A ROUTER's first received request gets a reply token indexed in two
  * hash tables whose bucket arrays are allocated then. Without them the
  * token is still issued and the reply reaches the requester. */
@@ -775,18 +792,9 @@ static void router_token_without_bucket_memory(void)
     ZT_CHECK(tok != 0);
     zlink_routing_id_t src = *rid;
     zlink_multipart_close(parts, count);
-    zlink_msg_t m;
-    zlt_msg_set(&m, "ok", 2);
-    ZT_EQ_INT(zlink_reply(r, &src, tok, &m, 1), ZLINK_SUBMIT_OK);
-    zlink_msg_close(&m);
-    zlink_completion_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    ZT_EQ_INT(zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
-    ZT_EQ_U64(c.completion_id, id);
-    ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
-    zlink_completion_close(&c);
+    reply_completes(r, d, &src, tok, id);
     /* The token was retired by the reply: a second reply finds nothing. */
+    zlink_msg_t m;
     zlt_msg_set(&m, "ok", 2);
     ZT_EQ_INT(zlink_reply(r, &src, tok, &m, 1), ZLINK_SUBMIT_NOT_FOUND);
     zlink_msg_close(&m);
@@ -833,16 +841,7 @@ static void router_reply_token_without_memory(void)
     ZT_CHECK(tok != 0);
     zlink_routing_id_t src = *rid;
     zlink_multipart_close(parts, count);
-    zlink_msg_t m;
-    zlt_msg_set(&m, "ok", 2);
-    ZT_EQ_INT(zlink_reply(r, &src, tok, &m, 1), ZLINK_SUBMIT_OK);
-    zlink_msg_close(&m);
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    ZT_EQ_INT(zlink_completion_recv(d, &c, ZLINK_RECV_FLAGS_NONE), ZLINK_RECV_OK);
-    ZT_EQ_U64(c.completion_id, id);
-    ZT_EQ_INT(c.request_result, ZLINK_REQUEST_OK);
-    zlink_completion_close(&c);
+    reply_completes(r, d, &src, tok, id);
     zlt_finish(ctx, d, r);
 }
 

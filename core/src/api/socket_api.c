@@ -174,9 +174,10 @@ ZLINK_EXPORT zlink_connect_result_t zlink_disconnect_rid(void *socket,
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_connect_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    if (zl_socket_type(s) != ZLINK_ROUTER && zl_socket_type(s) != ZLINK_STREAM)
+    int type = zl_socket_type(s);
+    if (type != ZLINK_ROUTER && type != ZLINK_STREAM)
         rc = ENOTSUP;
-    else if (zl_socket_type(s) == ZLINK_STREAM && rid->size != 4)
+    else if (type == ZLINK_STREAM && rid->size != 4)
         rc = EINVAL;
     else
         rc = zl_socket_disconnect_rid(s, rid);
@@ -219,11 +220,12 @@ static zlink_submit_result_t send_common(int api, void *socket, const zlink_rout
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return submit_fail(parts, n, rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
-    if (!send_type_ok(api, zl_socket_type(s))) {
+    int type = zl_socket_type(s);
+    if (!send_type_ok(api, type)) {
         zl_socket_leave(s);
         return submit_fail(parts, n, ENOTSUP);
     }
-    if (zl_socket_type(s) == ZLINK_STREAM && (n != 1 || rid->size != 4)) {
+    if (type == ZLINK_STREAM && (n != 1 || rid->size != 4)) {
         zl_socket_leave(s);
         return submit_fail(parts, n, EINVAL);
     }
@@ -259,6 +261,13 @@ ZLINK_EXPORT zlink_submit_result_t zlink_publish(void *socket, const char *topic
     return send_common(2, socket, NULL, topic, parts, n, (int)flags, NULL, NULL);
 }
 
+/* SUB and XSUB receive and subscribe. */
+static bool is_sub(const zl_socket_t *s)
+{
+    int type = zl_socket_type(s);
+    return type == ZLINK_SUB || type == ZLINK_XSUB;
+}
+
 /* ------------------------------------------------------------- receive */
 
 static zlink_recv_result_t recv_enter(void *socket, int flags, zl_socket_t **out)
@@ -286,15 +295,16 @@ ZLINK_EXPORT zlink_recv_result_t zlink_recv(void *socket, const zlink_routing_id
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if ((zl_socket_type(s) != ZLINK_PAIR && zl_socket_type(s) != ZLINK_DEALER && zl_socket_type(s) != ZLINK_STREAM) ||
-        (zl_socket_type(s) == ZLINK_STREAM && zl_stream_recv_mode(s) == ZLINK_STREAM_RECV_PACKET)) {
+    int type = zl_socket_type(s);
+    if ((type != ZLINK_PAIR && type != ZLINK_DEALER && type != ZLINK_STREAM) ||
+        (type == ZLINK_STREAM && zl_stream_recv_mode(s) == ZLINK_STREAM_RECV_PACKET)) {
         zl_socket_leave(s); /* a PACKET STREAM has its own receive */
         return zl_recv_fail(ENOTSUP);
     }
     const zlink_routing_id_t *rid = NULL;
     int rc = zl_socket_receive(s, NULL, parts, cap, count, (int)flags, &rid);
     if (rc == 0 && rid_opt != NULL)
-        *rid_opt = zl_socket_type(s) == ZLINK_STREAM ? rid : NULL;
+        *rid_opt = type == ZLINK_STREAM ? rid : NULL;
     zl_socket_leave(s);
     return recv_result(rc);
 }
@@ -369,7 +379,7 @@ ZLINK_EXPORT zlink_recv_result_t zlink_subscribe(void *socket, const zlink_routi
     zlink_recv_result_t r = recv_enter(socket, (int)flags, &s);
     if (r != ZLINK_RECV_OK)
         return r;
-    if (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB) {
+    if (!is_sub(s)) {
         zl_socket_leave(s);
         return zl_recv_fail(ENOTSUP);
     }
@@ -411,7 +421,7 @@ static zlink_config_result_t subscription_call(void *socket, const char *topic, 
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (topic == NULL || (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB)) {
+    if (topic == NULL || !is_sub(s)) {
         zl_socket_leave(s);
         return zl_config_fail(EINVAL);
     }
@@ -439,7 +449,7 @@ ZLINK_EXPORT zlink_config_result_t zlink_subscription_at(void *socket, size_t in
     int rc = zl_socket_enter(socket, &s);
     if (rc != 0)
         return zl_config_fail(rc);
-    if (zl_socket_type(s) != ZLINK_SUB && zl_socket_type(s) != ZLINK_XSUB)
+    if (!is_sub(s))
         rc = ENOTSUP;
     else
         rc = zl_sub_subscription_at(s, index, buf, len);
@@ -520,7 +530,8 @@ zlink_socket_set_receive_flow_state(void *socket, zlink_receive_flow_state_t sta
          * (ESTALE), NULL or foreign -> EFAULT (INVALID_HANDLE) */
         return zl_config_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
     zl_socket_t *s = obj;
-    if (zl_socket_type(s) != ZLINK_DEALER && zl_socket_type(s) != ZLINK_ROUTER)
+    int type = zl_socket_type(s);
+    if (type != ZLINK_DEALER && type != ZLINK_ROUTER)
         rc = ENOTSUP;
     else if (zl_socket_terminated(s))
         rc = ETERM;
