@@ -8,7 +8,8 @@
  *
  * ABI rules (see doc/abi.md):
  *  - The version below is the single source; the build reads it from here.
- *  - Exported symbols carry the version node ZLINK_1.0 (abi/zlink.map).
+ *  - Exported symbols carry a version node: ZLINK_1.0 for the Core, ZLINK_1.1
+ *    for the framework runtime (zlink/framework.h) (abi/zlink.map).
  *  - Result enum values never change once published.
  *  - Public structs that may grow carry a struct_size field.
  */
@@ -26,7 +27,7 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define ZLINK_VERSION_MAJOR 1
-#define ZLINK_VERSION_MINOR 0
+#define ZLINK_VERSION_MINOR 1
 #define ZLINK_VERSION_PATCH 0
 
 #define ZLINK_MAKE_VERSION(major, minor, patch) \
@@ -430,6 +431,30 @@ extern "C" {
     X(EEXIST, ZLINK_CONFIG_CONFLICT)                    \
     X(ENOBUFS, ZLINK_CONFIG_BUFFER_TOO_SMALL)
 
+/* Framework calls (zlink/framework.h): 800 + an error kind (0..12), plus
+ * three results that are not error kinds. Framework calls do not set
+ * zlink_errno, so the family's errno map is empty. */
+#define ZLINK_FW_RESULTS(X)                     \
+    X(ZLINK_FW_OK, 0)                           \
+    X(ZLINK_FW_NOT_FOUND, 800)                  \
+    X(ZLINK_FW_ALREADY_EXISTS, 801)             \
+    X(ZLINK_FW_TYPE_MISMATCH, 802)              \
+    X(ZLINK_FW_NOT_CONFIGURED, 803)             \
+    X(ZLINK_FW_REJECTED, 804)                   \
+    X(ZLINK_FW_UNAVAILABLE, 805)                \
+    X(ZLINK_FW_CAPACITY_EXCEEDED, 806)          \
+    X(ZLINK_FW_DEADLINE_EXCEEDED, 807)          \
+    X(ZLINK_FW_SHUTTING_DOWN, 808)              \
+    X(ZLINK_FW_PROTOCOL_ERROR, 809)             \
+    X(ZLINK_FW_INVALID_OPERATION, 810)          \
+    X(ZLINK_FW_DATA_LOST, 811)                  \
+    X(ZLINK_FW_INTERNAL_FAILURE, 812)           \
+    X(ZLINK_FW_CANCELLED, 820)                  \
+    X(ZLINK_FW_INVALID_ARGUMENT, 830)           \
+    X(ZLINK_FW_INVALID_HANDLE, 831)
+
+#define ZLINK_FW_ERRNO_MAP(X)
+
 /* Every family, in this order. send_complete (the send_result of a WRITABLE
  * completion record) is defined with the completion queue below. */
 #define ZLINK_RESULT_FAMILIES(X)                                                        \
@@ -450,7 +475,9 @@ extern "C" {
     X("config", zlink_config_result_t, ZLINK_CONFIG_RESULTS, ZLINK_CONFIG_ERRNO_MAP,     \
       ZLINK_CONFIG_INTERNAL, 1)                                                         \
     X("send_complete", zlink_send_complete_result_t, ZLINK_SEND_COMPLETE_RESULTS,        \
-      ZLINK_SEND_COMPLETE_ERRNO_MAP, ZLINK_SEND_TERMINAL, 0)
+      ZLINK_SEND_COMPLETE_ERRNO_MAP, ZLINK_SEND_TERMINAL, 0)                            \
+    X("framework", zlink_fw_result_t, ZLINK_FW_RESULTS, ZLINK_FW_ERRNO_MAP,              \
+      ZLINK_FW_INTERNAL_FAILURE, 1)
 
 /* Turns a row of a RESULTS table into an enumerator; zlink.h's own helper,
  * #undef'd after the last result enum (send_complete, below). */
@@ -487,6 +514,10 @@ typedef enum zlink_connect_result {
 typedef enum zlink_config_result {
     ZLINK_CONFIG_RESULTS(ZLINK_RESULT_ENUMERATOR_)
 } zlink_config_result_t;
+
+typedef enum zlink_fw_result {
+    ZLINK_FW_RESULTS(ZLINK_RESULT_ENUMERATOR_)
+} zlink_fw_result_t;
 
 /* Thread-local errno of the last failed ZLink call on this thread.
  * Unspecified after a success. */
@@ -1288,5 +1319,8 @@ ZLINK_EXPORT zlink_recv_result_t zlink_timer_recv(void *timer, uint64_t *count,
 #ifdef __cplusplus
 }
 #endif
+
+/* The framework runtime (ZLINK_1.1). */
+#include "zlink/framework.h"
 
 #endif /* ZLINK_H */

@@ -1,0 +1,359 @@
+/*
+ * zlink/framework.h — the framework runtime's part of the public C ABI
+ * (version node ZLINK_1.1). Included by zlink.h; never include it alone.
+ *
+ * The framework runs services on top of the Core: a Host serves channels
+ * (ClientServer, RouteMesh) with handlers, and calls (send / request, to a
+ * channel or to a mesh node) finish exactly once with one of the outcomes
+ * seed 000 defines. Every rule (deadlines, admission waits, the completion
+ * race, cancellation, shutdown, error kinds) is decided here in C; a
+ * language binding only projects the call object's terminators onto its
+ * async types. doc/abi.md states each function's thread, ownership and
+ * lifetime rules; doc/framework.md explains the model.
+ *
+ * Handles (zlink_host_t, zlink_call_t, zlink_turn_t) are opaque values, not
+ * addresses, checked by every function like the Core's: NULL, a forged
+ * value, a handle of another kind or of a destroyed object gives
+ * ZLINK_FW_INVALID_HANDLE and changes nothing.
+ *
+ * Framework calls do not set zlink_errno(): their result value says all.
+ */
+#ifndef ZLINK_FRAMEWORK_H
+#define ZLINK_FRAMEWORK_H
+
+#ifndef ZLINK_H
+#error "include zlink.h, not zlink/framework.h"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ error kinds
+ *
+ * The 13 framework error kinds, numbered the same in every language
+ * (framework-contract.md §3). There is no "cancelled" kind: a cancelled
+ * call ends with ZLINK_FW_CANCELLED, which bindings map to their native
+ * cancelled type. Nothing is ever classified from message text.
+ */
+#define ZLINK_ERROR_KINDS(X)                    \
+    X(ZLINK_ERROR_NOT_FOUND, 0)                 \
+    X(ZLINK_ERROR_ALREADY_EXISTS, 1)            \
+    X(ZLINK_ERROR_TYPE_MISMATCH, 2)             \
+    X(ZLINK_ERROR_NOT_CONFIGURED, 3)            \
+    X(ZLINK_ERROR_REJECTED, 4)                  \
+    X(ZLINK_ERROR_UNAVAILABLE, 5)               \
+    X(ZLINK_ERROR_CAPACITY_EXCEEDED, 6)         \
+    X(ZLINK_ERROR_DEADLINE_EXCEEDED, 7)         \
+    X(ZLINK_ERROR_SHUTTING_DOWN, 8)             \
+    X(ZLINK_ERROR_PROTOCOL_ERROR, 9)            \
+    X(ZLINK_ERROR_INVALID_OPERATION, 10)        \
+    X(ZLINK_ERROR_DATA_LOST, 11)                \
+    X(ZLINK_ERROR_INTERNAL_FAILURE, 12)
+
+#define ZLINK_ERROR_KIND_ENUMERATOR_(name, value) name = value,
+typedef enum zlink_error_kind {
+    ZLINK_ERROR_KINDS(ZLINK_ERROR_KIND_ENUMERATOR_)
+} zlink_error_kind_t;
+#undef ZLINK_ERROR_KIND_ENUMERATOR_
+
+/* A framework result (the "framework" family of zlink.h's result table,
+ * values 800..): 0 is success; ZLINK_FW_KIND_BASE + kind is a failure of
+ * that error kind; CANCELLED, INVALID_ARGUMENT and INVALID_HANDLE are the
+ * three results that are not error kinds. */
+#define ZLINK_FW_KIND_BASE 800
+#define ZLINK_FW_IS_KIND(r) ((r) >= 800 && (r) <= 812)
+#define ZLINK_FW_KIND_OF(r) ((zlink_error_kind_t)((r)-ZLINK_FW_KIND_BASE))
+
+/* --------------------------------------------------------------- durations
+ *
+ * Durations are int64 nanoseconds. A timeout rounds UP to whole
+ * milliseconds and must then lie in 1..INT_MAX ms: 400 us is 1 ms;
+ * 0, negative values, ZLINK_DURATION_INFINITE and anything above INT_MAX ms
+ * are rejected with ZLINK_FW_INVALID_ARGUMENT (never replaced by a
+ * default). */
+#define ZLINK_DURATION_INFINITE INT64_MAX
+#define ZLINK_MS(ms) ((int64_t)(ms)*1000000)
+
+/* ------------------------------------------------------------------ host */
+
+typedef struct zlink_host_s zlink_host_t;
+typedef struct zlink_call_s zlink_call_t;
+typedef struct zlink_turn_s zlink_turn_t;
+
+typedef enum zlink_host_state {
+    ZLINK_HOST_PREPARING = 0, /* configurable; serves nothing */
+    ZLINK_HOST_SERVING = 1,   /* accepting calls and records */
+    ZLINK_HOST_DRAINING = 2,  /* shutdown began: new calls get SHUTTING_DOWN */
+    ZLINK_HOST_STOPPED = 3,   /* everything finished; destroy it */
+    ZLINK_HOST_FAILED = 4     /* start failed; destroy it */
+} zlink_host_state_t;
+
+/* Host options (zlink_host_set_option / get_option), int64 values.
+ *   DEFAULT_REQUEST_TIMEOUT  ns, default 30 s; per mesh node and per call too
+ *   DEFAULT_SEND_TIMEOUT     ns, the root fallback of every send-timeout
+ *                            family; 1 s when unset
+ *   SHUTDOWN_TIMEOUT         ns, the default drain deadline; 30 s
+ *   ADMISSION_WAITERS        read-only: the pool of one-way sends that may
+ *                            wait for room at once (ZLINK_ADMISSION_WAITERS)
+ *   MAX_QUEUED_JOBS          read-only in this version: the job-queue
+ *                            permit limit the ingress loop takes from
+ *   HANDLER_THREADS          threads that run handler turns, 1..64;
+ *                            default 2; PREPARING only */
+#define ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT 1
+#define ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT 2
+#define ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT 3
+#define ZLINK_HOST_OPT_ADMISSION_WAITERS 4
+#define ZLINK_HOST_OPT_MAX_QUEUED_JOBS 5
+#define ZLINK_HOST_OPT_HANDLER_THREADS 6
+
+/* Mesh node and ClientServer channel options (zlink_mesh_set_option,
+ * zlink_channel_set_option).
+ *   SEND_TIMEOUT     ns; the family's send timeout (mesh node: its ROUTER;
+ *                    CS client: its DEALER; CS server: its ROUTER)
+ *   REQUEST_TIMEOUT  ns; mesh node only: the default for its requests
+ *   SNDHWM, RCVHWM   bytes, passed to the Core socket (0 unlimited)
+ */
+#define ZLINK_NODE_OPT_SEND_TIMEOUT 1
+#define ZLINK_NODE_OPT_REQUEST_TIMEOUT 2
+#define ZLINK_NODE_OPT_SNDHWM 3
+#define ZLINK_NODE_OPT_RCVHWM 4
+
+#define ZLINK_DEFAULT_REQUEST_TIMEOUT ZLINK_MS(30000)
+#define ZLINK_DEFAULT_SEND_TIMEOUT ZLINK_MS(1000)
+#define ZLINK_DEFAULT_SHUTDOWN_TIMEOUT ZLINK_MS(30000)
+/* One-way sends of one host waiting for room at once; one more completes
+ * with DEADLINE_EXCEEDED at once and its payload is not kept. */
+#define ZLINK_ADMISSION_WAITERS 1024
+/* In-flight operations plus queued or running completion callbacks of the
+ * process; one more is CAPACITY_EXCEEDED before anything is sent. */
+#define ZLINK_DISPATCHER_CAPACITY 4096
+/* The job-queue permit limit of phase 1 (seed 001: Balanced x P). */
+#define ZLINK_LIVENESS_PROBE_INTERVAL ZLINK_MS(5000)
+#define ZLINK_LIVENESS_DEADLINE ZLINK_MS(15000)
+#define ZLINK_METADATA_MAX 1024
+
+/* A new host in PREPARING, named for diagnostics (1..64 bytes); NULL with
+ * *result (may be NULL) set. Several hosts may live in one process. */
+ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *result);
+/* Options: an invalid value gives INVALID_ARGUMENT and keeps the old one. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int option, int64_t value);
+ZLINK_EXPORT zlink_fw_result_t zlink_host_get_option(zlink_host_t *host, int option, int64_t *value);
+
+/* ClientServer. A channel name is 1..255 bytes, unique in the host.
+ * Server: a ROUTER listening on endpoint that serves channel's handlers.
+ * Client: a DEALER connecting to endpoint; sends and requests only. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_server(zlink_host_t *host, const char *channel,
+                                          const char *endpoint);
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_client(zlink_host_t *host, const char *channel,
+                                          const char *endpoint);
+ZLINK_EXPORT zlink_fw_result_t zlink_channel_set_option(zlink_host_t *host, const char *channel,
+                                          int option, int64_t value);
+ZLINK_EXPORT zlink_fw_result_t zlink_channel_get_option(zlink_host_t *host, const char *channel,
+                                          int option, int64_t *value);
+
+/* RouteMesh. One node per mesh name per host, with its routing id (1..255
+ * bytes, unique in the mesh) and one ROUTER. listen is optional (NULL: the
+ * node only connects). Peers are manual: connect names the peer's endpoint
+ * and routing id; the hello / admit exchange (doc/protocol.md) makes the
+ * peer ready. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_mesh_node(zlink_host_t *host, const char *mesh,
+                                          const void *rid, size_t rid_size,
+                                          const char *listen_endpoint);
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_connect(zlink_host_t *host, const char *mesh, const char *endpoint,
+                                    const void *peer_rid, size_t peer_rid_size);
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_option(zlink_host_t *host, const char *mesh, int option,
+                                       int64_t value);
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_get_option(zlink_host_t *host, const char *mesh, int option,
+                                       int64_t *value);
+/* Channel membership of the mesh node: a client sends to the channel's
+ * servers; a server (weight 0..10000, default 100) is picked by weighted
+ * select-one among ready members with weight > 0. set_weight works while
+ * serving and is announced to the peers. */
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_client(zlink_host_t *host, const char *mesh,
+                                               const char *channel);
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_server(zlink_host_t *host, const char *mesh,
+                                               const char *channel, int weight);
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_weight(zlink_host_t *host, const char *mesh,
+                                       const char *channel, int weight);
+/* Mesh peers that are ready (hello/admit done, alive), for tests and
+ * status; the count, or -1 with *result set. */
+ZLINK_EXPORT int zlink_mesh_ready_peers(zlink_host_t *host, const char *mesh, zlink_fw_result_t *result);
+
+/* Handlers. Owner is a channel (ZLINK_OWNER_CHANNEL: a CS server channel or
+ * a mesh channel server, named by channel) or a mesh node
+ * (ZLINK_OWNER_NODE: node-direct records, named by mesh). The key is
+ * (owner kind, owner name, message kind, packet name); a duplicate key gives
+ * ALREADY_EXISTS. PREPARING only. A handler runs as a turn (see below);
+ * handlers of one channel share one execution gate, node-direct handlers
+ * one gate per mesh node: two turns of one gate never overlap. */
+typedef enum zlink_owner_kind {
+    ZLINK_OWNER_CHANNEL = 1,
+    ZLINK_OWNER_NODE = 2
+} zlink_owner_kind_t;
+
+typedef enum zlink_message_kind {
+    ZLINK_MESSAGE_SEND = 1,    /* one-way */
+    ZLINK_MESSAGE_REQUEST = 2  /* expects a reply */
+} zlink_message_kind_t;
+
+typedef void (*zlink_handler_fn)(zlink_turn_t *turn, void *user);
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host, zlink_owner_kind_t owner,
+                                        const char *owner_name, zlink_message_kind_t kind,
+                                        const char *packet, zlink_handler_fn fn, void *user);
+
+/* PREPARING -> SERVING: binds, connects, starts the host's threads. Any
+ * failure leaves the host FAILED (it never serves) and names the cause:
+ * INVALID_ARGUMENT for bad configuration, UNAVAILABLE for an endpoint that
+ * cannot be bound. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host);
+/* Graceful shutdown (application thread only; INVALID_OPERATION in a
+ * runtime context). New calls get SHUTTING_DOWN at once; accepted work
+ * (pending calls, queued and running turns, accepted callbacks) drains until
+ * deadline (ns; 0 = the SHUTDOWN_TIMEOUT option); what is still pending then
+ * completes with SHUTTING_DOWN. Returns when the host is STOPPED. A second
+ * call waits for the same end. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t deadline);
+/* Frees a PREPARING, STOPPED or FAILED host (SERVING: shuts it down first
+ * with the default deadline). The handle is dead afterwards. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_destroy(zlink_host_t *host);
+/* The host's state, or -1 for a bad handle. */
+ZLINK_EXPORT int zlink_host_state(zlink_host_t *host);
+
+/* Status (DECISIONS D4 C3): a snapshot; set struct_size first. */
+typedef struct zlink_host_status {
+    uint32_t struct_size;
+    int32_t state;                    /* zlink_host_state_t */
+    int32_t is_ready;                 /* 1 only while SERVING */
+    int32_t accepting_work;           /* 1 while new calls are accepted */
+    uint64_t requests_inflight;       /* this host's pending requests */
+    uint64_t oneway_waiting;          /* one-way sends waiting for room */
+    uint64_t admission_waiters_max;   /* ZLINK_ADMISSION_WAITERS */
+    uint64_t dispatcher_in_use;       /* process: in-flight ops + callbacks */
+    uint64_t dispatcher_capacity;     /* ZLINK_DISPATCHER_CAPACITY */
+    uint64_t turns_running;           /* handler turns open now */
+    uint64_t turns_queued;            /* records waiting for their gate */
+    uint64_t max_queued_jobs;         /* permit limit */
+    uint64_t permits_in_use;
+    uint64_t reserved[8];
+} zlink_host_status_t;
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_status(zlink_host_t *host, zlink_host_status_t *status);
+
+/* Metrics: the value of one series, by name and label set ("" for none,
+ * else "key=value"), e.g. ("zlink.mesh_node.messages.dropped",
+ * "reason=decode_error"). NOT_FOUND for a series this version does not
+ * have. Counters count from host creation. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char *name, const char *labels,
+                                   int64_t *value);
+
+/* ---------------------------------------------------------------- calls
+ *
+ * A call is built, then finished by exactly one terminator:
+ *   zlink_call_start   general async (requests) and one-way submit (sends):
+ *                      returns at once; fn runs once, later, on the
+ *                      completion dispatcher's lane in a new turn, never
+ *                      on the caller's stack. A non-zero return means the
+ *                      call was not accepted and fn will never run.
+ *   zlink_call_wait    synchronous: blocks this application thread until the
+ *                      outcome; INVALID_OPERATION at once in a runtime context
+ *   zlink_call_yield   releases the caller's Spot gate while waiting; only in
+ *                      a SpotWide / Instance Spot turn, which this version
+ *                      does not have: INVALID_OPERATION before anything is sent
+ * A second terminator gives INVALID_OPERATION and changes nothing.
+ * zlink_call_cancel may follow any terminator (idempotent); if it wins the
+ * race the outcome is ZLINK_FW_CANCELLED; it never recalls an accepted
+ * one-way. zlink_call_release drops the application's reference: a started
+ * call still completes (fn still runs); the object is freed after both.
+ */
+typedef struct zlink_outcome {
+    uint32_t struct_size;      /* sizeof(zlink_outcome_t) */
+    int32_t result;            /* 0, ZLINK_FW_CANCELLED or ZLINK_FW_KIND_BASE+kind */
+    uint32_t remote_code;      /* a remote error's wire terminalResult, else 0 */
+    uint32_t reserved;
+    const char *message;       /* for humans only; never NULL ("" if none) */
+    const void *payload;       /* a reply's payload (request OK), else NULL */
+    size_t payload_size;
+    const char *packet;        /* the reply's packet name ("" if none) */
+    const char *content_type;  /* the reply's content type ("" if none) */
+} zlink_outcome_t;
+/* Everything an outcome points to lives as long as the call object. */
+
+typedef void (*zlink_completion_fn)(zlink_call_t *call, const zlink_outcome_t *outcome,
+                                    void *user);
+
+/* Builders; NULL with *result (may be NULL) set for bad arguments or an
+ * unknown host. The target is checked when the call is finished, not here. */
+ZLINK_EXPORT zlink_call_t *zlink_call_send_to_channel(zlink_host_t *host, const char *channel,
+                                                      zlink_fw_result_t *result);
+ZLINK_EXPORT zlink_call_t *zlink_call_request_to_channel(zlink_host_t *host,
+                                                         const char *channel, zlink_fw_result_t *result);
+ZLINK_EXPORT zlink_call_t *zlink_call_send_to_node(zlink_host_t *host, const char *mesh,
+                                                   const void *rid, size_t rid_size,
+                                                   zlink_fw_result_t *result);
+ZLINK_EXPORT zlink_call_t *zlink_call_request_to_node(zlink_host_t *host, const char *mesh,
+                                                      const void *rid, size_t rid_size,
+                                                      zlink_fw_result_t *result);
+/* The payload: packet name (1..255 bytes), content type (0..255 bytes; ""
+ * means application/json) and bytes (copied). Required before a terminator. */
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_payload(zlink_call_t *call, const char *packet,
+                                        const char *content_type, const void *data,
+                                        size_t size);
+/* Requests: the whole-call timeout (resolve, admission, handler, reply). */
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_timeout(zlink_call_t *call, int64_t timeout);
+/* Metadata: UTF-8 key and value, no NUL, <= ZLINK_METADATA_MAX bytes in
+ * total; the last value of a key wins. */
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_metadata(zlink_call_t *call, const char *key,
+                                         const char *value);
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_completion_fn fn, void *user);
+ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome_t *outcome);
+ZLINK_EXPORT zlink_fw_result_t zlink_call_yield(zlink_call_t *call, zlink_completion_fn fn, void *user);
+ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call);
+ZLINK_EXPORT zlink_fw_result_t zlink_call_release(zlink_call_t *call);
+
+/* ---------------------------------------------------------------- turns
+ *
+ * A handler gets a turn: the record and the gate. The turn stays open after
+ * the handler function returns, until zlink_turn_end: an async handler
+ * (a Task, a Promise, a coroutine) keeps its gate while it runs. Replies are
+ * calls made from the turn; a request's turn answers once (a second reply
+ * gives INVALID_OPERATION). Ending a request's turn without a reply answers
+ * INTERNAL_FAILURE; ending it with failed = 1 answers INTERNAL_FAILURE with
+ * message (a handler exception). Accessors are valid until the turn ends.
+ */
+ZLINK_EXPORT int zlink_turn_kind(zlink_turn_t *turn);   /* zlink_message_kind_t or -1 */
+ZLINK_EXPORT const char *zlink_turn_packet(zlink_turn_t *turn);
+ZLINK_EXPORT const char *zlink_turn_content_type(zlink_turn_t *turn);
+ZLINK_EXPORT const void *zlink_turn_payload(zlink_turn_t *turn, size_t *size);
+/* The value of metadata key, or NULL. */
+ZLINK_EXPORT const char *zlink_turn_metadata(zlink_turn_t *turn, const char *key);
+/* The sender: mesh node routing id (node records) or "" for ClientServer. */
+ZLINK_EXPORT zlink_fw_result_t zlink_turn_source(zlink_turn_t *turn, zlink_routing_id_t *rid);
+/* A reply call: finish it with zlink_call_start (completes at send
+ * acceptance) or zlink_call_wait (not in a runtime context). */
+ZLINK_EXPORT zlink_call_t *zlink_turn_reply(zlink_turn_t *turn, zlink_fw_result_t *result);
+/* An error reply of kind (a framework error kind) with message. */
+ZLINK_EXPORT zlink_call_t *zlink_turn_reply_error(zlink_turn_t *turn, zlink_error_kind_t kind,
+                                                  const char *message, zlink_fw_result_t *result);
+ZLINK_EXPORT zlink_fw_result_t zlink_turn_end(zlink_turn_t *turn, int failed, const char *message);
+
+/* ------------------------------------------------------ runtime context
+ *
+ * Every framework thread is a runtime execution context; a binding marks its
+ * own handler threads (Node's loop, a Java pump, the .NET pool) the same way.
+ * zlink_call_wait and zlink_host_shutdown fail with INVALID_OPERATION there.
+ */
+ZLINK_EXPORT zlink_fw_result_t zlink_runtime_context_enter(void);
+ZLINK_EXPORT zlink_fw_result_t zlink_runtime_context_leave(void);
+ZLINK_EXPORT int zlink_in_runtime_context(void);
+
+/* The name of an error kind ("NotFound" ...), static; "unknown" else. */
+ZLINK_EXPORT const char *zlink_error_kind_name(int kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZLINK_FRAMEWORK_H */
