@@ -950,6 +950,21 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
                                                      zlink_reply_token_t token, int error,
                                                      zlink_msg_t *parts, size_t n);
 
+/* Like zlink_reply (error 0) or zlink_reply_error (error > 0) with send
+ * flags (ZLINK_1.1): DONTWAIT never waits; refused for room (a DEALER
+ * peer's HWM or PAUSE) it gives BACKPRESSURED, keeps the token, and puts a
+ * wait token in *completion_id_out: one WRITABLE record (user_context, the
+ * source's rid) follows when that peer can take a record; then submit the
+ * whole reply again. A reply to a ROUTER peer never waits. Unknown flags
+ * or error < 0 give INVALID_ARGUMENT. Parts are consumed in every case. */
+ZLINK_EXPORT zlink_submit_result_t zlink_reply_submit(void *router,
+                                                      const zlink_routing_id_t *src_rid,
+                                                      zlink_reply_token_t token, int error,
+                                                      zlink_msg_t *parts, size_t n,
+                                                      zlink_send_flags_t flags,
+                                                      void *user_context,
+                                                      zlink_completion_id_t *completion_id_out);
+
 /* ------------------------------------------------------------ ROUTER routes
  *
  * A ROUTER's selected routes: one row per routing id with a live pipe. The

@@ -176,6 +176,11 @@ ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_server(zlink_host_t *host,
                                                const char *channel, int weight);
 ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_weight(zlink_host_t *host, const char *mesh,
                                        const char *channel, int weight);
+/* The endpoint a CS server channel or mesh node listens on, once SERVING
+ * (port 0 resolved), NUL-terminated into buf[0..size). BUFFER space
+ * too small or no listener: INVALID_ARGUMENT / NOT_FOUND. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_endpoint(zlink_host_t *host, const char *name,
+                                                   char *buf, size_t size);
 /* Mesh peers that are ready (hello/admit done, alive), for tests and
  * status; the count, or -1 with *result set. */
 ZLINK_EXPORT int zlink_mesh_ready_peers(zlink_host_t *host, const char *mesh, zlink_fw_result_t *result);

@@ -45,8 +45,11 @@ ZLINK_EXPORT zlink_submit_result_t zlink_request(void *socket, const zlink_routi
  * error != 0 sends an ERROR_REPLY. Parts are consumed in every case. */
 static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t *src_rid,
                                           zlink_reply_token_t token, int error,
-                                          zlink_msg_t *parts, size_t n)
+                                          zlink_msg_t *parts, size_t n, int flags,
+                                          void *user_context, zlink_completion_id_t *wait_out)
 {
+    if (wait_out != NULL)
+        *wait_out = 0;
     if (parts == NULL && n > 0)
         return zl_submit_fail(EINVAL);
     if ((n == 0 && error == 0) || src_rid == NULL || src_rid->size == 0) {
@@ -63,7 +66,7 @@ static zlink_submit_result_t reply_common(void *router, const zlink_routing_id_t
         zl_multipart_release_init(parts, n);
         return zl_submit_fail(rc == ESHUTDOWN ? ESHUTDOWN : EFAULT);
     }
-    rc = zl_req_reply(s, src_rid, token, error, parts, n);
+    rc = zl_req_reply(s, src_rid, token, error, parts, n, flags, user_context, wait_out);
     zl_socket_leave(s);
     return rc == 0 ? ZLINK_SUBMIT_OK : zl_submit_fail(rc);
 }
@@ -74,7 +77,7 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply(void *router, const zlink_routing
 {
     if (parts == NULL)
         return zl_submit_fail(EINVAL);
-    return reply_common(router, src_rid, token, 0, parts, n);
+    return reply_common(router, src_rid, token, 0, parts, n, 0, NULL, NULL);
 }
 
 ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
@@ -86,7 +89,25 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply_error(void *router,
         zl_multipart_release_init(parts, n);
         return zl_submit_fail(EINVAL);
     }
-    return reply_common(router, src_rid, token, error, parts, n);
+    return reply_common(router, src_rid, token, error, parts, n, 0, NULL, NULL);
+}
+
+ZLINK_EXPORT zlink_submit_result_t zlink_reply_submit(void *router,
+                                                      const zlink_routing_id_t *src_rid,
+                                                      zlink_reply_token_t token, int error,
+                                                      zlink_msg_t *parts, size_t n,
+                                                      zlink_send_flags_t flags,
+                                                      void *user_context,
+                                                      zlink_completion_id_t *completion_id_out)
+{
+    if ((flags & ~ZLINK_SEND_FLAGS_DONTWAIT) != 0 || error < 0) {
+        zl_multipart_release_init(parts, n);
+        if (completion_id_out != NULL)
+            *completion_id_out = 0;
+        return zl_submit_fail(EINVAL);
+    }
+    return reply_common(router, src_rid, token, error, parts, n, (int)flags, user_context,
+                        completion_id_out);
 }
 
 /* Whether *out is an empty record (all zero but its struct_size). */

@@ -460,7 +460,8 @@ int zl_req_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *pa
 }
 
 int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t token, int error,
-                 zlink_msg_t *parts, size_t n)
+                 zlink_msg_t *parts, size_t n, int flags, void *user_context,
+                 uint64_t *wait_token)
 {
     if (s->type != ZLINK_ROUTER) {
         zl_multipart_release_init(parts, n);
@@ -485,7 +486,8 @@ int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t tok
         return rc;
     }
     if (error == 0) {
-        rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false);
+        rc = zl_socket_submit_reply(s, src_rid, parts, n, seq, token, false, flags, user_context,
+                                    wait_token);
     } else {
         zlink_msg_t *all = malloc((n + 1) * sizeof *all);
         uint8_t be[ZMP_ERRNO_PART_SIZE];
@@ -497,7 +499,8 @@ int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t tok
         } else {
             for (size_t i = 0; i < n; i++)
                 zl_msg_move_raw(&all[i + 1], &parts[i]);
-            rc = zl_socket_submit_reply(s, src_rid, all, n + 1, seq, token, true);
+            rc = zl_socket_submit_reply(s, src_rid, all, n + 1, seq, token, true, flags,
+                                        user_context, wait_token);
             free(all);
         }
     }

@@ -256,12 +256,16 @@ int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlin
 }
 
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                           size_t n, uint64_t seq, uint64_t reply_token, bool error)
+                           size_t n, uint64_t seq, uint64_t reply_token, bool error, int flags,
+                           void *user_context, uint64_t *token)
 {
     submit_extra_t x = {NULL, NULL, seq, reply_token,
                         error ? ZMP_KIND_ERROR_REPLY : ZMP_KIND_REPLY};
-    uint64_t unused;
-    return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
+    if (!(flags & ZLINK_DONTWAIT)) {
+        uint64_t unused;
+        return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
+    }
+    return submit_with(s, rid, parts, n, flags, user_context, token, &x);
 }
 
 static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,

@@ -248,11 +248,14 @@ int zl_socket_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t 
 int zl_socket_submit_request(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
                              size_t n, int flags, zl_req_t *req, uint64_t *req_id,
                              uint64_t *token);
-/* zlink_reply / zlink_reply_error: sends a REPLY (error: an ERROR_REPLY,
- * whose parts[0] is the errno part) with seq to rid (waits per SNDTIMEO)
- * and retires reply_token when admitted. */
+/* zlink_reply / zlink_reply_error / zlink_reply_submit: sends a REPLY
+ * (error: an ERROR_REPLY, whose parts[0] is the errno part) with seq to rid
+ * and retires reply_token when admitted. flags NONE waits per SNDTIMEO;
+ * DONTWAIT refused for room gives EAGAIN and a wait token in *token (a
+ * WRITABLE record with user_context follows), like a DONTWAIT send. */
 int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *parts,
-                           size_t n, uint64_t seq, uint64_t reply_token, bool error);
+                           size_t n, uint64_t seq, uint64_t reply_token, bool error, int flags,
+                           void *user_context, uint64_t *token);
 
 /* The blocking discipline of every socket call: runs attempt(s, arg)
  * under s->lk until it returns something other than EAGAIN, DONTWAIT is
@@ -356,7 +359,8 @@ int zl_req_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *pa
  * 0, ENOTSUP (not a ROUTER), ENOENT (unknown token or source gone), EBUSY,
  * ENOMEM, or a send's errno. Takes s->lk; may wait per SNDTIMEO. */
 int zl_req_reply(zl_socket_t *s, const zlink_routing_id_t *src_rid, uint64_t token, int error,
-                 zlink_msg_t *parts, size_t n);
+                 zlink_msg_t *parts, size_t n, int flags, void *user_context,
+                 uint64_t *wait_token);
 /* Under s->lk: frees requests and tokens (close). */
 void zl_req_clear(zl_socket_t *s);
 

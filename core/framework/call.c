@@ -1,0 +1,835 @@
+/*
+ * call.c — call objects: builders, the four terminators, admission to the
+ * Core, and the one place a call ends (seed 000 §2-§5, §9-§13).
+ *
+ * Design notes
+ * ------------
+ * Life of a call:
+ *   NEW      built by the application (payload, timeout, metadata);
+ *   PENDING  accepted by a terminator: it holds a dispatcher slot, its
+ *            OperationId and ReplyRouteId, a deadline, and a place in its
+ *            host's pending list, all registered BEFORE the record is
+ *            offered to the Core;
+ *   DONE     one path won zf_take(): the outcome is being filled in;
+ *   CLOSED   the outcome was delivered (callback returned, waiter woke) and
+ *            the slot is free again.
+ * Admission: the record is offered to the Core with DONTWAIT on the caller's
+ * thread. BACKPRESSURED parks the call (ZF_ADM_WAITING) until the WRITABLE
+ * record of its wait token, which the dispatcher hands to
+ * zf_call_on_writable; that offers it again, once per edge. Once the Core
+ * accepted it (ZF_ADM_ACCEPTED) the record is never offered again,
+ * whatever happens to the connection (seed 000 §12). A one-way or a reply
+ * completes at acceptance; a request waits for its reply, deadline,
+ * cancellation or shutdown.
+ *
+ * References: the application holds the handle's (dropped by
+ * zlink_call_release); an accepted call holds one more for the runtime,
+ * dropped when it is CLOSED.
+ */
+#include "fw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void call_destroy(zf_obj_t *o)
+{
+    zf_call_t *c = (zf_call_t *)o;
+    zf_call_free_parts(c);
+    if (c->has_reply_msg)
+        zlink_msg_close(&c->reply_msg);
+    free(c->packet);
+    free(c->content_type);
+    free(c->data);
+    free(c->reply_message);
+    free(c->out_packet);
+    free(c->out_ctype);
+    free(c->out_message);
+    if (c->host != NULL)
+        zf_obj_unref(&c->host->obj);
+    free(c);
+}
+
+void zf_call_free_parts(zf_call_t *c)
+{
+    for (size_t i = 0; i < c->nparts; i++)
+        zlink_msg_close(&c->parts[i]);
+    c->nparts = 0;
+}
+
+static zf_call_t *call_get(zlink_call_t *h)
+{
+    return (zf_call_t *)zf_handle_get(h, ZF_KIND_CALL);
+}
+
+static zf_call_t *call_new(zf_host_t *h, int kind, const char *target,
+                           zlink_fw_result_t *result)
+{
+    zf_call_t *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        if (result != NULL)
+            *result = ZLINK_FW_INTERNAL_FAILURE;
+        return NULL;
+    }
+    atomic_init(&c->obj.refs, 0);
+    c->obj.kind = ZF_KIND_CALL;
+    c->obj.destroy = call_destroy;
+    c->kind = kind;
+    c->reply_kind = -1;
+    c->outcome.struct_size = sizeof c->outcome;
+    c->outcome.message = "";
+    c->outcome.packet = "";
+    c->outcome.content_type = "";
+    if (target != NULL)
+        snprintf(c->target, sizeof c->target, "%s", target);
+    zf_obj_ref(&h->obj);
+    c->host = h;
+    if (zf_handle_add(&c->obj) == NULL) {
+        zf_obj_unref(&h->obj);
+        free(c);
+        if (result != NULL)
+            *result = ZLINK_FW_INTERNAL_FAILURE;
+        return NULL;
+    }
+    if (result != NULL)
+        *result = ZLINK_FW_OK;
+    return c;
+}
+
+/* ------------------------------------------------------------ builders */
+
+static zlink_call_t *build(zlink_host_t *host, int kind, const char *name, const void *rid,
+                           size_t rid_size, zlink_fw_result_t *result)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL) {
+        if (result != NULL)
+            *result = ZLINK_FW_INVALID_HANDLE;
+        return NULL;
+    }
+    bool node = kind == ZF_CALL_SEND_NODE || kind == ZF_CALL_REQUEST_NODE;
+    if (!zf_name_ok(name, ZF_NAME_MAX) ||
+        (node && (rid == NULL || rid_size == 0 || rid_size > 255))) {
+        zf_obj_unref(&h->obj);
+        if (result != NULL)
+            *result = ZLINK_FW_INVALID_ARGUMENT;
+        return NULL;
+    }
+    zf_call_t *c = call_new(h, kind, name, result);
+    zf_obj_unref(&h->obj);
+    if (c == NULL)
+        return NULL;
+    if (node) {
+        c->rid.size = (uint8_t)rid_size;
+        memcpy(c->rid.data, rid, rid_size);
+    }
+    return (zlink_call_t *)c->obj.handle;
+}
+
+ZLINK_EXPORT zlink_call_t *zlink_call_send_to_channel(zlink_host_t *host, const char *channel,
+                                                      zlink_fw_result_t *result)
+{
+    return build(host, ZF_CALL_SEND_CHANNEL, channel, NULL, 0, result);
+}
+
+ZLINK_EXPORT zlink_call_t *zlink_call_request_to_channel(zlink_host_t *host,
+                                                         const char *channel,
+                                                         zlink_fw_result_t *result)
+{
+    return build(host, ZF_CALL_REQUEST_CHANNEL, channel, NULL, 0, result);
+}
+
+ZLINK_EXPORT zlink_call_t *zlink_call_send_to_node(zlink_host_t *host, const char *mesh,
+                                                   const void *rid, size_t rid_size,
+                                                   zlink_fw_result_t *result)
+{
+    return build(host, ZF_CALL_SEND_NODE, mesh, rid, rid_size, result);
+}
+
+ZLINK_EXPORT zlink_call_t *zlink_call_request_to_node(zlink_host_t *host, const char *mesh,
+                                                      const void *rid, size_t rid_size,
+                                                      zlink_fw_result_t *result)
+{
+    return build(host, ZF_CALL_REQUEST_NODE, mesh, rid, rid_size, result);
+}
+
+zf_call_t *zf_call_new_reply(zf_host_t *h, zlink_fw_result_t *result)
+{
+    return call_new(h, ZF_CALL_REPLY, NULL, result);
+}
+
+/* The builder setters refuse a call that a terminator already took. */
+static int setter_enter(zlink_call_t *call, zf_call_t **out)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    pthread_mutex_lock(&zf_disp.lk);
+    int term = c->term;
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (term != ZF_TERM_NONE) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    *out = c;
+    return ZLINK_FW_OK;
+}
+
+static char *dup_text(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_payload(zlink_call_t *call, const char *packet,
+                                                      const char *content_type,
+                                                      const void *data, size_t size)
+{
+    zf_call_t *c;
+    int rc = setter_enter(call, &c);
+    if (rc != 0)
+        return rc;
+    if (content_type == NULL)
+        content_type = "";
+    if (!zf_name_ok(packet, ZF_NAME_MAX) ||
+        (content_type[0] != '\0' && !zf_name_ok(content_type, ZF_NAME_MAX)) ||
+        (data == NULL && size > 0) || size > UINT32_MAX) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    char *p = dup_text(packet), *t = dup_text(content_type);
+    uint8_t *d = size > 0 ? malloc(size) : NULL;
+    if (p == NULL || t == NULL || (size > 0 && d == NULL)) {
+        free(p);
+        free(t);
+        free(d);
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INTERNAL_FAILURE;
+    }
+    if (size > 0)
+        memcpy(d, data, size);
+    free(c->packet);
+    free(c->content_type);
+    free(c->data);
+    c->packet = p;
+    c->content_type = t;
+    c->data = d;
+    c->size = size;
+    c->has_payload = true;
+    zf_obj_unref(&c->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_timeout(zlink_call_t *call, int64_t timeout)
+{
+    zf_call_t *c;
+    int rc = setter_enter(call, &c);
+    if (rc != 0)
+        return rc;
+    if (c->kind != ZF_CALL_REQUEST_CHANNEL && c->kind != ZF_CALL_REQUEST_NODE)
+        rc = ZLINK_FW_INVALID_OPERATION; /* a send's deadline is its family's */
+    else
+        rc = zf_timeout_ms(timeout, NULL);
+    if (rc == 0)
+        c->timeout_ns = timeout;
+    zf_obj_unref(&c->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_set_metadata(zlink_call_t *call, const char *key,
+                                                       const char *value)
+{
+    zf_call_t *c;
+    int rc = setter_enter(call, &c);
+    if (rc != 0)
+        return rc;
+    if (c->kind == ZF_CALL_REPLY) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_OPERATION; /* metadata is never copied into a reply */
+    }
+    if (key == NULL || value == NULL) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    rc = zf_wire_meta_put(c->meta, &c->meta_len, &c->meta_count, key, value);
+    zf_obj_unref(&c->obj);
+    return rc == 0 ? ZLINK_FW_OK : ZLINK_FW_INVALID_ARGUMENT;
+}
+
+/* ---------------------------------------------------------- finishing */
+
+static void host_unlink(zf_call_t *c)
+{
+    zf_host_t *h = c->host;
+    if (c->prev_host != NULL)
+        c->prev_host->next_host = c->next_host;
+    else if (h->pending == c)
+        h->pending = c->next_host;
+    if (c->next_host != NULL)
+        c->next_host->prev_host = c->prev_host;
+    c->next_host = c->prev_host = NULL;
+}
+
+static bool is_request(const zf_call_t *c)
+{
+    return c->kind == ZF_CALL_REQUEST_CHANNEL || c->kind == ZF_CALL_REQUEST_NODE;
+}
+
+/* Under zf_disp.lk: the one completion contention point. True for the
+ * path that moves c from PENDING to DONE; that path alone fills the outcome
+ * and then calls deliver(). */
+static bool take_locked(zf_call_t *c)
+{
+    if (c->state != ZF_ST_PENDING)
+        return false;
+    c->state = ZF_ST_DONE;
+    zf_disp_set_deadline(c, 0);
+    host_unlink(c);
+    if (is_request(c) && c->host->requests_inflight > 0)
+        c->host->requests_inflight--;
+    if (c->adm_counted) {
+        c->adm_counted = false;
+        c->host->oneway_waiting--;
+    }
+    return true;
+}
+
+static void set_text(char **slot, const char **view, const char *text)
+{
+    free(*slot);
+    *slot = text != NULL && text[0] != '\0' ? dup_text(text) : NULL;
+    *view = *slot != NULL ? *slot : "";
+}
+
+/* After a successful take: hands the outcome to its terminator. */
+static void deliver(zf_call_t *c)
+{
+    bool wake = false, close_now = false;
+    pthread_mutex_lock(&zf_disp.lk);
+    c->ready = true;
+    if (c->term == ZF_TERM_WAIT) {
+        pthread_cond_broadcast(&zf_disp.waiters);
+    } else if (c->fn != NULL) {
+        /* SC-17: never before zlink_call_start has returned, even on
+         * another thread; begin() queues it then. */
+        if (c->in_start)
+            c->deferred = true;
+        else
+            wake = zf_disp_queue_callback(c);
+    } else {
+        c->state = ZF_ST_CLOSED;
+        zf_disp_unreserve(c);
+        pthread_cond_broadcast(&zf_disp.waiters);
+        close_now = true;
+    }
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (wake)
+        zf_disp_wake();
+    if (close_now)
+        zf_obj_unref(&c->obj);
+}
+
+int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *message)
+{
+    pthread_mutex_lock(&zf_disp.lk);
+    bool won = take_locked(c);
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (!won)
+        return 0;
+    zf_call_free_parts(c);
+    c->outcome.result = result;
+    c->outcome.remote_code = remote_code;
+    set_text(&c->out_message, &c->outcome.message, message);
+    if (result == ZLINK_FW_DEADLINE_EXCEEDED && is_request(c))
+        atomic_fetch_add(&c->host->m_request_timeouts, 1);
+    deliver(c);
+    return 1;
+}
+
+/* A REQUEST completion record for c (dispatcher thread). */
+void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec)
+{
+    switch (rec->request_result) {
+    case ZLINK_REQUEST_OK:
+        break;
+    case ZLINK_REQUEST_TIMED_OUT:
+        zf_call_finish(c, ZLINK_FW_DEADLINE_EXCEEDED, 0, "request timed out");
+        return;
+    case ZLINK_REQUEST_NOT_CONNECTED:
+        zf_call_finish(c, ZLINK_FW_UNAVAILABLE, 0, "connection to the target was lost");
+        return;
+    case ZLINK_REQUEST_TERMINATED:
+        zf_call_finish(c, ZLINK_FW_SHUTTING_DOWN, 0, "the runtime is shutting down");
+        return;
+    default:
+        zf_call_finish(c, ZLINK_FW_PROTOCOL_ERROR, (uint32_t)rec->request_result,
+                       "the target answered with a Core error reply");
+        return;
+    }
+    zf_rec_t r;
+    if (zf_wire_decode(rec->reply_parts, rec->reply_part_count, &r) != 0 ||
+        r.command != ZF_CMD_REPLY || r.correlation != c->route_id || r.op_high != c->op_high ||
+        r.op_low != c->op_low) {
+        atomic_fetch_add(&c->host->m_protocol_errors, 1);
+        zf_call_finish(c, ZLINK_FW_PROTOCOL_ERROR, 0, "malformed reply");
+        return;
+    }
+    pthread_mutex_lock(&zf_disp.lk);
+    bool won = take_locked(c);
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (!won)
+        return; /* late: another path decided first */
+    zf_call_free_parts(c);
+    char msg[512];
+    size_t mn = r.message.n < sizeof msg - 1 ? r.message.n : sizeof msg - 1;
+    memcpy(msg, r.message.p, mn);
+    msg[mn] = '\0';
+    if (r.terminal != ZF_TR_OK) {
+        c->outcome.result = ZLINK_FW_KIND_BASE + zf_kind_of_terminal(r.terminal);
+        c->outcome.remote_code = r.terminal;
+        set_text(&c->out_message, &c->outcome.message, msg);
+    } else {
+        c->outcome.result = ZLINK_FW_OK;
+        set_text(&c->out_message, &c->outcome.message, msg);
+        if (r.has_envelope) {
+            char pk[256], ct[256];
+            memcpy(pk, r.packet.p, r.packet.n);
+            pk[r.packet.n] = '\0';
+            memcpy(ct, r.content_type.p, r.content_type.n);
+            ct[r.content_type.n] = '\0';
+            set_text(&c->out_packet, &c->outcome.packet, pk);
+            set_text(&c->out_ctype, &c->outcome.content_type, ct);
+            /* Keep the envelope frame: the payload view points into it. */
+            size_t last = rec->reply_part_count - 1;
+            zlink_msg_init(&c->reply_msg);
+            zlink_msg_move(&c->reply_msg, &rec->reply_parts[last]);
+            c->has_reply_msg = true;
+            c->outcome.payload = r.payload.n > 0 ? r.payload.p : NULL;
+            c->outcome.payload_size = r.payload.n;
+        }
+    }
+    deliver(c);
+}
+
+/* ----------------------------------------------------------- admission */
+
+static int encode(zf_call_t *c, int64_t now)
+{
+    zf_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.op_high = c->op_high;
+    r.op_low = c->op_low;
+    switch (c->kind) {
+    case ZF_CALL_SEND_CHANNEL:
+        r.command = ZF_CMD_CHANNEL_SEND;
+        break;
+    case ZF_CALL_REQUEST_CHANNEL:
+        r.command = ZF_CMD_CHANNEL_REQUEST;
+        break;
+    case ZF_CALL_SEND_NODE:
+        r.command = ZF_CMD_NODE_SEND;
+        break;
+    case ZF_CALL_REQUEST_NODE:
+        r.command = ZF_CMD_NODE_REQUEST;
+        break;
+    default:
+        r.command = ZF_CMD_REPLY;
+        break;
+    }
+    if (c->kind == ZF_CALL_SEND_CHANNEL || c->kind == ZF_CALL_REQUEST_CHANNEL) {
+        r.channel.p = (const uint8_t *)c->target;
+        r.channel.n = strlen(c->target);
+    }
+    if (is_request(c)) {
+        r.correlation = c->route_id;
+        int64_t left = c->request_deadline - now;
+        r.timeout_ms = left <= 0 ? 1 : (uint32_t)((left + 999999) / 1000000);
+    }
+    if (c->kind == ZF_CALL_REPLY) {
+        r.correlation = c->reply_corr;
+        r.op_high = c->reply_op_high;
+        r.op_low = c->reply_op_low;
+        r.terminal = c->reply_kind < 0 ? ZF_TR_OK : zf_terminal_of_kind(c->reply_kind);
+        if (c->reply_message != NULL) {
+            r.message.p = (const uint8_t *)c->reply_message;
+            r.message.n = strlen(c->reply_message);
+        }
+    }
+    if (c->meta_count > 0) {
+        r.flags |= ZF_FLAG_META;
+        r.meta_count = c->meta_count;
+        r.meta.p = c->meta;
+        r.meta.n = c->meta_len;
+    }
+    if (c->has_payload) {
+        r.has_envelope = true;
+        r.packet.p = (const uint8_t *)c->packet;
+        r.packet.n = strlen(c->packet);
+        r.content_type.p = (const uint8_t *)c->content_type;
+        r.content_type.n = strlen(c->content_type);
+        r.payload.p = c->data;
+        r.payload.n = c->size;
+    }
+    return zf_wire_encode(&r, c->parts, 3, &c->nparts) == 0 ? 0 : ZLINK_FW_INTERNAL_FAILURE;
+}
+
+static void *uctx_of(const zf_call_t *c)
+{
+    return (void *)(uintptr_t)(ZF_UCTX_CALL | ((uint64_t)c->gen << 16) | c->slot);
+}
+
+/* One offer of c's record to the Core (DONTWAIT), on any thread, no lock
+ * held. Loops while a WRITABLE edge arrived during the attempt. */
+static void submit(zf_call_t *c)
+{
+    for (;;) {
+        zlink_msg_t tmp[3];
+        size_t n;
+        pthread_mutex_lock(&zf_disp.lk);
+        if (c->state != ZF_ST_PENDING || c->adm == ZF_ADM_ACCEPTED ||
+            c->adm == ZF_ADM_SUBMITTING || c->nparts == 0) {
+            pthread_mutex_unlock(&zf_disp.lk);
+            return;
+        }
+        c->adm = ZF_ADM_SUBMITTING;
+        c->writable_seen = false;
+        n = c->nparts;
+        for (size_t i = 0; i < n; i++) {
+            zlink_msg_init(&tmp[i]);
+            zlink_msg_copy(&tmp[i], &c->parts[i]);
+        }
+        pthread_mutex_unlock(&zf_disp.lk);
+
+        zlink_completion_id_t tok = 0;
+        zlink_submit_result_t rc;
+        void *s = c->sock->s;
+        switch (c->kind) {
+        case ZF_CALL_REPLY:
+            rc = zlink_reply_submit(s, &c->reply_rid, c->reply_token, 0, tmp, n,
+                                    ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
+            break;
+        case ZF_CALL_REQUEST_CHANNEL:
+        case ZF_CALL_REQUEST_NODE: {
+            int64_t left = c->request_deadline - zf_now_ns();
+            uint32_t ms = left <= 0 ? 1 : (uint32_t)((left + 999999) / 1000000);
+            rc = zlink_request(s, c->sock->role == ZF_SOCK_MESH ? &c->rid : NULL, tmp, n,
+                               ZLINK_SEND_FLAGS_DONTWAIT, ms, uctx_of(c), &tok);
+            break;
+        }
+        default:
+            if (c->sock->role == ZF_SOCK_MESH)
+                rc = zlink_send_rid(s, &c->rid, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c),
+                                    &tok);
+            else
+                rc = zlink_send(s, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
+            break;
+        }
+        zlink_multipart_close(tmp, n);
+
+        int outcome = -1;
+        const char *why = NULL;
+        pthread_mutex_lock(&zf_disp.lk);
+        bool cancelled = c->cancel_req;
+        if (rc == ZLINK_SUBMIT_OK) {
+            c->adm = ZF_ADM_ACCEPTED;
+            if (is_request(c)) {
+                if (c->state == ZF_ST_PENDING)
+                    zf_disp_set_deadline(c, c->request_deadline);
+                if (cancelled)
+                    outcome = ZLINK_FW_CANCELLED;
+            } else {
+                outcome = ZLINK_FW_OK; /* send acceptance; a late cancel loses */
+            }
+        } else if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
+            c->adm = ZF_ADM_WAITING;
+            if (cancelled) {
+                outcome = ZLINK_FW_CANCELLED;
+            } else if (c->writable_seen) {
+                pthread_mutex_unlock(&zf_disp.lk);
+                continue; /* room came back during the attempt */
+            } else if (!c->adm_counted) {
+                if (c->host->oneway_waiting >= ZLINK_ADMISSION_WAITERS) {
+                    outcome = ZLINK_FW_DEADLINE_EXCEEDED;
+                    why = "admission waiters exhausted";
+                } else {
+                    c->adm_counted = true;
+                    c->host->oneway_waiting++;
+                }
+            }
+        } else {
+            c->adm = ZF_ADM_NONE;
+            switch (rc) {
+            case ZLINK_SUBMIT_NOT_CONNECTED:
+            case ZLINK_SUBMIT_NOT_FOUND:
+                outcome = ZLINK_FW_UNAVAILABLE;
+                why = "no route to the target";
+                break;
+            case ZLINK_SUBMIT_TERMINATED:
+            case ZLINK_SUBMIT_INVALID_STATE:
+                outcome = ZLINK_FW_SHUTTING_DOWN;
+                why = "the socket is closing";
+                break;
+            case ZLINK_SUBMIT_INVALID_ARGUMENT:
+                outcome = ZLINK_FW_REJECTED;
+                why = "the record is larger than the socket admits";
+                break;
+            default:
+                outcome = ZLINK_FW_INTERNAL_FAILURE;
+                why = "the Core refused the record";
+                break;
+            }
+        }
+        pthread_mutex_unlock(&zf_disp.lk);
+        if (c->adm == ZF_ADM_ACCEPTED) {
+            /* Never offered again: drop the kept copy (readers of parts
+             * run only while the call is not accepted). */
+            pthread_mutex_lock(&zf_disp.lk);
+            zf_call_free_parts(c);
+            pthread_mutex_unlock(&zf_disp.lk);
+        }
+        if (outcome == ZLINK_FW_CANCELLED)
+            zf_call_finish(c, outcome, 0, "cancelled");
+        else if (outcome >= 0)
+            zf_call_finish(c, outcome, 0, why);
+        return;
+    }
+}
+
+void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec)
+{
+    pthread_mutex_lock(&zf_disp.lk);
+    bool retry = false;
+    if (c->state == ZF_ST_PENDING) {
+        if (c->adm == ZF_ADM_SUBMITTING)
+            c->writable_seen = true;
+        else if (c->adm == ZF_ADM_WAITING)
+            retry = rec->send_result == ZLINK_SEND_ADMITTED;
+    }
+    bool gone = c->state == ZF_ST_PENDING && c->adm == ZF_ADM_WAITING &&
+                rec->send_result != ZLINK_SEND_ADMITTED;
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (retry)
+        submit(c);
+    else if (gone)
+        zf_call_finish(c, ZLINK_FW_UNAVAILABLE, 0, "the target was removed");
+}
+
+/* --------------------------------------------------------- terminators */
+
+/* Takes the terminator, routes, accepts and submits. 0 when accepted (the
+ * outcome comes later), else the result (nothing was sent). */
+static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
+{
+    zf_host_t *h = c->host;
+    pthread_mutex_lock(&zf_disp.lk);
+    if (c->term != ZF_TERM_NONE) {
+        pthread_mutex_unlock(&zf_disp.lk);
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    if (!c->has_payload && (c->kind != ZF_CALL_REPLY || c->reply_kind < 0)) {
+        pthread_mutex_unlock(&zf_disp.lk);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    c->term = term;
+    c->fn = fn;
+    c->user = user;
+    pthread_mutex_unlock(&zf_disp.lk);
+
+    int rc = zf_host_serving(h);
+    if (rc != 0)
+        return rc;
+    /* Route: the node's peer, or the select-one pick, fixed from here on. */
+    if (c->kind != ZF_CALL_REPLY) {
+        pthread_mutex_lock(&h->lk);
+        zf_sock_t *cs = NULL;
+        if (c->kind == ZF_CALL_SEND_CHANNEL || c->kind == ZF_CALL_REQUEST_CHANNEL)
+            cs = zf_host_find_sock(h, ZF_SOCK_CS_CLIENT, c->target);
+        if (cs != NULL) {
+            c->sock = cs;
+        } else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL) {
+            rc = ZLINK_FW_INVALID_OPERATION; /* a Server ROUTER never starts a call */
+        } else {
+            rc = zf_mesh_route(h, c, &c->sock);
+        }
+        pthread_mutex_unlock(&h->lk);
+        if (rc != 0)
+            return rc;
+    } else {
+        c->sock = c->reply_sock;
+    }
+    int64_t now = zf_now_ns();
+    int64_t send_deadline = now + zf_sock_send_timeout(c->sock);
+    if (is_request(c)) {
+        int64_t t = c->timeout_ns > 0 ? c->timeout_ns : zf_sock_request_timeout(c->sock);
+        c->request_deadline = now + t;
+    }
+    pthread_mutex_lock(&zf_disp.lk);
+    if (h->draining) {
+        rc = ZLINK_FW_SHUTTING_DOWN;
+    } else if (c->kind != ZF_CALL_REPLY) {
+        rc = zf_disp_reserve(c);
+    } else {
+        /* A reply is not an operation of the caller's budget: it takes a
+         * slot when one is free and otherwise completes without one
+         * (seed 000 §11 counts requests and sends; a full cap must not
+         * stop the answers that would free it). */
+        if (zf_disp_reserve(c) != 0) {
+            c->counted = false;
+            c->op_high = zf_disp.op_high;
+            c->slot = UINT32_MAX;
+        }
+    }
+    if (rc != 0) {
+        pthread_mutex_unlock(&zf_disp.lk);
+        return rc;
+    }
+    pthread_mutex_unlock(&zf_disp.lk);
+    rc = encode(c, now);
+    pthread_mutex_lock(&zf_disp.lk);
+    if (rc != 0) {
+        zf_disp_unreserve(c);
+        pthread_mutex_unlock(&zf_disp.lk);
+        return rc;
+    }
+    c->state = ZF_ST_PENDING;
+    c->in_start = true;
+    zf_obj_ref(&c->obj); /* the runtime's reference, until CLOSED */
+    c->next_host = h->pending;
+    c->prev_host = NULL;
+    if (h->pending != NULL)
+        h->pending->prev_host = c;
+    h->pending = c;
+    if (is_request(c)) {
+        h->requests_inflight++;
+        zf_disp_set_deadline(c, send_deadline < c->request_deadline ? send_deadline
+                                                                    : c->request_deadline);
+    } else {
+        zf_disp_set_deadline(c, send_deadline);
+    }
+    pthread_mutex_unlock(&zf_disp.lk);
+    submit(c);
+    pthread_mutex_lock(&zf_disp.lk);
+    c->in_start = false;
+    bool wake = c->deferred && zf_disp_queue_callback(c);
+    c->deferred = false;
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (wake)
+        zf_disp_wake();
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_completion_fn fn,
+                                                void *user)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = begin(c, ZF_TERM_START, fn, user);
+    zf_obj_unref(&c->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome_t *outcome)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (outcome == NULL || outcome->struct_size != sizeof *outcome) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    if (zf_ctx_active()) {
+        /* F2-a: blocking here could wait for work this very thread must
+         * run. The call stays unfinished. */
+        zf_obj_unref(&c->obj);
+        outcome->result = ZLINK_FW_INVALID_OPERATION;
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    int rc = begin(c, ZF_TERM_WAIT, NULL, NULL);
+    if (rc != 0) {
+        zf_obj_unref(&c->obj);
+        outcome->result = rc;
+        outcome->message = "";
+        outcome->payload = NULL;
+        outcome->payload_size = 0;
+        outcome->packet = outcome->content_type = "";
+        outcome->remote_code = 0;
+        return rc;
+    }
+    pthread_mutex_lock(&zf_disp.lk);
+    while (!c->ready)
+        pthread_cond_wait(&zf_disp.waiters, &zf_disp.lk);
+    *outcome = c->outcome;
+    c->state = ZF_ST_CLOSED;
+    zf_disp_unreserve(c);
+    pthread_cond_broadcast(&zf_disp.waiters);
+    pthread_mutex_unlock(&zf_disp.lk);
+    zf_obj_unref(&c->obj); /* the runtime's reference */
+    rc = outcome->result;
+    zf_obj_unref(&c->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_yield(zlink_call_t *call, zlink_completion_fn fn,
+                                                void *user)
+{
+    (void)fn;
+    (void)user;
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    zf_obj_unref(&c->obj);
+    /* Yield exists only in a SpotWide or Instance Spot turn (DECISIONS D5
+     * phase 3); everywhere else it fails before anything is sent. */
+    return ZLINK_FW_INVALID_OPERATION;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    pthread_mutex_lock(&zf_disp.lk);
+    bool now = false;
+    if (c->state == ZF_ST_PENDING) {
+        if (c->adm == ZF_ADM_SUBMITTING)
+            c->cancel_req = true; /* the submitting thread decides (submit) */
+        else if (c->adm == ZF_ADM_ACCEPTED && !is_request(c))
+            ; /* an accepted one-way is never recalled */
+        else
+            now = true;
+    }
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (now)
+        zf_call_finish(c, ZLINK_FW_CANCELLED, 0, "cancelled");
+    zf_obj_unref(&c->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_release(zlink_call_t *call)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    zf_handle_remove(&c->obj);
+    zf_obj_unref(&c->obj);
+    return ZLINK_FW_OK;
+}
+
+void zf_calls_shutdown(zf_host_t *h)
+{
+    for (;;) {
+        pthread_mutex_lock(&zf_disp.lk);
+        zf_call_t *c = h->pending;
+        if (c != NULL)
+            zf_obj_ref(&c->obj);
+        pthread_mutex_unlock(&zf_disp.lk);
+        if (c == NULL)
+            return;
+        zf_call_finish(c, ZLINK_FW_SHUTTING_DOWN, 0, "the host shut down");
+        zf_obj_unref(&c->obj);
+    }
+}

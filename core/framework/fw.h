@@ -1,0 +1,425 @@
+/*
+ * fw.h — the framework runtime's internal structures (doc/framework.md).
+ *
+ * Design notes
+ * ------------
+ * Threads:
+ *  - application threads build and finish calls; a submit runs on the
+ *    caller's thread up to the Core's DONTWAIT send (no thread hop);
+ *  - one process-wide DISPATCHER thread (dispatch.c) owns every framework
+ *    socket's completion queue (REQUEST replies, WRITABLE edges), the call
+ *    deadline heap and the completion lane: callbacks run there, one at a
+ *    time, each on a new turn after the record or timer that decided it
+ *    has been handled;
+ *  - per host, one INGRESS thread (host.c) receives records from the
+ *    host's ROUTERs (taking a job permit before each receive), answers
+ *    control commands and queues handler turns on their gates, and a pool
+ *    of WORKER threads runs the turns.
+ * Every framework thread is a runtime context (zf_ctx_*).
+ *
+ * Locks, outermost first: host->lk (topology, gates, peers, permits), then
+ * zf_disp.lk (operation slots, callback queue, deadline heap, waiters).
+ * The handle table lock is a leaf. No lock is held across a Core call that
+ * can wait, nor across an application callback.
+ *
+ * Exactly-once: a call that was accepted (zf_call_accept) is PENDING and
+ * owns a dispatcher slot. Every path that can end it (reply, error reply,
+ * deadline, cancel, shutdown, connection loss, admission) calls
+ * zf_call_finish, which moves PENDING -> DONE under zf_disp.lk: the one that
+ * does it wins; the others return false and only clean up their own state.
+ */
+#ifndef ZF_FW_H
+#define ZF_FW_H
+
+#include "zlink.h"
+#include "wire.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------- objects */
+
+enum zf_kind { ZF_KIND_HOST = 1, ZF_KIND_CALL = 2, ZF_KIND_TURN = 3 };
+
+/* The head of every handle object: a reference count and its destructor. */
+typedef struct zf_obj {
+    atomic_int refs;
+    int kind;
+    void (*destroy)(struct zf_obj *);
+    void *handle; /* the public handle value */
+} zf_obj_t;
+
+/* handle.c. Registers o (taking one reference for the table); NULL on
+ * ENOMEM. */
+void *zf_handle_add(zf_obj_t *o);
+/* The object of handle h if it is live and of kind, with a reference the
+ * caller drops with zf_obj_unref; NULL otherwise. */
+zf_obj_t *zf_handle_get(const void *h, int kind);
+/* Ends handle h (later gets fail) and drops the table's reference. */
+void zf_handle_remove(zf_obj_t *o);
+void zf_obj_ref(zf_obj_t *o);
+void zf_obj_unref(zf_obj_t *o);
+
+/* Runtime execution context (thread-local depth). */
+void zf_ctx_enter(void);
+void zf_ctx_leave(void);
+bool zf_ctx_active(void);
+
+int64_t zf_now_ns(void);
+/* Validates a public timeout (ns): rounds up to ms; 0 and *ms set on
+ * success, ZLINK_FW_INVALID_ARGUMENT otherwise. */
+int zf_timeout_ms(int64_t ns, int *ms);
+/* Name check: 1..max bytes, valid UTF-8, no NUL (NUL-terminated input). */
+bool zf_name_ok(const char *s, size_t max);
+
+/* --------------------------------------------------------------- calls */
+
+typedef struct zf_host zf_host_t;
+typedef struct zf_turn zf_turn_t;
+typedef struct zf_sock zf_sock_t;
+
+enum zf_call_kind {
+    ZF_CALL_SEND_CHANNEL = 1,
+    ZF_CALL_REQUEST_CHANNEL,
+    ZF_CALL_SEND_NODE,
+    ZF_CALL_REQUEST_NODE,
+    ZF_CALL_REPLY
+};
+
+enum zf_term { ZF_TERM_NONE = 0, ZF_TERM_START, ZF_TERM_WAIT };
+
+enum zf_state {
+    ZF_ST_NEW = 0,  /* being built */
+    ZF_ST_PENDING,  /* accepted: owns a slot, waits for its outcome */
+    ZF_ST_DONE,     /* outcome decided; callback queued or waiter woken */
+    ZF_ST_CLOSED    /* callback returned / waiter took it; slot released */
+};
+
+/* Admission of the call's record to its Core socket. */
+enum zf_adm {
+    ZF_ADM_NONE = 0,    /* not tried yet */
+    ZF_ADM_SUBMITTING,  /* a thread is inside the Core send */
+    ZF_ADM_WAITING,     /* refused for room; waits for its WRITABLE edge */
+    ZF_ADM_ACCEPTED     /* the Core accepted it: never sent again */
+};
+
+typedef struct zf_call {
+    zf_obj_t obj;
+    zf_host_t *host;    /* counted reference (host->calls_alive) */
+    int kind;
+    /* target */
+    char target[ZF_NAME_MAX + 1]; /* channel or mesh name */
+    zlink_routing_id_t rid;       /* node calls: the node; else the pick */
+    /* payload */
+    char *packet, *content_type;
+    uint8_t *data;
+    size_t size;
+    bool has_payload;
+    uint8_t meta[ZF_META_MAX];
+    size_t meta_len;
+    uint8_t meta_count;
+    int64_t timeout_ns;           /* 0: the default */
+    /* reply calls: where the answer goes */
+    zf_sock_t *reply_sock;
+    zlink_routing_id_t reply_rid;
+    uint64_t reply_token;
+    uint64_t reply_corr, reply_op_high, reply_op_low;
+    int reply_kind;               /* -1: ok reply; else an error kind */
+    char *reply_message;
+
+    /* terminator and completion; all below under zf_disp.lk */
+    int term;
+    zlink_completion_fn fn;
+    void *user;
+    int state;
+    bool counted;                 /* holds a dispatcher slot */
+    uint32_t slot;
+    uint32_t gen;
+    uint64_t op_high, op_low, route_id;
+    int64_t deadline;             /* the heap key; 0 when not in the heap */
+    int64_t request_deadline;
+    size_t heap_index;
+    int adm;
+    bool writable_seen;
+    bool cancel_req;              /* cancel arrived while submitting */
+    bool ready;                   /* outcome delivered (wait / callback) */
+    bool in_start;                /* zlink_call_start has not returned */
+    bool deferred;                /* its callback waits for that return */
+    bool adm_counted;             /* counted in host->oneway_waiting */
+    zf_sock_t *sock;              /* the socket it was submitted on */
+    zlink_msg_t parts[3];         /* the encoded record while not accepted */
+    size_t nparts;
+    struct zf_call *next_cb;      /* callback queue */
+    struct zf_call *next_host;    /* host's pending list */
+    struct zf_call *prev_host;
+    /* the outcome */
+    zlink_outcome_t outcome;
+    zlink_msg_t reply_msg;        /* owns the reply's envelope frame */
+    bool has_reply_msg;
+    char *out_packet, *out_ctype, *out_message;
+} zf_call_t;
+
+/* call.c */
+int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *message);
+void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec);
+void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec);
+void zf_call_free_parts(zf_call_t *c);
+/* A reply call of host h (turn.c fills in where it goes). */
+zf_call_t *zf_call_new_reply(zf_host_t *h, zlink_fw_result_t *result);
+/* Shutdown's end: every call of h still pending completes as shutdown. */
+void zf_calls_shutdown(zf_host_t *h);
+
+/* ---------------------------------------------------------- dispatcher */
+
+#define ZF_UCTX_CALL (1ull << 63)
+#define ZF_UCTX_HELLO 1u
+#define ZF_UCTX_PROBE 2u
+
+struct zf_disp {
+    pthread_mutex_t lk;
+    pthread_cond_t waiters;     /* zlink_call_wait */
+    /* operation slots (ZLINK_DISPATCHER_CAPACITY) */
+    zf_call_t **slots;
+    uint32_t *gens;
+    uint32_t *free_list;
+    uint32_t free_count;
+    uint32_t in_use;            /* reserved slots: pending + callbacks */
+    uint64_t op_high;           /* this process lifecycle's OperationId high */
+    uint64_t op_low_next;
+    /* the callback lane */
+    zf_call_t *cb_head, *cb_tail;
+    /* the deadline heap */
+    zf_call_t **heap;
+    size_t heap_len, heap_cap;
+    int64_t armed;              /* the deadline the thread sleeps for */
+    bool sleeping;
+    /* the thread, its poller and its command queue */
+    pthread_t thread;
+    bool running;
+    bool stop;
+    int wake_fd;
+    void *poller;
+    void *ctx;                  /* the process-wide Core context */
+    int users;                  /* started hosts */
+    struct zf_cmd *cmd_head, *cmd_tail;
+};
+
+extern struct zf_disp zf_disp;
+
+/* Starts the dispatcher and the Core context with the first host (users
+ * counts started hosts). 0 or a framework result. */
+int zf_disp_acquire(void **ctx);
+void zf_disp_release(void);
+/* Adds / removes a socket's completion queue to the dispatcher's poller;
+ * waits until the thread has done it. */
+int zf_disp_watch(zf_sock_t *s);
+void zf_disp_unwatch(zf_sock_t *s);
+/* Under zf_disp.lk: reserve / release a slot for c. */
+int zf_disp_reserve(zf_call_t *c);
+void zf_disp_unreserve(zf_call_t *c);
+/* Under zf_disp.lk: (re)arms c's deadline (0 removes it). */
+void zf_disp_set_deadline(zf_call_t *c, int64_t deadline);
+/* Under zf_disp.lk: queues c's callback. Returns true when the dispatcher
+ * must be woken (the caller wakes it after unlocking). */
+bool zf_disp_queue_callback(zf_call_t *c);
+void zf_disp_wake(void);
+zf_call_t *zf_disp_call_of(uint64_t uctx);
+
+/* -------------------------------------------------------------- sockets */
+
+enum zf_sock_role { ZF_SOCK_CS_SERVER = 1, ZF_SOCK_CS_CLIENT, ZF_SOCK_MESH };
+
+/* One Core socket of a host. */
+struct zf_sock {
+    zf_host_t *host;
+    int role;
+    void *s;                    /* the Core socket */
+    char name[ZF_NAME_MAX + 1]; /* channel (CS) or mesh name */
+    char endpoint[256];
+    int64_t send_timeout;       /* ns; 0 = the host's root fallback */
+    int64_t request_timeout;    /* ns; 0 = the host's default (mesh only) */
+    uint64_t sndhwm, rcvhwm;
+    bool hwm_set[2];
+    struct zf_mesh *mesh;       /* ZF_SOCK_MESH */
+    struct zf_gate *gate;       /* CS server: the channel's gate */
+    struct zf_sock *next;
+};
+
+/* ------------------------------------------------------------- the host */
+
+/* A handler key and its function. */
+typedef struct zf_handler {
+    int owner;
+    char owner_name[ZF_NAME_MAX + 1];
+    int kind;
+    char packet[ZF_NAME_MAX + 1];
+    zlink_handler_fn fn;
+    void *user;
+    struct zf_gate *gate;
+    struct zf_handler *next;
+} zf_handler_t;
+
+/* An execution gate: turns of one gate never overlap. */
+typedef struct zf_gate {
+    zf_turn_t *head, *tail;     /* waiting turns */
+    bool busy;                  /* a turn is open */
+    bool in_runq;
+    struct zf_gate *next_run;
+    struct zf_gate *next;
+    int owner;
+    char name[ZF_NAME_MAX + 1];
+} zf_gate_t;
+
+/* A channel membership of a peer (hello/admit/update) or of the node. */
+typedef struct zf_member {
+    char channel[ZF_NAME_MAX + 1];
+    int weight;
+} zf_member_t;
+
+typedef struct zf_peer {
+    struct zf_mesh *mesh;
+    zlink_routing_id_t rid;
+    bool manual;                /* we connect to it and say hello */
+    char endpoint[256];
+    bool routed;                /* the Core has a route to it */
+    bool ready;                 /* hello/admit done and alive */
+    bool hello_pending;
+    uint64_t lifecycle;
+    uint64_t update_seq;
+    zf_member_t *members;
+    size_t nmembers;
+    int64_t last_seen;
+    int64_t next_probe;
+    bool probe_pending;
+    uint64_t nonce;
+    struct zf_peer *next;
+} zf_peer_t;
+
+typedef struct zf_mesh {
+    zf_sock_t *sock;
+    char name[ZF_NAME_MAX + 1];
+    zlink_routing_id_t rid;
+    uint64_t lifecycle;
+    uint64_t update_seq;
+    zf_member_t *members;       /* this node's server channels */
+    size_t nmembers;
+    char **clients;             /* channels this node calls */
+    size_t nclients;
+    zf_peer_t *peers;
+    zf_gate_t *node_gate;       /* node-direct handlers */
+    bool members_dirty;         /* announce an UPDATE */
+    uint64_t rng;
+} zf_mesh_t;
+
+/* A control message from another thread to the ingress thread. */
+typedef struct zf_hmsg {
+    int what;                   /* ZF_HMSG_* */
+    zf_peer_t *peer;
+    int result;                 /* request_result of the control request */
+    zf_rec_t rec;
+    zlink_msg_t parts[3];
+    size_t nparts;
+    struct zf_hmsg *next;
+} zf_hmsg_t;
+
+enum { ZF_HMSG_HELLO_DONE = 1, ZF_HMSG_PROBE_DONE };
+
+struct zf_host {
+    zf_obj_t obj;
+    char name[65];
+    pthread_mutex_t lk;
+    pthread_cond_t cv;          /* workers; shutdown waits */
+    atomic_int state;
+    /* options */
+    int64_t request_timeout, send_timeout, shutdown_timeout;
+    int handler_threads;
+    uint64_t max_jobs;
+    /* topology */
+    zf_sock_t *socks;
+    zf_handler_t *handlers;
+    zf_gate_t *gates;
+    /* threads */
+    void *ctx;
+    pthread_t ingress;
+    bool ingress_started;
+    pthread_t *workers;
+    int nworkers;
+    bool stop;
+    int wake_fd;
+    void *poller;
+    zf_hmsg_t *msg_head, *msg_tail;
+    /* turns */
+    zf_gate_t *run_head, *run_tail;
+    uint64_t turns_running, turns_queued;
+    uint64_t permits_in_use;
+    bool ingress_waits_permit;
+    /* calls (under zf_disp.lk) */
+    zf_call_t *pending;
+    uint64_t requests_inflight;
+    uint64_t oneway_waiting;
+    uint64_t callbacks_queued;
+    /* shutdown */
+    bool draining;
+    /* metrics (atomics) */
+    atomic_llong m_dropped_no_handler, m_dropped_decode, m_dropped_shutdown,
+        m_request_timeouts, m_sel_no_member, m_sel_not_ready, m_protocol_errors;
+};
+
+/* host.c */
+zf_host_t *zf_host_get(zlink_host_t *h);
+int zf_host_serving(zf_host_t *h);
+void zf_host_wake(zf_host_t *h);
+void zf_host_post(zf_host_t *h, zf_hmsg_t *m);
+zf_sock_t *zf_host_find_sock(zf_host_t *h, int role, const char *name);
+int64_t zf_sock_send_timeout(zf_sock_t *s);
+int64_t zf_sock_request_timeout(zf_sock_t *s);
+/* Mesh routing for a call (under host->lk): the peer of a node call or the
+ * select-one pick of a channel call. 0 or an error result. */
+int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock);
+/* Under host->lk: a permit was released. */
+void zf_host_permit_release(zf_host_t *h);
+/* A turn of gate g ended (any thread, no lock held). */
+void zf_gate_turn_ended(zf_host_t *h, zf_gate_t *g);
+
+/* ----------------------------------------------------------------- turns */
+
+struct zf_turn {
+    zf_obj_t obj;
+    zf_host_t *host;
+    zf_gate_t *gate;
+    zf_handler_t *handler;
+    zf_sock_t *sock;
+    zlink_routing_id_t src;     /* the sender's routing id */
+    uint64_t token;             /* Core reply token (requests) */
+    zlink_msg_t parts[3];
+    size_t nparts;
+    zf_rec_t rec;
+    char *packet, *ctype;
+    bool replied;
+    bool ended;
+    bool counted_running;
+    void *meta_cache;           /* metadata values handed out (turn.c) */
+    struct zf_turn *next;
+};
+
+/* turn.c */
+/* Fills a new turn for handler x from a received record (parts owned by
+ * the turn on success). 0 or ENOMEM. */
+int zf_turn_init(zf_turn_t *t, zf_host_t *h, zf_handler_t *x, zf_sock_t *s,
+                 const zlink_routing_id_t *src, uint64_t token, zlink_msg_t *parts,
+                 size_t n);
+/* Frees a turn that never ran (shutdown). */
+void zf_turn_discard(zf_turn_t *t);
+/* Worker thread: opens the turn and calls its handler. */
+void zf_turn_run(zf_turn_t *t);
+void zf_turn_free_parts(zf_turn_t *t);
+/* Sends a framework error reply for a request that reached no handler. */
+void zf_reply_error_raw(zf_sock_t *s, const zlink_routing_id_t *rid, uint64_t token,
+                        const zf_rec_t *req, uint32_t terminal, const char *message);
+uint32_t zf_terminal_of_kind(int kind);
+int zf_kind_of_terminal(uint32_t terminal);
+
+#endif

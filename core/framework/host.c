@@ -1,0 +1,1864 @@
+/*
+ * host.c — the Host: configuration, lifecycle, the ingress thread, RouteMesh
+ * peers (hello / admit / update / liveness, select-one), handler gates and
+ * the worker pool (framework-contract.md §2, seed 000 §5).
+ *
+ * Design notes
+ * ------------
+ * A host is PREPARING until zlink_host_start: options, channels, mesh
+ * nodes and handlers are set then, under host->lk. Start creates one Core
+ * socket per CS channel and per mesh node in the process-wide Core context
+ * (dispatch.c), hands each socket's completion queue to the dispatcher and
+ * starts the host's threads:
+ *  - INGRESS (ingress_main) owns the host's poller: POLLIN on each ROUTER,
+ *    POLLROUTE on mesh ROUTERs, an eventfd for messages from other threads.
+ *    It takes a job permit before each receive (seed 001 §3; the permit
+ *    limit is the Balanced default until the job queue lands) and stops
+ *    polling POLLIN while none is free. A record is decoded (wire.c);
+ *    control commands are answered here; a data record becomes a turn on
+ *    its handler's gate; anything malformed never reaches a handler.
+ *    It also owns every mesh peer: routes, hello, probes, deadlines.
+ *  - WORKERS run turns: a gate with waiting turns and no open turn sits in
+ *    the run queue; a worker opens the gate's next turn, releases its permit
+ *    just before the handler's first instruction and calls the handler. The
+ *    gate stays closed until zlink_turn_end, so an async handler keeps it.
+ * Lock: host->lk guards topology, peers, gates, the run queue and permits;
+ * it is never held across a Core call that can wait or a handler.
+ */
+#include "fw.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define INGRESS_BATCH 64
+
+static void host_destroy_obj(zf_obj_t *o);
+
+zf_host_t *zf_host_get(zlink_host_t *h)
+{
+    return (zf_host_t *)zf_handle_get(h, ZF_KIND_HOST);
+}
+
+int zf_host_serving(zf_host_t *h)
+{
+    int st = atomic_load(&h->state);
+    if (st == ZLINK_HOST_SERVING)
+        return 0;
+    if (st == ZLINK_HOST_PREPARING || st == ZLINK_HOST_FAILED)
+        return ZLINK_FW_INVALID_OPERATION;
+    return ZLINK_FW_SHUTTING_DOWN;
+}
+
+void zf_host_wake(zf_host_t *h)
+{
+    uint64_t one = 1;
+    if (h->wake_fd > 0 && write(h->wake_fd, &one, sizeof one) < 0) {
+        /* saturated: a wake-up is pending anyway */
+    }
+}
+
+void zf_host_post(zf_host_t *h, zf_hmsg_t *m)
+{
+    pthread_mutex_lock(&h->lk);
+    m->next = NULL;
+    if (h->msg_tail != NULL)
+        h->msg_tail->next = m;
+    else
+        h->msg_head = m;
+    h->msg_tail = m;
+    pthread_mutex_unlock(&h->lk);
+    zf_host_wake(h);
+}
+
+zf_sock_t *zf_host_find_sock(zf_host_t *h, int role, const char *name)
+{
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+        if (s->role == role && strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+static zf_sock_t *find_named(zf_host_t *h, const char *name)
+{
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+int64_t zf_sock_send_timeout(zf_sock_t *s)
+{
+    return s->send_timeout > 0 ? s->send_timeout : s->host->send_timeout;
+}
+
+int64_t zf_sock_request_timeout(zf_sock_t *s)
+{
+    return s->request_timeout > 0 ? s->request_timeout : s->host->request_timeout;
+}
+
+/* P (framework-contract.md §2.1): the smallest known positive count of
+ * logical CPUs and the affinity set. */
+static uint64_t effective_processors(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        long a = CPU_COUNT(&set);
+        if (a > 0 && (n <= 0 || a < n))
+            n = a;
+    }
+    return n > 0 ? (uint64_t)n : 1;
+}
+
+/* --------------------------------------------------------------- create */
+
+ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *result)
+{
+    if (!zf_name_ok(name, 64)) {
+        if (result != NULL)
+            *result = ZLINK_FW_INVALID_ARGUMENT;
+        return NULL;
+    }
+    zf_host_t *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        if (result != NULL)
+            *result = ZLINK_FW_INTERNAL_FAILURE;
+        return NULL;
+    }
+    atomic_init(&h->obj.refs, 0);
+    h->obj.kind = ZF_KIND_HOST;
+    h->obj.destroy = host_destroy_obj;
+    snprintf(h->name, sizeof h->name, "%s", name);
+    pthread_mutex_init(&h->lk, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    atomic_init(&h->state, ZLINK_HOST_PREPARING);
+    h->request_timeout = ZLINK_DEFAULT_REQUEST_TIMEOUT;
+    h->send_timeout = ZLINK_DEFAULT_SEND_TIMEOUT;
+    h->shutdown_timeout = ZLINK_DEFAULT_SHUTDOWN_TIMEOUT;
+    h->handler_threads = 2;
+    h->max_jobs = 128 * effective_processors(); /* Balanced x P (seed 001) */
+    h->wake_fd = -1;
+    if (zf_handle_add(&h->obj) == NULL) {
+        pthread_mutex_destroy(&h->lk);
+        pthread_cond_destroy(&h->cv);
+        free(h);
+        if (result != NULL)
+            *result = ZLINK_FW_INTERNAL_FAILURE;
+        return NULL;
+    }
+    if (result != NULL)
+        *result = ZLINK_FW_OK;
+    return (zlink_host_t *)h->obj.handle;
+}
+
+static void free_mesh(zf_mesh_t *m)
+{
+    if (m == NULL)
+        return;
+    zf_peer_t *p = m->peers;
+    while (p != NULL) {
+        zf_peer_t *n = p->next;
+        free(p->members);
+        free(p);
+        p = n;
+    }
+    for (size_t i = 0; i < m->nclients; i++)
+        free(m->clients[i]);
+    free(m->clients);
+    free(m->members);
+    free(m);
+}
+
+static void host_destroy_obj(zf_obj_t *o)
+{
+    zf_host_t *h = (zf_host_t *)o;
+    zf_sock_t *s = h->socks;
+    while (s != NULL) {
+        zf_sock_t *n = s->next;
+        free_mesh(s->mesh);
+        free(s);
+        s = n;
+    }
+    zf_handler_t *hd = h->handlers;
+    while (hd != NULL) {
+        zf_handler_t *n = hd->next;
+        free(hd);
+        hd = n;
+    }
+    zf_gate_t *g = h->gates;
+    while (g != NULL) {
+        zf_gate_t *n = g->next;
+        free(g);
+        g = n;
+    }
+    zf_hmsg_t *m = h->msg_head;
+    while (m != NULL) {
+        zf_hmsg_t *n = m->next;
+        zlink_multipart_close(m->parts, m->nparts);
+        free(m);
+        m = n;
+    }
+    free(h->workers);
+    pthread_mutex_destroy(&h->lk);
+    pthread_cond_destroy(&h->cv);
+    free(h);
+}
+
+/* Enters a PREPARING host for configuration (host->lk held on success). */
+static int prepare_enter(zlink_host_t *host, zf_host_t **out)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    pthread_mutex_lock(&h->lk);
+    if (atomic_load(&h->state) != ZLINK_HOST_PREPARING) {
+        pthread_mutex_unlock(&h->lk);
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    *out = h;
+    return 0;
+}
+
+static void prepare_leave(zf_host_t *h)
+{
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+}
+
+/* -------------------------------------------------------------- options */
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int option,
+                                                     int64_t value)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = ZLINK_FW_OK;
+    pthread_mutex_lock(&h->lk);
+    switch (option) {
+    case ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT:
+    case ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT:
+    case ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT:
+        rc = zf_timeout_ms(value, NULL);
+        if (rc == 0) {
+            if (option == ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT)
+                h->request_timeout = value;
+            else if (option == ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT)
+                h->send_timeout = value;
+            else
+                h->shutdown_timeout = value;
+        }
+        break;
+    case ZLINK_HOST_OPT_HANDLER_THREADS:
+        if (atomic_load(&h->state) != ZLINK_HOST_PREPARING)
+            rc = ZLINK_FW_INVALID_OPERATION;
+        else if (value < 1 || value > 64)
+            rc = ZLINK_FW_INVALID_ARGUMENT;
+        else
+            h->handler_threads = (int)value;
+        break;
+    case ZLINK_HOST_OPT_ADMISSION_WAITERS:
+    case ZLINK_HOST_OPT_MAX_QUEUED_JOBS:
+        rc = ZLINK_FW_INVALID_OPERATION; /* read-only */
+        break;
+    default:
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+        break;
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_get_option(zlink_host_t *host, int option,
+                                                     int64_t *value)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = ZLINK_FW_OK;
+    int64_t v = 0;
+    pthread_mutex_lock(&h->lk);
+    switch (option) {
+    case ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT:
+        v = h->request_timeout;
+        break;
+    case ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT:
+        v = h->send_timeout;
+        break;
+    case ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT:
+        v = h->shutdown_timeout;
+        break;
+    case ZLINK_HOST_OPT_ADMISSION_WAITERS:
+        v = ZLINK_ADMISSION_WAITERS;
+        break;
+    case ZLINK_HOST_OPT_MAX_QUEUED_JOBS:
+        v = (int64_t)h->max_jobs;
+        break;
+    case ZLINK_HOST_OPT_HANDLER_THREADS:
+        v = h->handler_threads;
+        break;
+    default:
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+        break;
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    if (rc == 0) {
+        if (value == NULL)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        *value = v;
+    }
+    return rc;
+}
+
+/* Socket-level options, shared by channels and mesh nodes. */
+static int sock_set_option(zf_sock_t *s, int option, int64_t value)
+{
+    switch (option) {
+    case ZLINK_NODE_OPT_SEND_TIMEOUT: {
+        int rc = zf_timeout_ms(value, NULL);
+        if (rc == 0)
+            s->send_timeout = value;
+        return rc;
+    }
+    case ZLINK_NODE_OPT_REQUEST_TIMEOUT: {
+        if (s->role != ZF_SOCK_MESH)
+            return ZLINK_FW_INVALID_OPERATION;
+        int rc = zf_timeout_ms(value, NULL);
+        if (rc == 0)
+            s->request_timeout = value;
+        return rc;
+    }
+    case ZLINK_NODE_OPT_SNDHWM:
+    case ZLINK_NODE_OPT_RCVHWM: {
+        if (value < 0)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        if (atomic_load(&s->host->state) != ZLINK_HOST_PREPARING)
+            return ZLINK_FW_INVALID_OPERATION;
+        int i = option == ZLINK_NODE_OPT_SNDHWM ? 0 : 1;
+        if (i == 0)
+            s->sndhwm = (uint64_t)value;
+        else
+            s->rcvhwm = (uint64_t)value;
+        s->hwm_set[i] = true;
+        return 0;
+    }
+    default:
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+}
+
+static int sock_get_option(zf_sock_t *s, int option, int64_t *value)
+{
+    switch (option) {
+    case ZLINK_NODE_OPT_SEND_TIMEOUT:
+        *value = zf_sock_send_timeout(s);
+        return 0;
+    case ZLINK_NODE_OPT_REQUEST_TIMEOUT:
+        *value = zf_sock_request_timeout(s);
+        return 0;
+    case ZLINK_NODE_OPT_SNDHWM:
+        *value = s->hwm_set[0] ? (int64_t)s->sndhwm : (int64_t)ZLINK_HWM_DFLT;
+        return 0;
+    case ZLINK_NODE_OPT_RCVHWM:
+        *value = s->hwm_set[1] ? (int64_t)s->rcvhwm : (int64_t)ZLINK_HWM_DFLT;
+        return 0;
+    default:
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+}
+
+static int named_option(zlink_host_t *host, const char *name, int mesh, int option,
+                        int64_t *value, bool set)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (!zf_name_ok(name, ZF_NAME_MAX) || (!set && value == NULL)) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    pthread_mutex_lock(&h->lk);
+    zf_sock_t *s = find_named(h, name);
+    int rc;
+    if (s == NULL || (mesh != (s->role == ZF_SOCK_MESH)))
+        rc = ZLINK_FW_NOT_FOUND;
+    else
+        rc = set ? sock_set_option(s, option, *value) : sock_get_option(s, option, value);
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_channel_set_option(zlink_host_t *host, const char *channel,
+                                                        int option, int64_t value)
+{
+    return named_option(host, channel, 0, option, &value, true);
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_channel_get_option(zlink_host_t *host, const char *channel,
+                                                        int option, int64_t *value)
+{
+    return named_option(host, channel, 0, option, value, false);
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_option(zlink_host_t *host, const char *mesh,
+                                                     int option, int64_t value)
+{
+    return named_option(host, mesh, 1, option, &value, true);
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_get_option(zlink_host_t *host, const char *mesh,
+                                                     int option, int64_t *value)
+{
+    return named_option(host, mesh, 1, option, value, false);
+}
+
+/* ------------------------------------------------------------- topology */
+
+static bool endpoint_ok(const char *ep)
+{
+    return ep != NULL && strnlen(ep, 256) > 0 && strnlen(ep, 256) < 256;
+}
+
+/* Names are one namespace per host: a channel and a mesh cannot share one. */
+static int add_sock(zf_host_t *h, int role, const char *name, const char *endpoint,
+                    zf_sock_t **out)
+{
+    if (!zf_name_ok(name, ZF_NAME_MAX))
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (endpoint != NULL && !endpoint_ok(endpoint))
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (find_named(h, name) != NULL)
+        return ZLINK_FW_ALREADY_EXISTS;
+    zf_sock_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return ZLINK_FW_INTERNAL_FAILURE;
+    s->host = h;
+    s->role = role;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    if (endpoint != NULL)
+        snprintf(s->endpoint, sizeof s->endpoint, "%s", endpoint);
+    zf_sock_t **tail = &h->socks;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    *tail = s;
+    *out = s;
+    return 0;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_server(zlink_host_t *host, const char *channel,
+                                                        const char *endpoint)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_sock_t *s;
+    rc = endpoint == NULL ? ZLINK_FW_INVALID_ARGUMENT
+                          : add_sock(h, ZF_SOCK_CS_SERVER, channel, endpoint, &s);
+    prepare_leave(h);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_client(zlink_host_t *host, const char *channel,
+                                                        const char *endpoint)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_sock_t *s;
+    rc = endpoint == NULL ? ZLINK_FW_INVALID_ARGUMENT
+                          : add_sock(h, ZF_SOCK_CS_CLIENT, channel, endpoint, &s);
+    prepare_leave(h);
+    return rc;
+}
+
+static bool rid_ok(const void *rid, size_t n)
+{
+    return rid != NULL && n >= 1 && n <= 255;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_mesh_node(zlink_host_t *host, const char *mesh,
+                                                        const void *rid, size_t rid_size,
+                                                        const char *listen_endpoint)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_sock_t *s = NULL;
+    zf_mesh_t *m = NULL;
+    if (!rid_ok(rid, rid_size)) {
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    } else if ((m = calloc(1, sizeof *m)) == NULL) {
+        rc = ZLINK_FW_INTERNAL_FAILURE;
+    } else {
+        rc = add_sock(h, ZF_SOCK_MESH, mesh, listen_endpoint, &s);
+    }
+    if (rc == 0) {
+        m->sock = s;
+        snprintf(m->name, sizeof m->name, "%s", mesh);
+        m->rid.size = (uint8_t)rid_size;
+        memcpy(m->rid.data, rid, rid_size);
+        m->rng = (uint64_t)zf_now_ns() | 1;
+        m->lifecycle = ((uint64_t)zf_now_ns() << 1) | 1;
+        s->mesh = m;
+    } else {
+        free(m);
+    }
+    prepare_leave(h);
+    return rc;
+}
+
+static zf_mesh_t *find_mesh(zf_host_t *h, const char *mesh)
+{
+    zf_sock_t *s = zf_host_find_sock(h, ZF_SOCK_MESH, mesh);
+    return s != NULL ? s->mesh : NULL;
+}
+
+static zf_peer_t *find_peer(zf_mesh_t *m, const zlink_routing_id_t *rid)
+{
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next)
+        if (p->rid.size == rid->size && memcmp(p->rid.data, rid->data, rid->size) == 0)
+            return p;
+    return NULL;
+}
+
+static zf_peer_t *add_peer(zf_mesh_t *m, const zlink_routing_id_t *rid)
+{
+    zf_peer_t *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    p->mesh = m;
+    p->rid = *rid;
+    p->next = m->peers;
+    m->peers = p;
+    return p;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_connect(zlink_host_t *host, const char *mesh,
+                                                  const char *endpoint, const void *peer_rid,
+                                                  size_t peer_rid_size)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_mesh_t *m = zf_name_ok(mesh, ZF_NAME_MAX) ? find_mesh(h, mesh) : NULL;
+    zlink_routing_id_t rid = {0};
+    if (!endpoint_ok(endpoint) || !rid_ok(peer_rid, peer_rid_size)) {
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    } else if (m == NULL) {
+        rc = ZLINK_FW_NOT_FOUND;
+    } else {
+        rid.size = (uint8_t)peer_rid_size;
+        memcpy(rid.data, peer_rid, peer_rid_size);
+        if (find_peer(m, &rid) != NULL ||
+            (rid.size == m->rid.size && memcmp(rid.data, m->rid.data, rid.size) == 0)) {
+            rc = ZLINK_FW_ALREADY_EXISTS;
+        } else {
+            zf_peer_t *p = add_peer(m, &rid);
+            if (p == NULL) {
+                rc = ZLINK_FW_INTERNAL_FAILURE;
+            } else {
+                p->manual = true;
+                snprintf(p->endpoint, sizeof p->endpoint, "%s", endpoint);
+            }
+        }
+    }
+    prepare_leave(h);
+    return rc;
+}
+
+static zf_member_t *find_member(zf_member_t *v, size_t n, const char *channel)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].channel, channel) == 0)
+            return &v[i];
+    return NULL;
+}
+
+static bool mesh_has_client(zf_mesh_t *m, const char *channel)
+{
+    for (size_t i = 0; i < m->nclients; i++)
+        if (strcmp(m->clients[i], channel) == 0)
+            return true;
+    return false;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_client(zlink_host_t *host,
+                                                             const char *mesh,
+                                                             const char *channel)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_mesh_t *m = zf_name_ok(mesh, ZF_NAME_MAX) ? find_mesh(h, mesh) : NULL;
+    if (!zf_name_ok(channel, ZF_NAME_MAX)) {
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    } else if (m == NULL) {
+        rc = ZLINK_FW_NOT_FOUND;
+    } else if (mesh_has_client(m, channel)) {
+        rc = ZLINK_FW_ALREADY_EXISTS;
+    } else if (find_named(h, channel) != NULL) {
+        rc = ZLINK_FW_ALREADY_EXISTS; /* a CS channel or a mesh has that name */
+    } else {
+        for (zf_sock_t *s = h->socks; s != NULL && rc == 0; s = s->next)
+            if (s->mesh != NULL && s->mesh != m && mesh_has_client(s->mesh, channel))
+                rc = ZLINK_FW_ALREADY_EXISTS; /* one send path per ChannelName */
+        char **v = rc == 0 ? realloc(m->clients, (m->nclients + 1) * sizeof *v) : NULL;
+        char *d = rc == 0 ? malloc(strlen(channel) + 1) : NULL;
+        if (rc == 0 && (v == NULL || d == NULL)) {
+            if (v != NULL)
+                m->clients = v;
+            free(d);
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+        } else if (rc == 0) {
+            strcpy(d, channel);
+            m->clients = v;
+            m->clients[m->nclients++] = d;
+        }
+    }
+    prepare_leave(h);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_server(zlink_host_t *host,
+                                                             const char *mesh,
+                                                             const char *channel, int weight)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    zf_mesh_t *m = zf_name_ok(mesh, ZF_NAME_MAX) ? find_mesh(h, mesh) : NULL;
+    if (!zf_name_ok(channel, ZF_NAME_MAX) || weight < ZLINK_WEIGHT_MIN ||
+        weight > ZLINK_WEIGHT_MAX) {
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    } else if (m == NULL) {
+        rc = ZLINK_FW_NOT_FOUND;
+    } else if (find_member(m->members, m->nmembers, channel) != NULL ||
+               find_named(h, channel) != NULL) {
+        rc = ZLINK_FW_ALREADY_EXISTS;
+    } else {
+        zf_member_t *v = realloc(m->members, (m->nmembers + 1) * sizeof *v);
+        if (v == NULL) {
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+        } else {
+            m->members = v;
+            snprintf(v[m->nmembers].channel, sizeof v->channel, "%s", channel);
+            v[m->nmembers].weight = weight;
+            m->nmembers++;
+        }
+    }
+    prepare_leave(h);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_weight(zlink_host_t *host, const char *mesh,
+                                                     const char *channel, int weight)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = 0;
+    pthread_mutex_lock(&h->lk);
+    zf_mesh_t *m = zf_name_ok(mesh, ZF_NAME_MAX) ? find_mesh(h, mesh) : NULL;
+    zf_member_t *mb = NULL;
+    if (!zf_name_ok(channel, ZF_NAME_MAX) || weight < ZLINK_WEIGHT_MIN ||
+        weight > ZLINK_WEIGHT_MAX)
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    else if (m == NULL || (mb = find_member(m->members, m->nmembers, channel)) == NULL)
+        rc = ZLINK_FW_NOT_FOUND;
+    else if (mb->weight != weight) {
+        mb->weight = weight;
+        m->members_dirty = true;
+    }
+    pthread_mutex_unlock(&h->lk);
+    if (rc == 0)
+        zf_host_wake(h);
+    zf_obj_unref(&h->obj);
+    return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_endpoint(zlink_host_t *host, const char *name,
+                                                   char *buf, size_t size)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = 0;
+    pthread_mutex_lock(&h->lk);
+    zf_sock_t *s = zf_name_ok(name, ZF_NAME_MAX) ? find_named(h, name) : NULL;
+    if (buf == NULL || size == 0)
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    else if (s == NULL || s->role == ZF_SOCK_CS_CLIENT || s->endpoint[0] == '\0')
+        rc = ZLINK_FW_NOT_FOUND;
+    else if (s->s == NULL || atomic_load(&h->state) != ZLINK_HOST_SERVING)
+        rc = ZLINK_FW_INVALID_OPERATION;
+    else {
+        size_t n = size;
+        if (zlink_getsockopt(s->s, ZLINK_LAST_ENDPOINT, buf, &n) != ZLINK_CONFIG_OK)
+            rc = ZLINK_FW_INVALID_ARGUMENT;
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    return rc;
+}
+
+ZLINK_EXPORT int zlink_mesh_ready_peers(zlink_host_t *host, const char *mesh,
+                                        zlink_fw_result_t *result)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL) {
+        if (result != NULL)
+            *result = ZLINK_FW_INVALID_HANDLE;
+        return -1;
+    }
+    int n = -1;
+    pthread_mutex_lock(&h->lk);
+    zf_mesh_t *m = zf_name_ok(mesh, ZF_NAME_MAX) ? find_mesh(h, mesh) : NULL;
+    if (m != NULL) {
+        n = 0;
+        for (zf_peer_t *p = m->peers; p != NULL; p = p->next)
+            n += p->ready;
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    if (result != NULL)
+        *result = n < 0 ? ZLINK_FW_NOT_FOUND : ZLINK_FW_OK;
+    return n;
+}
+
+/* ------------------------------------------------------------- handlers */
+
+static zf_gate_t *gate_for(zf_host_t *h, int owner, const char *name)
+{
+    for (zf_gate_t *g = h->gates; g != NULL; g = g->next)
+        if (g->owner == owner && strcmp(g->name, name) == 0)
+            return g;
+    zf_gate_t *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    g->owner = owner;
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->next = h->gates;
+    h->gates = g;
+    return g;
+}
+
+static zf_handler_t *find_handler(zf_host_t *h, int owner, const char *owner_name, size_t on,
+                                  int kind, const uint8_t *packet, size_t pn)
+{
+    for (zf_handler_t *x = h->handlers; x != NULL; x = x->next)
+        if (x->owner == owner && x->kind == kind && strlen(x->owner_name) == on &&
+            memcmp(x->owner_name, owner_name, on) == 0 && strlen(x->packet) == pn &&
+            memcmp(x->packet, packet, pn) == 0)
+            return x;
+    return NULL;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host,
+                                                      zlink_owner_kind_t owner,
+                                                      const char *owner_name,
+                                                      zlink_message_kind_t kind,
+                                                      const char *packet, zlink_handler_fn fn,
+                                                      void *user)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    if ((owner != ZLINK_OWNER_CHANNEL && owner != ZLINK_OWNER_NODE) ||
+        (kind != ZLINK_MESSAGE_SEND && kind != ZLINK_MESSAGE_REQUEST) ||
+        !zf_name_ok(owner_name, ZF_NAME_MAX) || !zf_name_ok(packet, ZF_NAME_MAX) ||
+        fn == NULL) {
+        prepare_leave(h);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    if (find_handler(h, owner, owner_name, strlen(owner_name), kind, (const uint8_t *)packet,
+                     strlen(packet)) != NULL) {
+        prepare_leave(h);
+        return ZLINK_FW_ALREADY_EXISTS;
+    }
+    zf_handler_t *x = calloc(1, sizeof *x);
+    zf_gate_t *g = x != NULL ? gate_for(h, owner, owner_name) : NULL;
+    if (g == NULL) {
+        free(x);
+        prepare_leave(h);
+        return ZLINK_FW_INTERNAL_FAILURE;
+    }
+    x->owner = owner;
+    snprintf(x->owner_name, sizeof x->owner_name, "%s", owner_name);
+    x->kind = kind;
+    snprintf(x->packet, sizeof x->packet, "%s", packet);
+    x->fn = fn;
+    x->user = user;
+    x->gate = g;
+    x->next = h->handlers;
+    h->handlers = x;
+    prepare_leave(h);
+    return ZLINK_FW_OK;
+}
+
+/* Start-time checks of handlers against the topology: a channel handler
+ * needs a CS server channel or a mesh server membership of that name, a
+ * node handler a mesh node. */
+static int check_handlers(zf_host_t *h)
+{
+    for (zf_handler_t *x = h->handlers; x != NULL; x = x->next) {
+        if (x->owner == ZLINK_OWNER_NODE) {
+            if (find_mesh(h, x->owner_name) == NULL)
+                return ZLINK_FW_NOT_CONFIGURED;
+            continue;
+        }
+        if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, x->owner_name) != NULL)
+            continue;
+        bool found = false;
+        for (zf_sock_t *s = h->socks; s != NULL && !found; s = s->next)
+            if (s->mesh != NULL &&
+                find_member(s->mesh->members, s->mesh->nmembers, x->owner_name) != NULL)
+                found = true;
+        if (!found)
+            return ZLINK_FW_NOT_CONFIGURED;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- gates */
+
+/* Under h->lk: puts g in the run queue if it has a turn and none is open. */
+static void gate_schedule(zf_host_t *h, zf_gate_t *g)
+{
+    if (g->busy || g->in_runq || g->head == NULL)
+        return;
+    g->in_runq = true;
+    g->next_run = NULL;
+    if (h->run_tail != NULL)
+        h->run_tail->next_run = g;
+    else
+        h->run_head = g;
+    h->run_tail = g;
+    pthread_cond_signal(&h->cv);
+}
+
+/* Under h->lk: queues turn t on its gate. */
+static void gate_push(zf_host_t *h, zf_turn_t *t)
+{
+    zf_gate_t *g = t->gate;
+    t->next = NULL;
+    if (g->tail != NULL)
+        g->tail->next = t;
+    else
+        g->head = t;
+    g->tail = t;
+    h->turns_queued++;
+    gate_schedule(h, g);
+}
+
+/* A turn ended (turn.c, any thread): its gate opens for the next turn. */
+void zf_gate_turn_ended(zf_host_t *h, zf_gate_t *g)
+{
+    pthread_mutex_lock(&h->lk);
+    g->busy = false;
+    if (h->turns_running > 0)
+        h->turns_running--;
+    gate_schedule(h, g);
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->lk);
+}
+
+void zf_host_permit_release(zf_host_t *h)
+{
+    if (h->permits_in_use > 0)
+        h->permits_in_use--;
+    if (h->ingress_waits_permit) {
+        h->ingress_waits_permit = false;
+        zf_host_wake(h);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    zf_host_t *h = arg;
+    zf_ctx_enter();
+    pthread_mutex_lock(&h->lk);
+    for (;;) {
+        zf_gate_t *g = h->run_head;
+        if (g == NULL) {
+            if (h->stop)
+                break;
+            pthread_cond_wait(&h->cv, &h->lk);
+            continue;
+        }
+        h->run_head = g->next_run;
+        if (h->run_head == NULL)
+            h->run_tail = NULL;
+        g->in_runq = false;
+        zf_turn_t *t = g->head;
+        g->head = t->next;
+        if (g->head == NULL)
+            g->tail = NULL;
+        g->busy = true;
+        h->turns_queued--;
+        h->turns_running++;
+        /* The permit goes just before the handler's first instruction
+         * (seed 001 §3). */
+        zf_host_permit_release(h);
+        pthread_mutex_unlock(&h->lk);
+        zf_turn_run(t);
+        pthread_mutex_lock(&h->lk);
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_ctx_leave();
+    return NULL;
+}
+
+/* ------------------------------------------------------------ mesh peers */
+
+static void put_channels(zf_mesh_t *m, uint8_t *buf, size_t cap, size_t *len)
+{
+    *len = 0;
+    for (size_t i = 0; i < m->nmembers; i++)
+        (void)zf_wire_channel_put(buf, cap, len, m->members[i].channel,
+                                  (uint16_t)m->members[i].weight);
+}
+
+/* Builds HELLO / ADMIT (cmd) of mesh m into parts. */
+static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n)
+{
+    static _Thread_local uint8_t chans[ZF_MAX_CHANNELS * 260];
+    zf_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.command = (uint8_t)cmd;
+    r.mesh.p = (const uint8_t *)m->name;
+    r.mesh.n = strlen(m->name);
+    r.rid.p = m->rid.data;
+    r.rid.n = m->rid.size;
+    r.capability.p = (const uint8_t *)ZF_CAPABILITY;
+    r.capability.n = strlen(ZF_CAPABILITY);
+    r.lifecycle = m->lifecycle;
+    size_t len;
+    put_channels(m, chans, sizeof chans, &len);
+    r.channel_count = (uint16_t)m->nmembers;
+    r.channels.p = chans;
+    r.channels.n = len;
+    if (cmd == ZF_CMD_UPDATE)
+        r.seq = ++m->update_seq;
+    return zf_wire_encode(&r, parts, 3, n);
+}
+
+/* Replaces p's memberships from a decoded HELLO / ADMIT / UPDATE. */
+static void set_members(zf_peer_t *p, const zf_rec_t *r)
+{
+    zf_member_t *v = r->channel_count > 0 ? calloc(r->channel_count, sizeof *v) : NULL;
+    if (r->channel_count > 0 && v == NULL)
+        return; /* keeps the old view; the next update corrects it */
+    size_t pos = 0, i = 0;
+    zf_bytes_t name;
+    uint16_t w;
+    while (i < r->channel_count && zf_wire_channel_next(r, &pos, &name, &w)) {
+        memcpy(v[i].channel, name.p, name.n);
+        v[i].channel[name.n] = '\0';
+        v[i].weight = w;
+        i++;
+    }
+    free(p->members);
+    p->members = v;
+    p->nmembers = i;
+}
+
+static void send_hello(zf_host_t *h, zf_peer_t *p)
+{
+    zlink_msg_t parts[3];
+    size_t n;
+    if (encode_node_info(p->mesh, ZF_CMD_HELLO, parts, &n) != 0)
+        return;
+    zlink_completion_id_t id;
+    void *uctx = (void *)((uintptr_t)p | ZF_UCTX_HELLO);
+    p->hello_pending = zlink_request(p->mesh->sock->s, &p->rid, parts, n,
+                                     ZLINK_SEND_FLAGS_DONTWAIT,
+                                     (uint32_t)(ZLINK_LIVENESS_PROBE_INTERVAL / 1000000), uctx,
+                                     &id) == ZLINK_SUBMIT_OK;
+    p->next_probe = zf_now_ns() + ZLINK_LIVENESS_PROBE_INTERVAL;
+    (void)h;
+}
+
+static void send_probe(zf_peer_t *p)
+{
+    zf_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.command = ZF_CMD_PROBE;
+    r.nonce = ++p->nonce;
+    zlink_msg_t parts[3];
+    size_t n;
+    if (zf_wire_encode(&r, parts, 3, &n) != 0)
+        return;
+    zlink_completion_id_t id;
+    void *uctx = (void *)((uintptr_t)p | ZF_UCTX_PROBE);
+    p->probe_pending = zlink_request(p->mesh->sock->s, &p->rid, parts, n,
+                                     ZLINK_SEND_FLAGS_DONTWAIT,
+                                     (uint32_t)(ZLINK_LIVENESS_DEADLINE / 1000000), uctx,
+                                     &id) == ZLINK_SUBMIT_OK;
+}
+
+static void announce_update(zf_mesh_t *m)
+{
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+        if (!p->ready)
+            continue;
+        zlink_msg_t parts[3];
+        size_t n;
+        uint64_t seq = m->update_seq;
+        if (encode_node_info(m, ZF_CMD_UPDATE, parts, &n) != 0)
+            return;
+        m->update_seq = seq; /* one sequence number per announcement */
+        zlink_completion_id_t tok;
+        (void)zlink_send_rid(m->sock->s, &p->rid, parts, n, ZLINK_SEND_FLAGS_DONTWAIT, NULL,
+                             &tok);
+    }
+    m->update_seq++;
+}
+
+/* Ingress, under h->lk: the mesh ROUTER's routes changed. */
+static void routes_changed(zf_host_t *h, zf_sock_t *s)
+{
+    zf_mesh_t *m = s->mesh;
+    zlink_router_route_t rows[64];
+    zlink_router_route_t *v = rows;
+    size_t cap = 64, count = 0;
+    int rc = zlink_router_routes_snapshot(s->s, v, cap, &count);
+    while (rc == ZLINK_CONFIG_BUFFER_TOO_SMALL) {
+        if (v != rows)
+            free(v);
+        cap = count + 16;
+        v = malloc(cap * sizeof *v);
+        if (v == NULL)
+            return;
+        rc = zlink_router_routes_snapshot(s->s, v, cap, &count);
+    }
+    if (rc != ZLINK_CONFIG_OK) {
+        if (v != rows)
+            free(v);
+        return;
+    }
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+        bool found = false;
+        for (size_t i = 0; i < count && !found; i++)
+            found = v[i].rid.size == p->rid.size &&
+                    memcmp(v[i].rid.data, p->rid.data, p->rid.size) == 0;
+        if (found && !p->routed) {
+            p->routed = true;
+            if (p->manual)
+                send_hello(h, p);
+        } else if (!found && p->routed) {
+            p->routed = false;
+            p->ready = false;
+            p->hello_pending = false;
+            p->probe_pending = false;
+        }
+    }
+    if (v != rows)
+        free(v);
+}
+
+/* Ingress, under h->lk: probes, liveness deadlines, hello retries. */
+static void mesh_tick(zf_host_t *h, int64_t now)
+{
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
+        zf_mesh_t *m = s->mesh;
+        if (m == NULL)
+            continue;
+        if (m->members_dirty) {
+            m->members_dirty = false;
+            announce_update(m);
+        }
+        for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+            if (!p->routed)
+                continue;
+            if (p->ready && now - p->last_seen > ZLINK_LIVENESS_DEADLINE) {
+                p->ready = false; /* silent for the whole deadline */
+                p->probe_pending = false;
+            }
+            if (now < p->next_probe)
+                continue;
+            p->next_probe = now + ZLINK_LIVENESS_PROBE_INTERVAL;
+            if (p->ready && !p->probe_pending)
+                send_probe(p);
+            else if (!p->ready && p->manual && !p->hello_pending)
+                send_hello(h, p);
+        }
+    }
+}
+
+static void handle_hmsg(zf_hmsg_t *msg)
+{
+    zf_peer_t *p = msg->peer;
+    int64_t now = zf_now_ns();
+    zf_rec_t r;
+    bool ok = msg->result == ZLINK_REQUEST_OK &&
+              zf_wire_decode(msg->parts, msg->nparts, &r) == 0;
+    if (msg->what == ZF_HMSG_HELLO_DONE) {
+        p->hello_pending = false;
+        if (ok && r.command == ZF_CMD_ADMIT && p->routed &&
+            r.rid.n == p->rid.size && memcmp(r.rid.p, p->rid.data, r.rid.n) == 0) {
+            set_members(p, &r);
+            p->lifecycle = r.lifecycle;
+            p->ready = true;
+            p->last_seen = now;
+            p->next_probe = now + ZLINK_LIVENESS_PROBE_INTERVAL;
+        }
+        /* REJECT or no answer: the next tick says hello again. */
+    } else {
+        p->probe_pending = false;
+        if (ok && r.command == ZF_CMD_ACK)
+            p->last_seen = now;
+    }
+}
+
+/* ---------------------------------------------------- ingress records */
+
+/* Answers a control request (HELLO, PROBE) with parts (consumed). */
+static void control_reply(zf_sock_t *s, const zlink_routing_id_t *rid, uint64_t token,
+                          zlink_msg_t *parts, size_t n)
+{
+    zlink_completion_id_t tok;
+    (void)zlink_reply_submit(s->s, rid, token, 0, parts, n, ZLINK_SEND_FLAGS_DONTWAIT, NULL,
+                             &tok);
+}
+
+static void on_hello(zf_sock_t *s, const zlink_routing_id_t *rid, uint64_t token,
+                     const zf_rec_t *r)
+{
+    zf_mesh_t *m = s->mesh;
+    zlink_msg_t parts[3];
+    size_t n;
+    bool same_mesh = r->mesh.n == strlen(m->name) && memcmp(r->mesh.p, m->name, r->mesh.n) == 0;
+    bool same_rid = r->rid.n == rid->size && memcmp(r->rid.p, rid->data, rid->size) == 0;
+    if (!same_mesh || !same_rid) {
+        zf_rec_t rej;
+        memset(&rej, 0, sizeof rej);
+        rej.command = ZF_CMD_REJECT;
+        rej.terminal = ZF_TR_REJECTED;
+        const char *why = !same_mesh ? "mesh name differs" : "routing id differs";
+        rej.message.p = (const uint8_t *)why;
+        rej.message.n = strlen(why);
+        if (zf_wire_encode(&rej, parts, 3, &n) == 0)
+            control_reply(s, rid, token, parts, n);
+        return;
+    }
+    zf_peer_t *p = find_peer(m, rid);
+    if (p == NULL)
+        p = add_peer(m, rid);
+    if (p == NULL) {
+        (void)zlink_reply_submit(s->s, rid, token, ENOMEM, NULL, 0, ZLINK_SEND_FLAGS_DONTWAIT,
+                                 NULL, NULL);
+        return;
+    }
+    set_members(p, r);
+    p->lifecycle = r->lifecycle;
+    p->routed = true;
+    p->ready = true;
+    p->last_seen = zf_now_ns();
+    p->next_probe = p->last_seen + ZLINK_LIVENESS_PROBE_INTERVAL;
+    if (encode_node_info(m, ZF_CMD_ADMIT, parts, &n) == 0)
+        control_reply(s, rid, token, parts, n);
+}
+
+static void drop_record(zf_host_t *h, atomic_llong *metric)
+{
+    (void)h;
+    atomic_fetch_add(metric, 1);
+}
+
+/* Ingress, h->lk held: one received record (parts[0..n), owned here). The
+ * permit taken for its receive is released here unless a turn takes it. */
+static void on_record(zf_host_t *h, zf_sock_t *s, const zlink_routing_id_t *rid,
+                      uint64_t token, zlink_msg_t *parts, size_t n)
+{
+    zf_rec_t r;
+    bool turn_made = false;
+    if (zf_wire_decode(parts, n, &r) != 0) {
+        atomic_fetch_add(&h->m_protocol_errors, 1);
+        if (token != 0)
+            (void)zlink_reply_submit(s->s, rid, token, EPROTO, NULL, 0,
+                                     ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL);
+        else
+            drop_record(h, &h->m_dropped_decode);
+        goto done;
+    }
+    bool is_req = r.command == ZF_CMD_NODE_REQUEST || r.command == ZF_CMD_CHANNEL_REQUEST ||
+                  r.command == ZF_CMD_HELLO || r.command == ZF_CMD_PROBE;
+    if (is_req != (token != 0)) {
+        /* a request sent as DATA or a one-way sent as a request */
+        atomic_fetch_add(&h->m_protocol_errors, 1);
+        if (token != 0)
+            (void)zlink_reply_submit(s->s, rid, token, EPROTO, NULL, 0,
+                                     ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL);
+        else
+            drop_record(h, &h->m_dropped_decode);
+        goto done;
+    }
+    zf_peer_t *peer = s->mesh != NULL ? find_peer(s->mesh, rid) : NULL;
+    if (peer != NULL)
+        peer->last_seen = zf_now_ns();
+    switch (r.command) {
+    case ZF_CMD_HELLO:
+        if (s->mesh != NULL)
+            on_hello(s, rid, token, &r);
+        goto done;
+    case ZF_CMD_PROBE: {
+        zf_rec_t ack;
+        memset(&ack, 0, sizeof ack);
+        ack.command = ZF_CMD_ACK;
+        ack.nonce = r.nonce;
+        zlink_msg_t out[3];
+        size_t on;
+        if (zf_wire_encode(&ack, out, 3, &on) == 0)
+            control_reply(s, rid, token, out, on);
+        goto done;
+    }
+    case ZF_CMD_UPDATE:
+        if (peer != NULL && peer->ready && r.seq > peer->update_seq) {
+            peer->update_seq = r.seq;
+            set_members(peer, &r);
+        }
+        goto done;
+    case ZF_CMD_NODE_SEND:
+    case ZF_CMD_NODE_REQUEST:
+    case ZF_CMD_CHANNEL_SEND:
+    case ZF_CMD_CHANNEL_REQUEST:
+        break;
+    default:
+        /* ADMIT, REJECT, ACK, REPLY come back as Core replies, never here. */
+        atomic_fetch_add(&h->m_protocol_errors, 1);
+        drop_record(h, &h->m_dropped_decode);
+        goto done;
+    }
+    if (s->mesh != NULL && (peer == NULL || !peer->ready)) {
+        /* Data from a node that never said hello is not admitted. */
+        if (token != 0)
+            zf_reply_error_raw(s, rid, token, &r, ZF_TR_REJECTED, "peer not admitted");
+        else
+            drop_record(h, &h->m_dropped_decode);
+        goto done;
+    }
+    bool node = r.command == ZF_CMD_NODE_SEND || r.command == ZF_CMD_NODE_REQUEST;
+    int kind = token != 0 ? ZLINK_MESSAGE_REQUEST : ZLINK_MESSAGE_SEND;
+    zf_handler_t *x = NULL;
+    if (node) {
+        if (s->mesh != NULL)
+            x = find_handler(h, ZLINK_OWNER_NODE, s->mesh->name, strlen(s->mesh->name), kind,
+                             r.packet.p, r.packet.n);
+    } else {
+        bool served = s->role == ZF_SOCK_CS_SERVER
+                          ? r.channel.n == strlen(s->name) &&
+                                memcmp(r.channel.p, s->name, r.channel.n) == 0
+                          : true;
+        if (served)
+            x = find_handler(h, ZLINK_OWNER_CHANNEL, (const char *)r.channel.p, r.channel.n,
+                             kind, r.packet.p, r.packet.n);
+    }
+    if (h->draining) {
+        if (token != 0)
+            zf_reply_error_raw(s, rid, token, &r, ZF_TR_TERMINATED, "the host is shutting down");
+        else
+            drop_record(h, &h->m_dropped_shutdown);
+        goto done;
+    }
+    if (x == NULL) {
+        if (token != 0)
+            zf_reply_error_raw(s, rid, token, &r, ZF_TR_NOT_FOUND, "no handler for the packet");
+        else
+            drop_record(h, &h->m_dropped_no_handler);
+        goto done;
+    }
+    zf_turn_t *t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        if (token != 0)
+            zf_reply_error_raw(s, rid, token, &r, ZF_TR_INTERNAL_ERROR, "out of memory");
+        goto done;
+    }
+    if (zf_turn_init(t, h, x, s, rid, token, parts, n) != 0) {
+        free(t);
+        if (token != 0)
+            zf_reply_error_raw(s, rid, token, &r, ZF_TR_INTERNAL_ERROR, "out of memory");
+        goto done;
+    }
+    gate_push(h, t);
+    turn_made = true; /* the turn owns the parts and the permit */
+done:
+    if (!turn_made) {
+        zlink_multipart_close(parts, n);
+        zf_host_permit_release(h);
+    }
+}
+
+/* Ingress: receives up to a batch from s, one permit per receive. Returns
+ * false when it stopped for lack of permits. Called with h->lk held; drops
+ * it around each Core receive. */
+static bool receive_batch(zf_host_t *h, zf_sock_t *s)
+{
+    for (int i = 0; i < INGRESS_BATCH; i++) {
+        if (h->permits_in_use >= h->max_jobs) {
+            h->ingress_waits_permit = true;
+            return false;
+        }
+        h->permits_in_use++; /* before the receive (seed 001 §3) */
+        pthread_mutex_unlock(&h->lk);
+        zlink_msg_t small[3];
+        zlink_msg_t *parts = small;
+        size_t count = 0;
+        const zlink_routing_id_t *rid = NULL;
+        zlink_reply_token_t token = 0;
+        zlink_recv_result_t rc =
+            zlink_router_recv(s->s, &rid, &token, parts, 3, &count, ZLINK_RECV_FLAGS_DONTWAIT);
+        if (rc == ZLINK_RECV_BUFFER_TOO_SMALL && count > 3) {
+            /* Too many frames for any framework record: take it whole to
+             * drop it (count is what the Core already holds). */
+            parts = calloc(count, sizeof *parts);
+            if (parts != NULL)
+                rc = zlink_router_recv(s->s, &rid, &token, parts, count, &count,
+                                       ZLINK_RECV_FLAGS_DONTWAIT);
+        }
+        zlink_routing_id_t src = {0};
+        if (rc == ZLINK_RECV_OK && rid != NULL)
+            src = *rid;
+        pthread_mutex_lock(&h->lk);
+        if (rc != ZLINK_RECV_OK) {
+            if (parts != small)
+                free(parts);
+            zf_host_permit_release(h);
+            return true;
+        }
+        if (parts != small) {
+            zlink_multipart_close(parts, count);
+            free(parts);
+            atomic_fetch_add(&h->m_protocol_errors, 1);
+            if (token != 0) {
+                pthread_mutex_unlock(&h->lk);
+                (void)zlink_reply_submit(s->s, &src, token, EPROTO, NULL, 0,
+                                         ZLINK_SEND_FLAGS_DONTWAIT, NULL, NULL);
+                pthread_mutex_lock(&h->lk);
+            } else {
+                drop_record(h, &h->m_dropped_decode);
+            }
+            zf_host_permit_release(h);
+            continue;
+        }
+        on_record(h, s, &src, token, parts, count);
+    }
+    return true;
+}
+
+static void set_pollin(zf_host_t *h, bool on)
+{
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
+        if (s->role == ZF_SOCK_CS_CLIENT)
+            continue;
+        short ev = (on ? ZLINK_POLLIN : 0) | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
+        (void)zlink_poller_modify(h->poller, s->s, ev);
+    }
+}
+
+static void *ingress_main(void *arg)
+{
+    zf_host_t *h = arg;
+    zf_ctx_enter();
+    zlink_poller_event_t ev[16];
+    bool pollin = true;
+    pthread_mutex_lock(&h->lk);
+    while (!h->stop) {
+        while (h->msg_head != NULL) {
+            zf_hmsg_t *m = h->msg_head;
+            h->msg_head = m->next;
+            if (h->msg_head == NULL)
+                h->msg_tail = NULL;
+            handle_hmsg(m);
+            zlink_multipart_close(m->parts, m->nparts);
+            free(m);
+        }
+        int64_t now = zf_now_ns();
+        mesh_tick(h, now);
+        bool want = !h->ingress_waits_permit;
+        pthread_mutex_unlock(&h->lk);
+        if (want != pollin) {
+            set_pollin(h, want);
+            pollin = want;
+        }
+        int n = zlink_poller_wait(h->poller, ev, 16, 1000, NULL);
+        pthread_mutex_lock(&h->lk);
+        for (int i = 0; i < n && !h->stop; i++) {
+            if (ev[i].source_kind == ZLINK_POLLER_SOURCE_FD) {
+                uint64_t v;
+                if (read(h->wake_fd, &v, sizeof v) < 0) {
+                    /* nothing pending */
+                }
+                continue;
+            }
+            zf_sock_t *s = ev[i].user_data;
+            if (ev[i].events & ZLINK_POLLROUTE)
+                routes_changed(h, s);
+            if (ev[i].events & ZLINK_POLLIN)
+                receive_batch(h, s);
+        }
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_ctx_leave();
+    return NULL;
+}
+
+/* -------------------------------------------------------------- start */
+
+static int open_sock(zf_host_t *h, zf_sock_t *s)
+{
+    int type = s->role == ZF_SOCK_CS_CLIENT ? ZLINK_DEALER : ZLINK_ROUTER;
+    s->s = zlink_socket(h->ctx, type);
+    if (s->s == NULL)
+        return ZLINK_FW_INTERNAL_FAILURE;
+    int zero = 0;
+    (void)zlink_setsockopt(s->s, ZLINK_LINGER, &zero, sizeof zero);
+    if (s->hwm_set[0])
+        (void)zlink_setsockopt(s->s, ZLINK_SNDHWM, &s->sndhwm, sizeof s->sndhwm);
+    if (s->hwm_set[1])
+        (void)zlink_setsockopt(s->s, ZLINK_RCVHWM, &s->rcvhwm, sizeof s->rcvhwm);
+    if (s->role == ZF_SOCK_CS_SERVER) {
+        /* MaxMessageSize of a ClientServer listener: 16 MiB. */
+        int64_t max = 16 << 20;
+        (void)zlink_setsockopt(s->s, ZLINK_MAXMSGSIZE, &max, sizeof max);
+        if (zlink_bind(s->s, s->endpoint) != ZLINK_BIND_OK)
+            return ZLINK_FW_UNAVAILABLE;
+        return 0;
+    }
+    if (s->role == ZF_SOCK_CS_CLIENT)
+        return zlink_connect(s->s, s->endpoint) == ZLINK_CONNECT_OK
+                   ? 0
+                   : ZLINK_FW_INVALID_ARGUMENT;
+    zf_mesh_t *m = s->mesh;
+    if (zlink_set_routing_id(s->s, m->rid.data, m->rid.size) != ZLINK_CONFIG_OK)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (s->endpoint[0] != '\0' && zlink_bind(s->s, s->endpoint) != ZLINK_BIND_OK)
+        return ZLINK_FW_UNAVAILABLE;
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+        if (!p->manual)
+            continue;
+        if (zlink_setsockopt(s->s, ZLINK_CONNECT_ROUTING_ID, p->rid.data, p->rid.size) !=
+                ZLINK_CONFIG_OK ||
+            zlink_connect(s->s, p->endpoint) != ZLINK_CONNECT_OK)
+            return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    return 0;
+}
+
+static void close_socks(zf_host_t *h)
+{
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
+        if (s->s != NULL)
+            (void)zlink_close(s->s);
+    }
+}
+
+static void stop_threads(zf_host_t *h)
+{
+    pthread_mutex_lock(&h->lk);
+    h->stop = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->lk);
+    zf_host_wake(h);
+    if (h->ingress_started) {
+        pthread_join(h->ingress, NULL);
+        h->ingress_started = false;
+    }
+    for (int i = 0; i < h->nworkers; i++)
+        pthread_join(h->workers[i], NULL);
+    h->nworkers = 0;
+}
+
+/* Tears down what start built (start failure, end of shutdown). */
+static void teardown(zf_host_t *h, bool watched)
+{
+    stop_threads(h);
+    if (watched)
+        for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+            if (s->s != NULL)
+                zf_disp_unwatch(s);
+    close_socks(h);
+    if (h->poller != NULL)
+        zlink_poller_destroy(&h->poller);
+    if (h->wake_fd >= 0)
+        close(h->wake_fd);
+    h->wake_fd = -1;
+    if (h->ctx != NULL)
+        zf_disp_release();
+    h->ctx = NULL;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
+{
+    zf_host_t *h;
+    int rc = prepare_enter(host, &h);
+    if (rc != 0)
+        return rc;
+    rc = check_handlers(h);
+    if (rc == 0)
+        rc = zf_disp_acquire(&h->ctx);
+    if (rc == 0) {
+        h->poller = zlink_poller_new();
+        h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (h->poller == NULL || h->wake_fd < 0 ||
+            zlink_poller_add_fd(h->poller, h->wake_fd, NULL, ZLINK_POLLIN) != 0)
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+    }
+    for (zf_sock_t *s = h->socks; rc == 0 && s != NULL; s = s->next)
+        rc = open_sock(h, s);
+    bool watched = false;
+    for (zf_sock_t *s = h->socks; rc == 0 && s != NULL; s = s->next) {
+        rc = zf_disp_watch(s);
+        watched = true;
+        if (rc == 0 && s->role != ZF_SOCK_CS_CLIENT) {
+            short ev = ZLINK_POLLIN | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
+            if (zlink_poller_add(h->poller, s->s, s, ev) != ZLINK_CONFIG_OK)
+                rc = ZLINK_FW_INTERNAL_FAILURE;
+        }
+    }
+    if (rc == 0) {
+        h->workers = calloc((size_t)h->handler_threads, sizeof *h->workers);
+        if (h->workers == NULL)
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+    }
+    atomic_store(&h->state, rc == 0 ? ZLINK_HOST_SERVING : ZLINK_HOST_FAILED);
+    pthread_mutex_unlock(&h->lk);
+    for (int i = 0; rc == 0 && i < h->handler_threads; i++) {
+        if (pthread_create(&h->workers[i], NULL, worker_main, h) != 0)
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+        else
+            h->nworkers++;
+    }
+    if (rc == 0) {
+        if (pthread_create(&h->ingress, NULL, ingress_main, h) != 0)
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+        else
+            h->ingress_started = true;
+    }
+    if (rc != 0) {
+        atomic_store(&h->state, ZLINK_HOST_FAILED);
+        teardown(h, watched);
+    }
+    zf_obj_unref(&h->obj);
+    return rc;
+}
+
+/* ----------------------------------------------------------- shutdown */
+
+static bool drained(zf_host_t *h)
+{
+    pthread_mutex_lock(&zf_disp.lk);
+    bool calls = h->pending == NULL && h->callbacks_queued == 0;
+    pthread_mutex_unlock(&zf_disp.lk);
+    pthread_mutex_lock(&h->lk);
+    bool turns = h->turns_running == 0 && h->turns_queued == 0;
+    pthread_mutex_unlock(&h->lk);
+    return calls && turns;
+}
+
+/* Waits (bounded by deadline, an absolute monotonic time; 0 = none) until
+ * pred(h) holds. Wakes on every call or turn event. */
+static void wait_until(zf_host_t *h, bool (*pred)(zf_host_t *), int64_t deadline)
+{
+    while (!pred(h)) {
+        int64_t now = zf_now_ns();
+        if (deadline != 0 && now >= deadline)
+            return;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t step = 20000000; /* re-check at least every 20 ms */
+        if (deadline != 0 && deadline - now < step)
+            step = deadline - now;
+        ts.tv_nsec += step;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_mutex_lock(&zf_disp.lk);
+        pthread_cond_timedwait(&zf_disp.waiters, &zf_disp.lk, &ts);
+        pthread_mutex_unlock(&zf_disp.lk);
+    }
+}
+
+static bool callbacks_done(zf_host_t *h)
+{
+    pthread_mutex_lock(&zf_disp.lk);
+    bool done = h->callbacks_queued == 0 && h->pending == NULL;
+    pthread_mutex_unlock(&zf_disp.lk);
+    return done;
+}
+
+static bool turns_done(zf_host_t *h)
+{
+    pthread_mutex_lock(&h->lk);
+    bool done = h->turns_running == 0;
+    pthread_mutex_unlock(&h->lk);
+    return done;
+}
+
+/* Queued turns that never started when the host stops: a request gets a
+ * SHUTTING_DOWN answer, a one-way counts as dropped. */
+static void drop_queued_turns(zf_host_t *h)
+{
+    pthread_mutex_lock(&h->lk);
+    for (zf_gate_t *g = h->gates; g != NULL; g = g->next) {
+        while (g->head != NULL) {
+            zf_turn_t *t = g->head;
+            g->head = t->next;
+            h->turns_queued--;
+            if (t->token != 0)
+                zf_reply_error_raw(t->sock, &t->src, t->token, &t->rec, ZF_TR_TERMINATED,
+                                   "the host shut down");
+            else
+                atomic_fetch_add(&h->m_dropped_shutdown, 1);
+            zf_host_permit_release(h);
+            zf_turn_discard(t);
+        }
+        g->tail = NULL;
+        g->in_runq = false;
+    }
+    h->run_head = h->run_tail = NULL;
+    pthread_mutex_unlock(&h->lk);
+}
+
+static pthread_mutex_t shutdown_lk = PTHREAD_MUTEX_INITIALIZER;
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t deadline)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (zf_ctx_active()) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    if (deadline != 0 && zf_timeout_ms(deadline, NULL) != 0) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    pthread_mutex_lock(&shutdown_lk);
+    int st = atomic_load(&h->state);
+    if (st != ZLINK_HOST_SERVING) {
+        pthread_mutex_unlock(&shutdown_lk);
+        zf_obj_unref(&h->obj);
+        return st == ZLINK_HOST_STOPPED ? ZLINK_FW_OK : ZLINK_FW_INVALID_OPERATION;
+    }
+    int64_t t = deadline != 0 ? deadline : h->shutdown_timeout;
+    int64_t end = zf_now_ns() + t;
+    pthread_mutex_lock(&h->lk);
+    pthread_mutex_lock(&zf_disp.lk);
+    h->draining = true;
+    pthread_mutex_unlock(&zf_disp.lk);
+    atomic_store(&h->state, ZLINK_HOST_DRAINING);
+    pthread_mutex_unlock(&h->lk);
+    /* Accepted work drains until the deadline ... */
+    wait_until(h, drained, end);
+    /* ... then what is left completes as shutdown; accepted callbacks
+     * still run, and running handlers finish. */
+    zf_calls_shutdown(h);
+    drop_queued_turns(h);
+    wait_until(h, callbacks_done, 0);
+    wait_until(h, turns_done, 0);
+    teardown(h, true);
+    atomic_store(&h->state, ZLINK_HOST_STOPPED);
+    pthread_mutex_unlock(&shutdown_lk);
+    zf_obj_unref(&h->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_destroy(zlink_host_t *host)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (atomic_load(&h->state) == ZLINK_HOST_SERVING) {
+        if (zf_ctx_active()) {
+            zf_obj_unref(&h->obj);
+            return ZLINK_FW_INVALID_OPERATION;
+        }
+        (void)zlink_host_shutdown(host, 0);
+    }
+    if (atomic_load(&h->state) == ZLINK_HOST_DRAINING) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_OPERATION; /* another thread is shutting it down */
+    }
+    zf_handle_remove(&h->obj);
+    zf_obj_unref(&h->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT int zlink_host_state(zlink_host_t *host)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return -1;
+    int st = atomic_load(&h->state);
+    zf_obj_unref(&h->obj);
+    return st;
+}
+
+/* ------------------------------------------------------ status, metrics */
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_status(zlink_host_t *host, zlink_host_status_t *st)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (st == NULL || st->struct_size != sizeof *st) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    memset(st, 0, sizeof *st);
+    st->struct_size = sizeof *st;
+    st->state = atomic_load(&h->state);
+    st->is_ready = st->state == ZLINK_HOST_SERVING;
+    pthread_mutex_lock(&h->lk);
+    st->turns_running = h->turns_running;
+    st->turns_queued = h->turns_queued;
+    st->max_queued_jobs = h->max_jobs;
+    st->permits_in_use = h->permits_in_use;
+    pthread_mutex_unlock(&h->lk);
+    pthread_mutex_lock(&zf_disp.lk);
+    st->accepting_work = st->state == ZLINK_HOST_SERVING && !h->draining;
+    st->requests_inflight = h->requests_inflight;
+    st->oneway_waiting = h->oneway_waiting;
+    st->admission_waiters_max = ZLINK_ADMISSION_WAITERS;
+    st->dispatcher_in_use = zf_disp.in_use;
+    st->dispatcher_capacity = ZLINK_DISPATCHER_CAPACITY;
+    pthread_mutex_unlock(&zf_disp.lk);
+    zf_obj_unref(&h->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char *name,
+                                                 const char *labels, int64_t *value)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (name == NULL || value == NULL) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    if (labels == NULL)
+        labels = "";
+    int rc = ZLINK_FW_OK;
+    int64_t v = 0;
+    if (strcmp(name, "zlink.mesh_node.requests.inflight") == 0 && labels[0] == '\0') {
+        pthread_mutex_lock(&zf_disp.lk);
+        v = (int64_t)h->requests_inflight;
+        pthread_mutex_unlock(&zf_disp.lk);
+    } else if (strcmp(name, "zlink.mesh_node.request.timeouts") == 0 && labels[0] == '\0') {
+        v = atomic_load(&h->m_request_timeouts);
+    } else if (strcmp(name, "zlink.mesh_node.messages.dropped") == 0) {
+        if (strcmp(labels, "reason=no_handler") == 0)
+            v = atomic_load(&h->m_dropped_no_handler);
+        else if (strcmp(labels, "reason=decode_error") == 0)
+            v = atomic_load(&h->m_dropped_decode);
+        else if (strcmp(labels, "reason=shutdown") == 0)
+            v = atomic_load(&h->m_dropped_shutdown);
+        else if (strcmp(labels, "reason=backpressure") == 0 ||
+                 strcmp(labels, "reason=stale_target") == 0)
+            v = 0; /* this version never drops for these reasons */
+        else
+            rc = ZLINK_FW_NOT_FOUND;
+    } else if (strcmp(name, "zlink.mesh_node.channel.selection_failures") == 0) {
+        if (strcmp(labels, "reason=no_member") == 0)
+            v = atomic_load(&h->m_sel_no_member);
+        else if (strcmp(labels, "reason=not_ready") == 0)
+            v = atomic_load(&h->m_sel_not_ready);
+        else if (strcmp(labels, "reason=draining") == 0)
+            v = 0;
+        else
+            rc = ZLINK_FW_NOT_FOUND;
+    } else if (strcmp(name, "zlink.host.application_job_queue.limit") == 0 &&
+               labels[0] == '\0') {
+        v = (int64_t)h->max_jobs;
+    } else if (strcmp(name, "zlink.host.application_job_queue.jobs") == 0 &&
+               strcmp(labels, "state=in_use") == 0) {
+        pthread_mutex_lock(&h->lk);
+        v = (int64_t)h->permits_in_use;
+        pthread_mutex_unlock(&h->lk);
+    } else if (strcmp(name, "zlink.host.protocol_errors") == 0 && labels[0] == '\0') {
+        v = atomic_load(&h->m_protocol_errors);
+    } else {
+        rc = ZLINK_FW_NOT_FOUND;
+    }
+    zf_obj_unref(&h->obj);
+    if (rc == 0)
+        *value = v;
+    return rc;
+}
+
+/* ------------------------------------------------------- mesh routing */
+
+int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock)
+{
+    bool node = c->kind == ZF_CALL_SEND_NODE || c->kind == ZF_CALL_REQUEST_NODE;
+    if (node) {
+        zf_mesh_t *m = find_mesh(h, c->target);
+        if (m == NULL)
+            return ZLINK_FW_NOT_FOUND; /* no such mesh */
+        zf_peer_t *p = find_peer(m, &c->rid);
+        if (p == NULL)
+            return ZLINK_FW_NOT_FOUND;
+        if (!p->ready)
+            return ZLINK_FW_UNAVAILABLE; /* known, but no route now */
+        *sock = m->sock;
+        return 0;
+    }
+    zf_mesh_t *m = NULL;
+    for (zf_sock_t *s = h->socks; s != NULL && m == NULL; s = s->next)
+        if (s->mesh != NULL && mesh_has_client(s->mesh, c->target))
+            m = s->mesh;
+    if (m == NULL)
+        return ZLINK_FW_NOT_FOUND; /* unknown ChannelName */
+    uint64_t total = 0;
+    bool any_member = false;
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+        zf_member_t *mb = find_member(p->members, p->nmembers, c->target);
+        if (mb == NULL || mb->weight == 0)
+            continue;
+        any_member = true;
+        if (p->ready)
+            total += (uint64_t)mb->weight;
+    }
+    if (!any_member) {
+        atomic_fetch_add(&h->m_sel_no_member, 1);
+        return ZLINK_FW_NOT_FOUND; /* no eligible server */
+    }
+    if (total == 0) {
+        atomic_fetch_add(&h->m_sel_not_ready, 1);
+        return ZLINK_FW_UNAVAILABLE;
+    }
+    /* Weighted select-one among ready members (xorshift64). */
+    m->rng ^= m->rng << 13;
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    uint64_t pick = m->rng % total;
+    for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
+        zf_member_t *mb = find_member(p->members, p->nmembers, c->target);
+        if (mb == NULL || mb->weight == 0 || !p->ready)
+            continue;
+        if (pick < (uint64_t)mb->weight) {
+            c->rid = p->rid;
+            *sock = m->sock;
+            return 0;
+        }
+        pick -= (uint64_t)mb->weight;
+    }
+    return ZLINK_FW_UNAVAILABLE;
+}
