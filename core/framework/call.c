@@ -385,7 +385,8 @@ void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec)
     zf_call_free_parts(c);
     char msg[512];
     size_t mn = r.message.n < sizeof msg - 1 ? r.message.n : sizeof msg - 1;
-    memcpy(msg, r.message.p, mn);
+    if (mn > 0)
+        memcpy(msg, r.message.p, mn);
     msg[mn] = '\0';
     if (r.terminal != ZF_TR_OK) {
         c->outcome.result = ZLINK_FW_KIND_BASE + zf_kind_of_terminal(r.terminal);
@@ -398,16 +399,22 @@ void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec)
             char pk[256], ct[256];
             memcpy(pk, r.packet.p, r.packet.n);
             pk[r.packet.n] = '\0';
-            memcpy(ct, r.content_type.p, r.content_type.n);
+            if (r.content_type.n > 0)
+                memcpy(ct, r.content_type.p, r.content_type.n);
             ct[r.content_type.n] = '\0';
             set_text(&c->out_packet, &c->outcome.packet, pk);
             set_text(&c->out_ctype, &c->outcome.content_type, ct);
             /* Keep the envelope frame: the payload view points into it. */
             size_t last = rec->reply_part_count - 1;
+            const uint8_t *base = zlink_msg_data(&rec->reply_parts[last]);
+            size_t off = r.payload.n > 0 ? (size_t)(r.payload.p - base) : 0;
             zlink_msg_init(&c->reply_msg);
             zlink_msg_move(&c->reply_msg, &rec->reply_parts[last]);
             c->has_reply_msg = true;
-            c->outcome.payload = r.payload.n > 0 ? r.payload.p : NULL;
+            /* An inline payload moved with its message: point into the
+             * call's own copy. */
+            c->outcome.payload =
+                r.payload.n > 0 ? (const uint8_t *)zlink_msg_data(&c->reply_msg) + off : NULL;
             c->outcome.payload_size = r.payload.n;
         }
     }

@@ -263,8 +263,15 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
         else
             h->handler_threads = (int)value;
         break;
-    case ZLINK_HOST_OPT_ADMISSION_WAITERS:
     case ZLINK_HOST_OPT_MAX_QUEUED_JOBS:
+        if (atomic_load(&h->state) != ZLINK_HOST_PREPARING)
+            rc = ZLINK_FW_INVALID_OPERATION;
+        else if (value < 1 || value > INT32_MAX)
+            rc = ZLINK_FW_INVALID_ARGUMENT;
+        else
+            h->max_jobs = (uint64_t)value;
+        break;
+    case ZLINK_HOST_OPT_ADMISSION_WAITERS:
         rc = ZLINK_FW_INVALID_OPERATION; /* read-only */
         break;
     default:
@@ -968,7 +975,7 @@ static void set_members(zf_peer_t *p, const zf_rec_t *r)
     zf_bytes_t name;
     uint16_t w;
     while (i < r->channel_count && zf_wire_channel_next(r, &pos, &name, &w)) {
-        memcpy(v[i].channel, name.p, name.n);
+        memcpy(v[i].channel, name.p, name.n); /* names are 1..255 bytes */
         v[i].channel[name.n] = '\0';
         v[i].weight = w;
         i++;

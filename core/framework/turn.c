@@ -104,7 +104,8 @@ static char *text_of(zf_bytes_t b)
 {
     char *s = malloc(b.n + 1);
     if (s != NULL) {
-        memcpy(s, b.p, b.n);
+        if (b.n > 0)
+            memcpy(s, b.p, b.n);
         s[b.n] = '\0';
     }
     return s;

@@ -96,8 +96,11 @@ typedef enum zlink_host_state {
  *   SHUTDOWN_TIMEOUT         ns, the default drain deadline; 30 s
  *   ADMISSION_WAITERS        read-only: the pool of one-way sends that may
  *                            wait for room at once (ZLINK_ADMISSION_WAITERS)
- *   MAX_QUEUED_JOBS          read-only in this version: the job-queue
- *                            permit limit the ingress loop takes from
+ *   MAX_QUEUED_JOBS          the job-queue permit limit (seed 001):
+ *                            1..2^31-1, default 128 x effective
+ *                            processors (Balanced); PREPARING only. The
+ *                            ingress takes a permit before each receive
+ *                            and stops receiving while none is free
  *   HANDLER_THREADS          threads that run handler turns, 1..64;
  *                            default 2; PREPARING only */
 #define ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT 1
@@ -128,7 +131,6 @@ typedef enum zlink_host_state {
 /* In-flight operations plus queued or running completion callbacks of the
  * process; one more is CAPACITY_EXCEEDED before anything is sent. */
 #define ZLINK_DISPATCHER_CAPACITY 4096
-/* The job-queue permit limit of phase 1 (seed 001: Balanced x P). */
 #define ZLINK_LIVENESS_PROBE_INTERVAL ZLINK_MS(5000)
 #define ZLINK_LIVENESS_DEADLINE ZLINK_MS(15000)
 #define ZLINK_METADATA_MAX 1024
