@@ -226,15 +226,15 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_payload(zlink_call_t *call, const 
 ZLINK_EXPORT zlink_fw_result_t zlink_call_set_timeout(zlink_call_t *call, int64_t timeout)
 {
     zf_call_t *c;
-    int rc = setter_enter(call, &c);
+    int ms = 0, rc = setter_enter(call, &c);
     if (rc != 0)
         return rc;
     if (c->kind != ZF_CALL_REQUEST_CHANNEL && c->kind != ZF_CALL_REQUEST_NODE)
         rc = ZLINK_FW_INVALID_OPERATION; /* a send's deadline is its family's */
     else
-        rc = zf_timeout_ms(timeout, NULL);
+        rc = zf_timeout_ms(timeout, &ms);
     if (rc == 0)
-        c->timeout_ns = timeout;
+        c->timeout_ns = ZLINK_MS(ms);
     zf_obj_unref(&c->obj);
     return rc;
 }

@@ -238,7 +238,9 @@ struct zf_sock {
     int role;
     void *s;                    /* the Core socket */
     char name[ZF_NAME_MAX + 1]; /* channel (CS) or mesh name */
-    char endpoint[256];
+    char endpoint[256];         /* listen endpoint; CS client: the first */
+    char (*more_endpoints)[256]; /* CS client: further servers */
+    size_t nmore;
     int64_t send_timeout;       /* ns; 0 = the host's root fallback */
     int64_t request_timeout;    /* ns; 0 = the host's default (mesh only) */
     uint64_t sndhwm, rcvhwm;

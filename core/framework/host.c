@@ -181,6 +181,7 @@ static void host_destroy_obj(zf_obj_t *o)
     while (s != NULL) {
         zf_sock_t *n = s->next;
         free_mesh(s->mesh);
+        free(s->more_endpoints);
         free(s);
         s = n;
     }
@@ -245,8 +246,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
     case ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT:
     case ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT:
     case ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT:
-        rc = zf_timeout_ms(value, NULL);
+        int ms;
+        rc = zf_timeout_ms(value, &ms);
         if (rc == 0) {
+            value = ZLINK_MS(ms); /* the effective value: whole ms, rounded up */
             if (option == ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT)
                 h->request_timeout = value;
             else if (option == ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT)
@@ -330,17 +333,17 @@ static int sock_set_option(zf_sock_t *s, int option, int64_t value)
 {
     switch (option) {
     case ZLINK_NODE_OPT_SEND_TIMEOUT: {
-        int rc = zf_timeout_ms(value, NULL);
+        int ms, rc = zf_timeout_ms(value, &ms);
         if (rc == 0)
-            s->send_timeout = value;
+            s->send_timeout = ZLINK_MS(ms);
         return rc;
     }
     case ZLINK_NODE_OPT_REQUEST_TIMEOUT: {
         if (s->role != ZF_SOCK_MESH)
             return ZLINK_FW_INVALID_OPERATION;
-        int rc = zf_timeout_ms(value, NULL);
+        int ms, rc = zf_timeout_ms(value, &ms);
         if (rc == 0)
-            s->request_timeout = value;
+            s->request_timeout = ZLINK_MS(ms);
         return rc;
     }
     case ZLINK_NODE_OPT_SNDHWM:
@@ -482,9 +485,24 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_client(zlink_host_t *host, cons
     int rc = prepare_enter(host, &h);
     if (rc != 0)
         return rc;
-    zf_sock_t *s;
-    rc = endpoint == NULL ? ZLINK_FW_INVALID_ARGUMENT
-                          : add_sock(h, ZF_SOCK_CS_CLIENT, channel, endpoint, &s);
+    zf_sock_t *s = zf_name_ok(channel, ZF_NAME_MAX)
+                       ? zf_host_find_sock(h, ZF_SOCK_CS_CLIENT, channel)
+                       : NULL;
+    if (!endpoint_ok(endpoint)) {
+        rc = ZLINK_FW_INVALID_ARGUMENT;
+    } else if (s != NULL) {
+        /* Another server of the same channel: the DEALER connects to all
+         * and the Core picks among the ready ones. */
+        char(*v)[256] = realloc(s->more_endpoints, (s->nmore + 1) * sizeof *v);
+        if (v == NULL) {
+            rc = ZLINK_FW_INTERNAL_FAILURE;
+        } else {
+            s->more_endpoints = v;
+            snprintf(v[s->nmore++], 256, "%s", endpoint);
+        }
+    } else {
+        rc = add_sock(h, ZF_SOCK_CS_CLIENT, channel, endpoint, &s);
+    }
     prepare_leave(h);
     return rc;
 }
@@ -1447,10 +1465,14 @@ static int open_sock(zf_host_t *h, zf_sock_t *s)
             return ZLINK_FW_UNAVAILABLE;
         return 0;
     }
-    if (s->role == ZF_SOCK_CS_CLIENT)
-        return zlink_connect(s->s, s->endpoint) == ZLINK_CONNECT_OK
-                   ? 0
-                   : ZLINK_FW_INVALID_ARGUMENT;
+    if (s->role == ZF_SOCK_CS_CLIENT) {
+        if (zlink_connect(s->s, s->endpoint) != ZLINK_CONNECT_OK)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        for (size_t i = 0; i < s->nmore; i++)
+            if (zlink_connect(s->s, s->more_endpoints[i]) != ZLINK_CONNECT_OK)
+                return ZLINK_FW_INVALID_ARGUMENT;
+        return 0;
+    }
     zf_mesh_t *m = s->mesh;
     if (zlink_set_routing_id(s->s, m->rid.data, m->rid.size) != ZLINK_CONFIG_OK)
         return ZLINK_FW_INVALID_ARGUMENT;

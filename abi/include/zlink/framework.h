@@ -144,7 +144,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_get_option(zlink_host_t *host, int opt
 
 /* ClientServer. A channel name is 1..255 bytes, unique in the host.
  * Server: a ROUTER listening on endpoint that serves channel's handlers.
- * Client: a DEALER connecting to endpoint; sends and requests only. */
+ * Client: a DEALER connecting to endpoint; sends and requests only. Adding
+ * the same client channel again adds another server endpoint: the DEALER
+ * connects to each and the Core picks a ready one per call. Options read
+ * back their effective values (timeouts in whole ms, rounded up). */
 ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_server(zlink_host_t *host, const char *channel,
                                           const char *endpoint);
 ZLINK_EXPORT zlink_fw_result_t zlink_host_add_cs_client(zlink_host_t *host, const char *channel,
