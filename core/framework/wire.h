@@ -106,32 +106,55 @@ typedef struct zf_rec {
     zf_bytes_t packet, content_type, payload;
 } zf_rec_t;
 
-/* Decodes parts[0..n) into *r (views into the parts). 0, or EPROTO for
- * anything malformed: wrong magic or major, unknown command or flag, a
- * frame too many or too few, a length that does not match, a zero
- * correlation or OperationId on a request or reply, an empty packet name,
- * metadata over 1024 bytes, a NUL or invalid UTF-8 in a name, key or value,
- * a duplicate channel in a list. */
+/* Decodes parts[0..n) into *r (views into the parts: valid while the parts
+ * are neither closed nor changed). 0, or EPROTO for anything malformed:
+ * wrong magic or major, unknown command or flag (v1 accepts META only), a
+ * frame too many or too few, a length that does not match its part
+ * exactly, a zero correlation or OperationId on a request or reply, an
+ * empty packet name, metadata over 1024 bytes, a NUL or invalid UTF-8 in a
+ * name, key, value or message, a duplicate channel or key in a list, a
+ * weight over 10000, an unknown terminal code, a zero lifecycle (HELLO,
+ * ADMIT, UPDATE) or seq (UPDATE), a REJECT reason that is not a non-ok
+ * terminal code, an ok REPLY without an envelope. EINVAL for a NULL r, or
+ * NULL parts with n > 0. *r is all zero after any failure. Allocates
+ * nothing; no lock; any thread. */
 int zf_wire_decode(zlink_msg_t *parts, size_t n, zf_rec_t *r);
 
 /* Encodes *r into parts[0..*n) (initialized here; the caller owns them on
- * success, nothing is left on failure). cap must be >= 3. 0, EINVAL for a
- * record the decoder would reject, ENOMEM. */
+ * success, nothing is left on failure and *n is 0). The part count is 1,
+ * plus 1 for metadata, plus 1 for an envelope; cap >= 3 always suffices
+ * (a smaller cap is EINVAL only when the record needs more). r->flags must
+ * be exactly ZF_FLAG_META when meta_count > 0 and 0 when there is no
+ * metadata; has_envelope must be true for 16..19, false for 1..6, and is
+ * the caller's choice for REPLY (true when terminal is ok). Fields the
+ * command does not use are ignored. 0, EINVAL for a record the decoder
+ * would reject (or a NULL argument), ENOMEM when the Core cannot make a
+ * part. Copies every view; the record's buffers stay the caller's. */
 int zf_wire_encode(const zf_rec_t *r, zlink_msg_t *parts, size_t cap, size_t *n);
 
 /* Channel list iteration (HELLO/ADMIT/UPDATE): *pos starts at 0; returns
- * false at the end. Only for lists zf_wire_decode accepted. */
+ * false at the end. Only for lists zf_wire_decode accepted (a malformed
+ * entry also ends the walk). */
 bool zf_wire_channel_next(const zf_rec_t *r, size_t *pos, zf_bytes_t *name, uint16_t *weight);
-/* Encoding side: appends one channel entry to buf (cap bytes, *len in/out).
- * EINVAL for a bad name, ENOBUFS when it does not fit. */
+/* Encoding side: appends one channel entry to buf (cap bytes, *len in/out;
+ * buf holds only entries this function wrote). The caller counts the
+ * entries for channel_count (at most ZF_MAX_CHANNELS). EINVAL for a bad
+ * name (empty, over 255 bytes, invalid UTF-8, already in buf), a weight
+ * over 10000 or a NULL argument; ENOBUFS when it does not fit. buf is
+ * unchanged on failure. */
 int zf_wire_channel_put(uint8_t *buf, size_t cap, size_t *len, const char *name,
                         uint16_t weight);
 
 /* Metadata iteration over a decoded record; same rules. */
 bool zf_wire_meta_next(const zf_rec_t *r, size_t *pos, zf_bytes_t *key, zf_bytes_t *value);
-/* Appends key=value to a metadata buffer (ZF_META_MAX bytes, *len in/out,
- * *count in/out). A key already present is replaced (last value wins).
- * EINVAL for bad text or a NUL, ENOBUFS over the 1024-byte limit. */
+/* Appends key=value to a metadata buffer: buf has ZF_META_MAX bytes and
+ * holds the entries only (the count byte goes in *count, as zf_rec_t.meta
+ * and meta_count); *len and *count in/out, both 0 for an empty buffer.
+ * A key already present gets the new value in its place (last value
+ * wins). EINVAL for an empty or over-255-byte key, text that is not UTF-8,
+ * a NULL argument or a buffer these functions did not build; ENOBUFS when
+ * the frame (count byte + entries) would pass 1024 bytes or hold 256 keys.
+ * buf, *len and *count are unchanged on failure. */
 int zf_wire_meta_put(uint8_t *buf, size_t *len, uint8_t *count, const char *key,
                      const char *value);
 
