@@ -738,6 +738,16 @@ static void extra_frame(void)
             raw_free(&w);
         }
     }
+    /* a control command followed by a well-formed envelope */
+    for (uint8_t cmd = ZF_CMD_HELLO; cmd <= ZF_CMD_ACK; cmd++) {
+        raw_t w, env;
+        raw_sample(&w, cmd, false, false);
+        raw_sample(&env, ZF_CMD_NODE_SEND, false, true);
+        raw_push(&w, env.b[1], env.len[1]);
+        ZT_EQ_INT(decode_raw(&w, NULL), EPROTO);
+        raw_free(&w);
+        raw_free(&env);
+    }
 }
 
 static void missing_meta_frame(void)
