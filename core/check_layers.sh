@@ -11,8 +11,15 @@
 #   4. each layer's BUILD depends only on layers it may use, and
 #      core/src/layers.bzl grants visibility exactly as the table says.
 #
-# usage: check_layers.sh SRC_DIR        (SRC_DIR = core/src)
-#        check_layers.sh --selftest SRC_DIR
+# The framework runtime (core/framework/, FW_DIR) stands above the Core and
+# may reach it through the public ABI only:
+#   5. a framework source (tests aside) includes, among project headers,
+#      only "zlink.h" and its own files;
+#   6. it names no zl_ symbol (comments aside): internal names are zf_;
+#   7. its BUILD depends on nothing under //core/src.
+#
+# usage: check_layers.sh SRC_DIR [FW_DIR]      (SRC_DIR = core/src)
+#        check_layers.sh --selftest SRC_DIR [FW_DIR]
 # The self-test copies the tree, plants one violation of each rule and
 # fails unless every planted copy is rejected and the clean copy passes.
 set -uo pipefail
@@ -111,26 +118,63 @@ check() { # src_dir -> prints violations, returns 1 if any
     return $bad
 }
 
+check_framework() { # fw_dir -> prints violations, returns 1 if any
+    local fw=$1 bad=0 f inc hits
+    for f in $(cd "$fw" && find . -maxdepth 1 -name '*.[ch]' | sed 's@^\./@@' | sort); do
+        while IFS= read -r inc; do
+            [[ "$inc" == "zlink.h" ]] && continue
+            if [[ "$inc" == */* || ! -f "$fw/$inc" ]]; then
+                echo "framework/$f: includes \"$inc\": the framework sees the Core through zlink.h only"
+                bad=1
+            fi
+        done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$fw/$f")
+        hits=$(perl -0pe 's{/\*.*?\*/}{}gs; s{//[^\n]*}{}g' "$fw/$f" | grep -nE '\bzl_[A-Za-z0-9_]+' | head -n 3)
+        if [[ -n "$hits" ]]; then
+            while IFS= read -r h; do
+                echo "framework/$f: names a Core-internal symbol: ${h#*:}"
+            done <<<"$hits"
+            bad=1
+        fi
+    done
+    if grep -q '//core/src' "$fw/BUILD"; then
+        echo "framework/BUILD: depends on the Core's layers (only //abi:headers and //core may be named)"
+        bad=1
+    fi
+    return $bad
+}
+
+check_all() { # src_dir [fw_dir]
+    local bad=0
+    check "$1" || bad=1
+    if [[ -n "${2:-}" ]]; then
+        check_framework "$2" || bad=1
+    fi
+    return $bad
+}
+
 if [[ "${1:-}" == "--selftest" ]]; then
     src=$2
+    fwsrc=${3:-}
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     fails=0
     plant() { # name, then a command run inside the copy; the copy must fail
         local name=$1
         shift
-        rm -rf "$tmp/t"
+        rm -rf "$tmp/t" "$tmp/fw"
         cp -rL "$src" "$tmp/t"
+        [[ -n "$fwsrc" ]] && cp -rL "$fwsrc" "$tmp/fw"
         (cd "$tmp/t" && "$@")
-        if check "$tmp/t" >"$tmp/out" 2>&1; then
+        if check_all "$tmp/t" ${fwsrc:+"$tmp/fw"} >"$tmp/out" 2>&1; then
             echo "selftest FAIL: planted $name was not caught"
             fails=$((fails + 1))
         else
             echo "selftest ok: planted $name caught: $(head -n 1 "$tmp/out")"
         fi
     }
-    rm -rf "$tmp/t" && cp -rL "$src" "$tmp/t"
-    if check "$tmp/t" >"$tmp/out"; then
+    rm -rf "$tmp/t" "$tmp/fw" && cp -rL "$src" "$tmp/t"
+    [[ -n "$fwsrc" ]] && cp -rL "$fwsrc" "$tmp/fw"
+    if check_all "$tmp/t" ${fwsrc:+"$tmp/fw"} >"$tmp/out"; then
         echo "selftest ok: clean tree passes"
     else
         echo "selftest FAIL: clean tree rejected:"
@@ -148,11 +192,16 @@ if [[ "${1:-}" == "--selftest" ]]; then
     plant "export outside api/" sed -i '$a ZLINK_EXPORT int zlink_planted(void) { return 0; }' sock/flow.c
     plant "BUILD back-edge" sed -i 's@"//core/src/util",@"//core/src/util",\n        "//core/src/sock",@' engine/BUILD
     plant "visibility widened" sed -i 's@"engine": \["sock", "api"\]@"engine": ["sock", "protocols", "api"]@' layers.bzl
+    if [[ -n "$fwsrc" ]]; then
+        plant "framework includes a Core header" sed -i '1i #include "sock/socket.h"' ../fw/call.c
+        plant "framework names a zl_ symbol" sed -i '$a static int f(void) { return zl_msg_size(0); }' ../fw/turn.c
+        plant "framework BUILD reaches a layer" sed -i 's@"//abi:headers"\]@"//abi:headers", "//core/src/msg"]@' ../fw/BUILD
+    fi
     [[ $fails -eq 0 ]] && echo "selftest: all planted violations caught"
     exit $((fails > 0))
 fi
 
-if check "${1:?usage: check_layers.sh SRC_DIR}"; then
+if check_all "${1:?usage: check_layers.sh SRC_DIR [FW_DIR]}" "${2:-}"; then
     echo "layering: ok"
 else
     echo "layering: violations above (rules in core/src/LAYERS)"
