@@ -41,6 +41,7 @@ static void call_destroy(zf_obj_t *o)
     free(c->packet);
     free(c->content_type);
     free(c->data);
+    free(c->meta);
     free(c->reply_message);
     free(c->out_packet);
     free(c->out_ctype);
@@ -80,8 +81,10 @@ static zf_call_t *call_new(zf_host_t *h, int kind, const char *target,
     c->outcome.message = "";
     c->outcome.packet = "";
     c->outcome.content_type = "";
-    if (target != NULL)
-        snprintf(c->target, sizeof c->target, "%s", target);
+    if (target != NULL) {
+        size_t n = strnlen(target, sizeof c->target - 1);
+        memcpy(c->target, target, n);
+    }
     zf_obj_ref(&h->obj);
     c->host = h;
     if (zf_handle_add(&c->obj) == NULL) {
@@ -253,6 +256,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_metadata(zlink_call_t *call, const
     if (key == NULL || value == NULL) {
         zf_obj_unref(&c->obj);
         return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    if (c->meta == NULL && (c->meta = malloc(ZF_META_MAX)) == NULL) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INTERNAL_FAILURE;
     }
     rc = zf_wire_meta_put(c->meta, &c->meta_len, &c->meta_count, key, value);
     zf_obj_unref(&c->obj);
@@ -488,119 +495,140 @@ static void *uctx_of(const zf_call_t *c)
     return (void *)(uintptr_t)(ZF_UCTX_CALL | ((uint64_t)c->gen << 16) | c->slot);
 }
 
-/* One offer of c's record to the Core (DONTWAIT), on any thread, no lock
- * held. Loops while a WRITABLE edge arrived during the attempt. */
+/* Under zf_disp.lk: prepares one offer of c's record (DONTWAIT): false when
+ * there is nothing to offer (finished, accepted, another thread inside).
+ * The Core consumes what it is given even when it refuses it, so the offer
+ * is a copy and c keeps the record until the Core accepts it. */
+static bool offer_prepare(zf_call_t *c, zlink_msg_t *tmp, size_t *n)
+{
+    if (c->state != ZF_ST_PENDING || c->adm == ZF_ADM_ACCEPTED ||
+        c->adm == ZF_ADM_SUBMITTING || c->nparts == 0)
+        return false;
+    c->adm = ZF_ADM_SUBMITTING;
+    c->writable_seen = false;
+    *n = c->nparts;
+    for (size_t i = 0; i < *n; i++) {
+        zlink_msg_init(&tmp[i]);
+        zlink_msg_copy(&tmp[i], &c->parts[i]);
+    }
+    return true;
+}
+
+/* No lock: the Core call itself. */
+static zlink_submit_result_t offer_send(zf_call_t *c, zlink_msg_t *tmp, size_t n, int64_t now)
+{
+    zlink_completion_id_t tok = 0;
+    zlink_submit_result_t rc;
+    void *s = c->sock->s;
+    switch (c->kind) {
+    case ZF_CALL_REPLY:
+        rc = zlink_reply_submit(s, &c->reply_rid, c->reply_token, 0, tmp, n,
+                                ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
+        break;
+    case ZF_CALL_REQUEST_CHANNEL:
+    case ZF_CALL_REQUEST_NODE: {
+        int64_t left = c->request_deadline - now;
+        uint32_t ms = left <= 0 ? 1 : (uint32_t)((left + 999999) / 1000000);
+        rc = zlink_request(s, c->sock->role == ZF_SOCK_MESH ? &c->rid : NULL, tmp, n,
+                           ZLINK_SEND_FLAGS_DONTWAIT, ms, uctx_of(c), &tok);
+        break;
+    }
+    default:
+        if (c->sock->role == ZF_SOCK_MESH)
+            rc = zlink_send_rid(s, &c->rid, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c),
+                                &tok);
+        else
+            rc = zlink_send(s, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
+        break;
+    }
+    zlink_multipart_close(tmp, n);
+    return rc;
+}
+
+/* Under zf_disp.lk: what the Core's answer means for c. Returns the
+ * outcome to finish c with (-1: none yet), *why its text, and *again when
+ * room came back during the attempt (offer once more). */
+static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why,
+                        bool *again)
+{
+    bool cancelled = c->cancel_req;
+    *again = false;
+    *why = NULL;
+    if (rc == ZLINK_SUBMIT_OK) {
+        c->adm = ZF_ADM_ACCEPTED;
+        zf_call_free_parts(c); /* never offered again (seed 000 §12) */
+        if (!is_request(c))
+            return ZLINK_FW_OK; /* send acceptance; a late cancel loses */
+        if (c->state == ZF_ST_PENDING && c->deadline != c->request_deadline)
+            zf_disp_set_deadline(c, c->request_deadline);
+        return cancelled ? ZLINK_FW_CANCELLED : -1;
+    }
+    if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
+        c->adm = ZF_ADM_WAITING;
+        if (cancelled)
+            return ZLINK_FW_CANCELLED;
+        if (c->writable_seen) {
+            *again = true; /* room came back during the attempt */
+            return -1;
+        }
+        if (!c->adm_counted) {
+            if (c->host->oneway_waiting >= ZLINK_ADMISSION_WAITERS) {
+                *why = "admission waiters exhausted";
+                return ZLINK_FW_DEADLINE_EXCEEDED;
+            }
+            c->adm_counted = true;
+            c->host->oneway_waiting++;
+            /* Waiting for room: the family's send timeout runs now. */
+            int64_t d = c->send_deadline;
+            if (is_request(c) && c->request_deadline < d)
+                d = c->request_deadline;
+            if (c->state == ZF_ST_PENDING)
+                zf_disp_set_deadline(c, d);
+        }
+        return -1;
+    }
+    c->adm = ZF_ADM_NONE;
+    switch (rc) {
+    case ZLINK_SUBMIT_NOT_CONNECTED:
+    case ZLINK_SUBMIT_NOT_FOUND:
+        *why = "no route to the target";
+        return ZLINK_FW_UNAVAILABLE;
+    case ZLINK_SUBMIT_TERMINATED:
+    case ZLINK_SUBMIT_INVALID_STATE:
+        *why = "the socket is closing";
+        return ZLINK_FW_SHUTTING_DOWN;
+    case ZLINK_SUBMIT_INVALID_ARGUMENT:
+        *why = "the record is larger than the socket admits";
+        return ZLINK_FW_REJECTED;
+    default:
+        *why = "the Core refused the record";
+        return ZLINK_FW_INTERNAL_FAILURE;
+    }
+}
+
+/* Offers c's record again after a WRITABLE edge (dispatcher thread, no
+ * lock held). Loops while an edge arrived during the attempt. */
 static void submit(zf_call_t *c)
 {
     for (;;) {
         zlink_msg_t tmp[3];
         size_t n;
         pthread_mutex_lock(&zf_disp.lk);
-        if (c->state != ZF_ST_PENDING || c->adm == ZF_ADM_ACCEPTED ||
-            c->adm == ZF_ADM_SUBMITTING || c->nparts == 0) {
-            pthread_mutex_unlock(&zf_disp.lk);
+        bool go = offer_prepare(c, tmp, &n);
+        pthread_mutex_unlock(&zf_disp.lk);
+        if (!go)
             return;
-        }
-        c->adm = ZF_ADM_SUBMITTING;
-        c->writable_seen = false;
-        n = c->nparts;
-        for (size_t i = 0; i < n; i++) {
-            zlink_msg_init(&tmp[i]);
-            zlink_msg_copy(&tmp[i], &c->parts[i]);
-        }
-        pthread_mutex_unlock(&zf_disp.lk);
-
-        zlink_completion_id_t tok = 0;
-        zlink_submit_result_t rc;
-        void *s = c->sock->s;
-        switch (c->kind) {
-        case ZF_CALL_REPLY:
-            rc = zlink_reply_submit(s, &c->reply_rid, c->reply_token, 0, tmp, n,
-                                    ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
-            break;
-        case ZF_CALL_REQUEST_CHANNEL:
-        case ZF_CALL_REQUEST_NODE: {
-            int64_t left = c->request_deadline - zf_now_ns();
-            uint32_t ms = left <= 0 ? 1 : (uint32_t)((left + 999999) / 1000000);
-            rc = zlink_request(s, c->sock->role == ZF_SOCK_MESH ? &c->rid : NULL, tmp, n,
-                               ZLINK_SEND_FLAGS_DONTWAIT, ms, uctx_of(c), &tok);
-            break;
-        }
-        default:
-            if (c->sock->role == ZF_SOCK_MESH)
-                rc = zlink_send_rid(s, &c->rid, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c),
-                                    &tok);
-            else
-                rc = zlink_send(s, tmp, n, ZLINK_SEND_FLAGS_DONTWAIT, uctx_of(c), &tok);
-            break;
-        }
-        zlink_multipart_close(tmp, n);
-
-        int outcome = -1;
-        const char *why = NULL;
+        zlink_submit_result_t rc = offer_send(c, tmp, n, zf_now_ns());
+        const char *why;
+        bool again;
         pthread_mutex_lock(&zf_disp.lk);
-        bool cancelled = c->cancel_req;
-        if (rc == ZLINK_SUBMIT_OK) {
-            c->adm = ZF_ADM_ACCEPTED;
-            if (is_request(c)) {
-                if (c->state == ZF_ST_PENDING)
-                    zf_disp_set_deadline(c, c->request_deadline);
-                if (cancelled)
-                    outcome = ZLINK_FW_CANCELLED;
-            } else {
-                outcome = ZLINK_FW_OK; /* send acceptance; a late cancel loses */
-            }
-        } else if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
-            c->adm = ZF_ADM_WAITING;
-            if (cancelled) {
-                outcome = ZLINK_FW_CANCELLED;
-            } else if (c->writable_seen) {
-                pthread_mutex_unlock(&zf_disp.lk);
-                continue; /* room came back during the attempt */
-            } else if (!c->adm_counted) {
-                if (c->host->oneway_waiting >= ZLINK_ADMISSION_WAITERS) {
-                    outcome = ZLINK_FW_DEADLINE_EXCEEDED;
-                    why = "admission waiters exhausted";
-                } else {
-                    c->adm_counted = true;
-                    c->host->oneway_waiting++;
-                }
-            }
-        } else {
-            c->adm = ZF_ADM_NONE;
-            switch (rc) {
-            case ZLINK_SUBMIT_NOT_CONNECTED:
-            case ZLINK_SUBMIT_NOT_FOUND:
-                outcome = ZLINK_FW_UNAVAILABLE;
-                why = "no route to the target";
-                break;
-            case ZLINK_SUBMIT_TERMINATED:
-            case ZLINK_SUBMIT_INVALID_STATE:
-                outcome = ZLINK_FW_SHUTTING_DOWN;
-                why = "the socket is closing";
-                break;
-            case ZLINK_SUBMIT_INVALID_ARGUMENT:
-                outcome = ZLINK_FW_REJECTED;
-                why = "the record is larger than the socket admits";
-                break;
-            default:
-                outcome = ZLINK_FW_INTERNAL_FAILURE;
-                why = "the Core refused the record";
-                break;
-            }
-        }
+        int outcome = offer_result(c, rc, &why, &again);
         pthread_mutex_unlock(&zf_disp.lk);
-        if (c->adm == ZF_ADM_ACCEPTED) {
-            /* Never offered again: drop the kept copy (readers of parts
-             * run only while the call is not accepted). */
-            pthread_mutex_lock(&zf_disp.lk);
-            zf_call_free_parts(c);
-            pthread_mutex_unlock(&zf_disp.lk);
-        }
-        if (outcome == ZLINK_FW_CANCELLED)
-            zf_call_finish(c, outcome, 0, "cancelled");
-        else if (outcome >= 0)
-            zf_call_finish(c, outcome, 0, why);
+        if (again)
+            continue;
+        if (outcome >= 0)
+            zf_call_finish(c, outcome, 0,
+                           outcome == ZLINK_FW_CANCELLED ? "cancelled" : why);
         return;
     }
 }
@@ -626,11 +654,14 @@ void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec)
 
 /* --------------------------------------------------------- terminators */
 
-/* Takes the terminator, routes, accepts and submits. 0 when accepted (the
- * outcome comes later), else the result (nothing was sent). */
+/* Takes the terminator, accepts and offers the record once. 0 when
+ * accepted (the outcome comes later), else the result (nothing was sent).
+ * The hot path takes zf_disp.lk twice: to accept (terminator, slot, ids,
+ * registration) and to read the Core's answer. */
 static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
 {
     zf_host_t *h = c->host;
+    int rc = zf_host_serving(h);
     pthread_mutex_lock(&zf_disp.lk);
     if (c->term != ZF_TERM_NONE) {
         pthread_mutex_unlock(&zf_disp.lk);
@@ -644,23 +675,22 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     c->fn = fn;
     c->user = user;
     pthread_mutex_unlock(&zf_disp.lk);
-
-    int rc = zf_host_serving(h);
     if (rc != 0)
         return rc;
-    /* Route: the node's peer, or the select-one pick, fixed from here on. */
+    /* Route: the node's peer, or the select-one pick, fixed from here on
+     * (seed 000 §5: re-picking ends when the first binding operation
+     * starts, and that is the offer below). */
     if (c->kind != ZF_CALL_REPLY) {
         pthread_mutex_lock(&h->lk);
         zf_sock_t *cs = NULL;
         if (c->kind == ZF_CALL_SEND_CHANNEL || c->kind == ZF_CALL_REQUEST_CHANNEL)
             cs = zf_host_find_sock(h, ZF_SOCK_CS_CLIENT, c->target);
-        if (cs != NULL) {
+        if (cs != NULL)
             c->sock = cs;
-        } else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL) {
+        else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL)
             rc = ZLINK_FW_INVALID_OPERATION; /* a Server ROUTER never starts a call */
-        } else {
+        else
             rc = zf_mesh_route(h, c, &c->sock);
-        }
         pthread_mutex_unlock(&h->lk);
         if (rc != 0)
             return rc;
@@ -668,33 +698,34 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
         c->sock = c->reply_sock;
     }
     int64_t now = zf_now_ns();
-    int64_t send_deadline = now + zf_sock_send_timeout(c->sock);
+    c->send_deadline = now + zf_sock_send_timeout(c->sock);
     if (is_request(c)) {
         int64_t t = c->timeout_ns > 0 ? c->timeout_ns : zf_sock_request_timeout(c->sock);
         c->request_deadline = now + t;
     }
+    /* The slot first: its index and generation are the ReplyRouteId the
+     * record carries (seed 000 §10: identity, pending entry, dispatcher
+     * slot and reply route exist before the transport sees the record). */
     pthread_mutex_lock(&zf_disp.lk);
     if (h->draining) {
         rc = ZLINK_FW_SHUTTING_DOWN;
-    } else if (c->kind != ZF_CALL_REPLY) {
-        rc = zf_disp_reserve(c);
-    } else {
-        /* A reply is not an operation of the caller's budget: it takes a
-         * slot when one is free and otherwise completes without one
-         * (seed 000 §11 counts requests and sends; a full cap must not
-         * stop the answers that would free it). */
-        if (zf_disp_reserve(c) != 0) {
+    } else if (zf_disp_reserve(c) != 0) {
+        if (c->kind != ZF_CALL_REPLY) {
+            rc = ZLINK_FW_CAPACITY_EXCEEDED;
+        } else {
+            /* A reply is not an operation of the caller's budget: with no
+             * free slot it completes without one (a full cap must not stop
+             * the answers that would free it). */
             c->counted = false;
-            c->op_high = zf_disp.op_high;
             c->slot = UINT32_MAX;
         }
     }
-    if (rc != 0) {
-        pthread_mutex_unlock(&zf_disp.lk);
-        return rc;
-    }
     pthread_mutex_unlock(&zf_disp.lk);
+    if (rc != 0)
+        return rc;
     rc = encode(c, now);
+    zlink_msg_t tmp[3];
+    size_t n = 0;
     pthread_mutex_lock(&zf_disp.lk);
     if (rc != 0) {
         zf_disp_unreserve(c);
@@ -711,13 +742,25 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     h->pending = c;
     if (is_request(c)) {
         h->requests_inflight++;
-        zf_disp_set_deadline(c, send_deadline < c->request_deadline ? send_deadline
-                                                                    : c->request_deadline);
-    } else {
-        zf_disp_set_deadline(c, send_deadline);
+        zf_disp_set_deadline(c, c->request_deadline);
     }
+    /* A one-way's send timeout is armed only if it has to wait for room. */
+    bool go = offer_prepare(c, tmp, &n);
     pthread_mutex_unlock(&zf_disp.lk);
-    submit(c);
+
+    int outcome = -1;
+    const char *why = NULL;
+    bool again = false;
+    if (go) {
+        zlink_submit_result_t src = offer_send(c, tmp, n, now);
+        pthread_mutex_lock(&zf_disp.lk);
+        outcome = offer_result(c, src, &why, &again);
+        pthread_mutex_unlock(&zf_disp.lk);
+    }
+    if (again)
+        submit(c);
+    else if (outcome >= 0)
+        zf_call_finish(c, outcome, 0, outcome == ZLINK_FW_CANCELLED ? "cancelled" : why);
     pthread_mutex_lock(&zf_disp.lk);
     c->in_start = false;
     bool wake = c->deferred && zf_disp_queue_callback(c);

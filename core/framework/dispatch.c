@@ -339,6 +339,7 @@ static void run_commands(void)
 static void *disp_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "zf/dispatch");
     zf_ctx_enter();
     zlink_poller_event_t ev[32];
     pthread_mutex_lock(&zf_disp.lk);

@@ -118,7 +118,7 @@ typedef struct zf_call {
     uint8_t *data;
     size_t size;
     bool has_payload;
-    uint8_t meta[ZF_META_MAX];
+    uint8_t *meta;                /* ZF_META_MAX bytes once metadata is set */
     size_t meta_len;
     uint8_t meta_count;
     int64_t timeout_ns;           /* 0: the default */
@@ -141,6 +141,7 @@ typedef struct zf_call {
     uint64_t op_high, op_low, route_id;
     int64_t deadline;             /* the heap key; 0 when not in the heap */
     int64_t request_deadline;
+    int64_t send_deadline;        /* admission: the family's send timeout */
     size_t heap_index;
     int adm;
     bool writable_seen;
@@ -345,10 +346,11 @@ struct zf_host {
     zf_gate_t *gates;
     /* threads */
     void *ctx;
-    pthread_t ingress;
-    bool ingress_started;
-    pthread_t *workers;
+    pthread_t *workers;         /* host threads (host_main) */
     int nworkers;
+    bool leader;                /* a thread holds the ingress role */
+    int idle;                   /* host threads waiting for work */
+    bool pollin;                /* the leader polls POLLIN (permits free) */
     bool stop;
     int wake_fd;
     void *poller;
@@ -364,7 +366,8 @@ struct zf_host {
     uint64_t oneway_waiting;
     uint64_t callbacks_queued;
     /* shutdown */
-    bool draining;
+    bool draining;              /* under zf_disp.lk */
+    bool stop_waits;            /* under host->lk: shutdown waits for turns */
     /* metrics (atomics) */
     atomic_llong m_dropped_no_handler, m_dropped_decode, m_dropped_shutdown,
         m_request_timeouts, m_sel_no_member, m_sel_not_ready, m_protocol_errors;
@@ -383,8 +386,8 @@ int64_t zf_sock_request_timeout(zf_sock_t *s);
 int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock);
 /* Under host->lk: a permit was released. */
 void zf_host_permit_release(zf_host_t *h);
-/* A turn of gate g ended (any thread, no lock held). */
-void zf_gate_turn_ended(zf_host_t *h, zf_gate_t *g);
+/* Turn t ended (any thread, no lock held): its gate opens. */
+void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t);
 
 /* ----------------------------------------------------------------- turns */
 

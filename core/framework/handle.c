@@ -4,9 +4,11 @@
  *
  * Handles are table values, never addresses: bit 62 marks a framework
  * handle, bits 56..59 the kind, 24..55 a slot generation and 0..23 the
- * slot. A lookup checks all of it under the table's lock (a leaf lock) and
- * returns the object with a reference, so a handle destroyed by another
- * thread meanwhile stays valid memory until the caller drops it.
+ * slot. A lookup checks all of it under its slot's stripe lock (a leaf
+ * lock) and returns the object with a reference, so a handle destroyed by
+ * another thread meanwhile stays valid memory until the caller drops it.
+ * A slot's generation is 32 bits: a stale handle is recognized until its
+ * slot has been reused 2^32 times.
  */
 #include "fw.h"
 
@@ -18,16 +20,42 @@
 #define H_MARK (1ull << 62)
 #define H_SLOT_BITS 24
 #define H_MAX_SLOTS (1u << H_SLOT_BITS)
+#define H_CHUNK_BITS 10
+#define H_CHUNK (1u << H_CHUNK_BITS)
+#define H_CHUNKS (H_MAX_SLOTS / H_CHUNK)
+#define H_STRIPES 64
 
+/* Slots live in chunks that never move once allocated, so a lookup needs
+ * no table-wide lock: it locks only the stripe of its slot. The free list
+ * and chunk allocation have a lock of their own. */
 typedef struct hslot {
     zf_obj_t *obj;
     uint32_t gen;
     uint32_t next_free;
 } hslot_t;
 
-static pthread_mutex_t h_lk = PTHREAD_MUTEX_INITIALIZER;
-static hslot_t *h_slots;
-static uint32_t h_cap, h_len, h_free = UINT32_MAX;
+static hslot_t *_Atomic h_chunks[H_CHUNKS];
+static pthread_mutex_t h_stripes[H_STRIPES];
+static pthread_once_t h_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t h_alloc_lk = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t h_len, h_free = UINT32_MAX;
+
+static void h_init(void)
+{
+    for (int i = 0; i < H_STRIPES; i++)
+        pthread_mutex_init(&h_stripes[i], NULL);
+}
+
+static hslot_t *slot_at(uint32_t i)
+{
+    hslot_t *c = atomic_load_explicit(&h_chunks[i >> H_CHUNK_BITS], memory_order_acquire);
+    return c != NULL ? &c[i & (H_CHUNK - 1)] : NULL;
+}
+
+static pthread_mutex_t *stripe(uint32_t i)
+{
+    return &h_stripes[i % H_STRIPES];
+}
 
 static void *encode(uint32_t slot, uint32_t gen, int kind)
 {
@@ -37,32 +65,39 @@ static void *encode(uint32_t slot, uint32_t gen, int kind)
 
 void *zf_handle_add(zf_obj_t *o)
 {
-    void *h = NULL;
-    pthread_mutex_lock(&h_lk);
+    pthread_once(&h_once, h_init);
+    pthread_mutex_lock(&h_alloc_lk);
     uint32_t i;
     if (h_free != UINT32_MAX) {
         i = h_free;
-        h_free = h_slots[i].next_free;
+        h_free = slot_at(i)->next_free;
     } else {
-        if (h_len == h_cap) {
-            uint32_t ncap = h_cap ? h_cap * 2 : 64;
-            hslot_t *n = ncap <= H_MAX_SLOTS ? realloc(h_slots, ncap * sizeof *n) : NULL;
-            if (n == NULL) {
-                pthread_mutex_unlock(&h_lk);
+        if (h_len == H_MAX_SLOTS) {
+            pthread_mutex_unlock(&h_alloc_lk);
+            return NULL;
+        }
+        i = h_len;
+        if ((i & (H_CHUNK - 1)) == 0) {
+            hslot_t *c = calloc(H_CHUNK, sizeof *c);
+            if (c == NULL) {
+                pthread_mutex_unlock(&h_alloc_lk);
                 return NULL;
             }
-            h_slots = n;
-            h_cap = ncap;
+            for (uint32_t k = 0; k < H_CHUNK; k++)
+                c[k].gen = 1;
+            atomic_store_explicit(&h_chunks[i >> H_CHUNK_BITS], c, memory_order_release);
         }
-        i = h_len++;
-        h_slots[i].gen = 1;
+        h_len++;
     }
-    h_slots[i].obj = o;
-    h_slots[i].next_free = UINT32_MAX;
+    pthread_mutex_unlock(&h_alloc_lk);
+    hslot_t *sl = slot_at(i);
     atomic_fetch_add(&o->refs, 1);
-    h = encode(i, h_slots[i].gen, o->kind);
+    pthread_mutex_lock(stripe(i));
+    sl->obj = o;
+    sl->next_free = UINT32_MAX;
+    void *h = encode(i, sl->gen, o->kind);
     o->handle = h;
-    pthread_mutex_unlock(&h_lk);
+    pthread_mutex_unlock(stripe(i));
     return h;
 }
 
@@ -71,35 +106,45 @@ zf_obj_t *zf_handle_get(const void *h, int kind)
     uint64_t v = (uint64_t)(uintptr_t)h;
     if ((v & (3ull << 62)) != H_MARK || (int)((v >> 56) & 0xF) != kind)
         return NULL;
-    uint32_t slot = (uint32_t)(v & (H_MAX_SLOTS - 1));
+    uint32_t i = (uint32_t)(v & (H_MAX_SLOTS - 1));
     uint32_t gen = (uint32_t)(v >> 24);
+    hslot_t *sl = slot_at(i);
+    if (sl == NULL)
+        return NULL;
     zf_obj_t *o = NULL;
-    pthread_mutex_lock(&h_lk);
-    if (slot < h_len && h_slots[slot].obj != NULL && h_slots[slot].gen == gen &&
-        h_slots[slot].obj->kind == kind) {
-        o = h_slots[slot].obj;
+    pthread_mutex_lock(stripe(i));
+    if (sl->obj != NULL && sl->gen == gen && sl->obj->kind == kind) {
+        o = sl->obj;
         atomic_fetch_add(&o->refs, 1);
     }
-    pthread_mutex_unlock(&h_lk);
+    pthread_mutex_unlock(stripe(i));
     return o;
 }
 
 void zf_handle_remove(zf_obj_t *o)
 {
     uint64_t v = (uint64_t)(uintptr_t)o->handle;
-    uint32_t slot = (uint32_t)(v & (H_MAX_SLOTS - 1));
+    uint32_t i = (uint32_t)(v & (H_MAX_SLOTS - 1));
+    hslot_t *sl = o->handle != NULL ? slot_at(i) : NULL;
     bool had = false;
-    pthread_mutex_lock(&h_lk);
-    if (o->handle != NULL && slot < h_len && h_slots[slot].obj == o) {
-        h_slots[slot].obj = NULL;
-        h_slots[slot].gen++;
-        h_slots[slot].next_free = h_free;
-        h_free = slot;
-        had = true;
+    if (sl != NULL) {
+        pthread_mutex_lock(stripe(i));
+        if (sl->obj == o) {
+            sl->obj = NULL;
+            sl->gen++;
+            if (sl->gen == 0)
+                sl->gen = 1;
+            had = true;
+        }
+        pthread_mutex_unlock(stripe(i));
     }
-    pthread_mutex_unlock(&h_lk);
-    if (had)
+    if (had) {
+        pthread_mutex_lock(&h_alloc_lk);
+        sl->next_free = h_free;
+        h_free = i;
+        pthread_mutex_unlock(&h_alloc_lk);
         zf_obj_unref(o);
+    }
 }
 
 void zf_obj_ref(zf_obj_t *o)

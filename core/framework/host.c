@@ -862,8 +862,10 @@ static int check_handlers(zf_host_t *h)
 
 /* ---------------------------------------------------------------- gates */
 
-/* Under h->lk: puts g in the run queue if it has a turn and none is open. */
-static void gate_schedule(zf_host_t *h, zf_gate_t *g)
+/* Under h->lk: puts g in the run queue if it has a turn and none is open;
+ * wakes an idle host thread for it unless quiet (the ingress leader, which
+ * decides after its batch who runs what). */
+static void gate_enqueue(zf_host_t *h, zf_gate_t *g, bool quiet)
 {
     if (g->busy || g->in_runq || g->head == NULL)
         return;
@@ -874,10 +876,16 @@ static void gate_schedule(zf_host_t *h, zf_gate_t *g)
     else
         h->run_head = g;
     h->run_tail = g;
-    pthread_cond_signal(&h->cv);
+    if (!quiet && h->idle > 0)
+        pthread_cond_signal(&h->cv);
 }
 
-/* Under h->lk: queues turn t on its gate. */
+static void gate_schedule(zf_host_t *h, zf_gate_t *g)
+{
+    gate_enqueue(h, g, false);
+}
+
+/* Under h->lk (ingress leader): queues turn t on its gate. */
 static void gate_push(zf_host_t *h, zf_turn_t *t)
 {
     zf_gate_t *g = t->gate;
@@ -888,19 +896,51 @@ static void gate_push(zf_host_t *h, zf_turn_t *t)
         g->head = t;
     g->tail = t;
     h->turns_queued++;
-    gate_schedule(h, g);
+    gate_enqueue(h, g, true);
 }
 
-/* A turn ended (turn.c, any thread): its gate opens for the next turn. */
-void zf_gate_turn_ended(zf_host_t *h, zf_gate_t *g)
+/* Under h->lk: the next runnable gate, or NULL. */
+static zf_gate_t *runq_pop(zf_host_t *h)
 {
+    while (h->run_head != NULL) {
+        zf_gate_t *g = h->run_head;
+        h->run_head = g->next_run;
+        if (h->run_head == NULL)
+            h->run_tail = NULL;
+        g->in_runq = false;
+        if (!g->busy && g->head != NULL)
+            return g;
+        /* stale: another thread went on with g */
+    }
+    return NULL;
+}
+
+/* The turn a worker is running on this thread, and whether it ended
+ * before its handler returned (then the worker goes on with the same gate
+ * itself: no run-queue round trip, no wake-up of another thread). */
+static _Thread_local zf_turn_t *tl_running;
+static _Thread_local bool tl_ended_inline;
+
+/* A turn ended (turn.c, any thread): its gate opens for the next turn. */
+void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t)
+{
+    zf_gate_t *g = t->gate;
     pthread_mutex_lock(&h->lk);
     g->busy = false;
     if (h->turns_running > 0)
         h->turns_running--;
-    gate_schedule(h, g);
-    pthread_cond_broadcast(&h->cv);
+    if (t == tl_running)
+        tl_ended_inline = true;
+    else
+        gate_schedule(h, g);
+    bool draining = h->stop_waits;
     pthread_mutex_unlock(&h->lk);
+    if (draining) {
+        /* shutdown waits on the dispatcher's condition for turns to end */
+        pthread_mutex_lock(&zf_disp.lk);
+        pthread_cond_broadcast(&zf_disp.waiters);
+        pthread_mutex_unlock(&zf_disp.lk);
+    }
 }
 
 void zf_host_permit_release(zf_host_t *h)
@@ -913,40 +953,48 @@ void zf_host_permit_release(zf_host_t *h)
     }
 }
 
-static void *worker_main(void *arg)
+/* Under h->lk: opens g's next turn (g not busy, has a turn). */
+static zf_turn_t *open_turn(zf_host_t *h, zf_gate_t *g)
 {
-    zf_host_t *h = arg;
-    zf_ctx_enter();
-    pthread_mutex_lock(&h->lk);
-    for (;;) {
-        zf_gate_t *g = h->run_head;
-        if (g == NULL) {
-            if (h->stop)
-                break;
-            pthread_cond_wait(&h->cv, &h->lk);
-            continue;
-        }
-        h->run_head = g->next_run;
-        if (h->run_head == NULL)
-            h->run_tail = NULL;
-        g->in_runq = false;
-        zf_turn_t *t = g->head;
-        g->head = t->next;
-        if (g->head == NULL)
-            g->tail = NULL;
-        g->busy = true;
-        h->turns_queued--;
-        h->turns_running++;
-        /* The permit goes just before the handler's first instruction
-         * (seed 001 §3). */
-        zf_host_permit_release(h);
+    zf_turn_t *t = g->head;
+    g->head = t->next;
+    if (g->head == NULL)
+        g->tail = NULL;
+    g->busy = true;
+    h->turns_queued--;
+    h->turns_running++;
+    /* The permit goes just before the handler's first instruction
+     * (seed 001 §3). */
+    zf_host_permit_release(h);
+    return t;
+}
+
+/* Consecutive turns one worker runs on one gate before it lets the run
+ * queue decide again (fairness when handler threads are few). */
+#define GATE_RUN_MAX 64
+
+/* Under h->lk: runs g's turns on this thread, one after the other while
+ * each ends before its handler returns (up to GATE_RUN_MAX). */
+static void run_gate(zf_host_t *h, zf_gate_t *g)
+{
+    zf_turn_t *t = open_turn(h, g);
+    for (int run = 1;; run++) {
+        tl_running = t;
+        tl_ended_inline = false;
         pthread_mutex_unlock(&h->lk);
         zf_turn_run(t);
         pthread_mutex_lock(&h->lk);
+        tl_running = NULL;
+        if (!tl_ended_inline)
+            return; /* the turn stays open (async): its end schedules g */
+        /* The ingress may have queued g meanwhile (its turn ended before
+         * this thread took the lock): then the run queue has it. */
+        if (g->busy || g->in_runq || g->head == NULL || h->stop || run == GATE_RUN_MAX) {
+            gate_schedule(h, g);
+            return;
+        }
+        t = open_turn(h, g);
     }
-    pthread_mutex_unlock(&h->lk);
-    zf_ctx_leave();
-    return NULL;
 }
 
 /* ------------------------------------------------------------ mesh peers */
@@ -1396,47 +1444,87 @@ static void set_pollin(zf_host_t *h, bool on)
     }
 }
 
-static void *ingress_main(void *arg)
+/* Under h->lk, by the ingress leader only: one step of the ingress:
+ * control messages, the liveness tick, one poll, the records it found.
+ * Drops the lock around the poll and the Core receives. */
+static void ingress_step(zf_host_t *h)
+{
+    zlink_poller_event_t ev[16];
+    while (h->msg_head != NULL) {
+        zf_hmsg_t *m = h->msg_head;
+        h->msg_head = m->next;
+        if (h->msg_head == NULL)
+            h->msg_tail = NULL;
+        handle_hmsg(m);
+        zlink_multipart_close(m->parts, m->nparts);
+        free(m);
+    }
+    mesh_tick(h, zf_now_ns());
+    bool want = !h->ingress_waits_permit;
+    pthread_mutex_unlock(&h->lk);
+    if (want != h->pollin) {
+        set_pollin(h, want);
+        h->pollin = want;
+    }
+    int n = zlink_poller_wait(h->poller, ev, 16, 1000, NULL);
+    pthread_mutex_lock(&h->lk);
+    for (int i = 0; i < n && !h->stop; i++) {
+        if (ev[i].source_kind == ZLINK_POLLER_SOURCE_FD) {
+            uint64_t v;
+            if (read(h->wake_fd, &v, sizeof v) < 0) {
+                /* nothing pending */
+            }
+            continue;
+        }
+        zf_sock_t *s = ev[i].user_data;
+        if (ev[i].events & ZLINK_POLLROUTE)
+            routes_changed(h, s);
+        if (ev[i].events & ZLINK_POLLIN)
+            receive_batch(h, s);
+    }
+}
+
+/* A host thread (leader / followers). Exactly one thread at a time holds
+ * the ingress role (h->leader); the others run turns or wait. When the
+ * leader's batch made turns runnable and another thread is idle, the
+ * leader hands the ingress role to that thread and runs the first turn
+ * itself: the record reaches its handler without a thread hop, and the
+ * ingress stays served while handlers run. With no idle thread the leader
+ * keeps the ingress (control records and permits must not wait for
+ * handlers) and the turns wait for a thread to come free. */
+static void *host_main(void *arg)
 {
     zf_host_t *h = arg;
+    pthread_setname_np(pthread_self(), "zf/host");
     zf_ctx_enter();
-    zlink_poller_event_t ev[16];
-    bool pollin = true;
     pthread_mutex_lock(&h->lk);
-    while (!h->stop) {
-        while (h->msg_head != NULL) {
-            zf_hmsg_t *m = h->msg_head;
-            h->msg_head = m->next;
-            if (h->msg_head == NULL)
-                h->msg_tail = NULL;
-            handle_hmsg(m);
-            zlink_multipart_close(m->parts, m->nparts);
-            free(m);
+    for (;;) {
+        if (!h->leader && !h->stop) {
+            h->leader = true;
+            do
+                ingress_step(h);
+            while (!h->stop && !(h->run_head != NULL && h->idle > 0));
+            h->leader = false;
+            zf_gate_t *g = runq_pop(h);
+            if (h->idle > 0)
+                pthread_cond_signal(&h->cv); /* the next leader */
+            /* more runnable gates than this thread: wake more threads */
+            for (zf_gate_t *r = h->run_head; r != NULL && h->idle > 1; r = r->next_run)
+                pthread_cond_signal(&h->cv);
+            if (g != NULL)
+                run_gate(h, g);
+            continue;
         }
-        int64_t now = zf_now_ns();
-        mesh_tick(h, now);
-        bool want = !h->ingress_waits_permit;
-        pthread_mutex_unlock(&h->lk);
-        if (want != pollin) {
-            set_pollin(h, want);
-            pollin = want;
+        zf_gate_t *g = runq_pop(h);
+        if (g != NULL) {
+            run_gate(h, g);
+            continue;
         }
-        int n = zlink_poller_wait(h->poller, ev, 16, 1000, NULL);
-        pthread_mutex_lock(&h->lk);
-        for (int i = 0; i < n && !h->stop; i++) {
-            if (ev[i].source_kind == ZLINK_POLLER_SOURCE_FD) {
-                uint64_t v;
-                if (read(h->wake_fd, &v, sizeof v) < 0) {
-                    /* nothing pending */
-                }
-                continue;
-            }
-            zf_sock_t *s = ev[i].user_data;
-            if (ev[i].events & ZLINK_POLLROUTE)
-                routes_changed(h, s);
-            if (ev[i].events & ZLINK_POLLIN)
-                receive_batch(h, s);
-        }
+        if (h->stop)
+            break;
+        h->idle++;
+        pthread_cond_wait(&h->cv, &h->lk);
+        h->idle--;
     }
     pthread_mutex_unlock(&h->lk);
     zf_ctx_leave();
@@ -1504,10 +1592,6 @@ static void stop_threads(zf_host_t *h)
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->lk);
     zf_host_wake(h);
-    if (h->ingress_started) {
-        pthread_join(h->ingress, NULL);
-        h->ingress_started = false;
-    }
     for (int i = 0; i < h->nworkers; i++)
         pthread_join(h->workers[i], NULL);
     h->nworkers = 0;
@@ -1561,23 +1645,20 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
         }
     }
     if (rc == 0) {
-        h->workers = calloc((size_t)h->handler_threads, sizeof *h->workers);
+        h->workers = calloc((size_t)h->handler_threads + 1, sizeof *h->workers);
         if (h->workers == NULL)
             rc = ZLINK_FW_INTERNAL_FAILURE;
     }
     atomic_store(&h->state, rc == 0 ? ZLINK_HOST_SERVING : ZLINK_HOST_FAILED);
     pthread_mutex_unlock(&h->lk);
-    for (int i = 0; rc == 0 && i < h->handler_threads; i++) {
-        if (pthread_create(&h->workers[i], NULL, worker_main, h) != 0)
+    /* handler_threads run turns, plus one so that a thread can always
+     * hold the ingress role while the others run handlers. */
+    h->pollin = true;
+    for (int i = 0; rc == 0 && i < h->handler_threads + 1; i++) {
+        if (pthread_create(&h->workers[i], NULL, host_main, h) != 0)
             rc = ZLINK_FW_INTERNAL_FAILURE;
         else
             h->nworkers++;
-    }
-    if (rc == 0) {
-        if (pthread_create(&h->ingress, NULL, ingress_main, h) != 0)
-            rc = ZLINK_FW_INTERNAL_FAILURE;
-        else
-            h->ingress_started = true;
     }
     if (rc != 0) {
         atomic_store(&h->state, ZLINK_HOST_FAILED);
@@ -1688,6 +1769,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     int64_t t = deadline != 0 ? deadline : h->shutdown_timeout;
     int64_t end = zf_now_ns() + t;
     pthread_mutex_lock(&h->lk);
+    h->stop_waits = true;
     pthread_mutex_lock(&zf_disp.lk);
     h->draining = true;
     pthread_mutex_unlock(&zf_disp.lk);

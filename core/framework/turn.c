@@ -365,7 +365,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_turn_end(zlink_turn_t *turn, int failed,
                                  : "handler ended without a reply";
         zf_reply_error_raw(t->sock, &t->src, t->token, &t->rec, ZF_TR_INTERNAL_ERROR, why);
     }
-    zf_gate_turn_ended(h, t->gate);
+    zf_gate_turn_ended(h, t);
     zf_handle_remove(&t->obj);
     zf_obj_unref(&t->obj);
     return ZLINK_FW_OK;
