@@ -12,6 +12,7 @@ packages=(
     pkg-config
     libuv1-dev      # the engine's event loop
     libzmq3-dev     # the benchmark baseline
+    libgrpc++-dev   # gRPC C++ 1.51, the framework benchmark's baseline (//bench:framework_grpc)
     abigail-tools   # abidw / abidiff for the ABI gate
 )
 
