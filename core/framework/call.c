@@ -565,6 +565,7 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
     }
     if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
         c->adm = ZF_ADM_WAITING;
+        zf_disp_watch_locked(c->sock); /* its WRITABLE edge must be seen */
         if (cancelled)
             return ZLINK_FW_CANCELLED;
         if (c->writable_seen) {

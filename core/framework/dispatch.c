@@ -316,8 +316,28 @@ static void drain_completions(zf_sock_t *s)
     }
 }
 
+void zf_disp_watch_locked(zf_sock_t *s)
+{
+    if (s->watched || s->watch_pending)
+        return;
+    s->watch_pending = true;
+    s->next_watch = zf_disp.watch_list;
+    zf_disp.watch_list = s;
+    if (!pthread_equal(pthread_self(), zf_disp.thread))
+        zf_disp_wake();
+}
+
 static void run_commands(void)
 {
+    while (zf_disp.watch_list != NULL) {
+        zf_sock_t *s = zf_disp.watch_list;
+        zf_disp.watch_list = s->next_watch;
+        s->watch_pending = false;
+        pthread_mutex_unlock(&zf_disp.lk);
+        int rc = zlink_poller_add(zf_disp.poller, s->s, s, ZLINK_POLLCOMPLETION);
+        pthread_mutex_lock(&zf_disp.lk);
+        s->watched = rc == ZLINK_CONFIG_OK || rc == ZLINK_CONFIG_CONFLICT;
+    }
     while (zf_disp.cmd_head != NULL) {
         zf_cmd_t *cmd = zf_disp.cmd_head;
         zf_disp.cmd_head = cmd->next;
@@ -330,6 +350,7 @@ static void run_commands(void)
         else
             rc = zlink_poller_remove(zf_disp.poller, cmd->sock->s);
         pthread_mutex_lock(&zf_disp.lk);
+        cmd->sock->watched = cmd->what == CMD_WATCH && rc == ZLINK_CONFIG_OK;
         cmd->result = rc;
         cmd->done = true;
         pthread_cond_broadcast(&zf_disp.waiters);

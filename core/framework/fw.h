@@ -206,6 +206,7 @@ struct zf_disp {
     void *ctx;                  /* the process-wide Core context */
     int users;                  /* started hosts */
     struct zf_cmd *cmd_head, *cmd_tail;
+    struct zf_sock *watch_list; /* sockets to add to the poller (async) */
 };
 
 extern struct zf_disp zf_disp;
@@ -218,6 +219,10 @@ void zf_disp_release(void);
  * waits until the thread has done it. */
 int zf_disp_watch(zf_sock_t *s);
 void zf_disp_unwatch(zf_sock_t *s);
+/* Under zf_disp.lk: asks the thread to watch s from now on, without
+ * waiting (a CS server ROUTER is watched only once one of its replies had
+ * to wait for room: its completion queue holds nothing else). */
+void zf_disp_watch_locked(zf_sock_t *s);
 /* Under zf_disp.lk: reserve / release a slot for c. */
 int zf_disp_reserve(zf_call_t *c);
 void zf_disp_unreserve(zf_call_t *c);
@@ -248,6 +253,9 @@ struct zf_sock {
     bool hwm_set[2];
     struct zf_mesh *mesh;       /* ZF_SOCK_MESH */
     struct zf_gate *gate;       /* CS server: the channel's gate */
+    bool watched;               /* under zf_disp.lk: in the dispatcher's poller */
+    bool watch_pending;         /* under zf_disp.lk: on zf_disp.watch_list */
+    struct zf_sock *next_watch;
     struct zf_sock *next;
 };
 
@@ -348,7 +356,10 @@ struct zf_host {
     void *ctx;
     pthread_t *workers;         /* host threads (host_main) */
     int nworkers;
-    bool leader;                /* a thread holds the ingress role */
+    void *thread_args;          /* host.c: one per host thread */
+    int leader;                 /* id of the thread with the ingress role, 0 none */
+    bool leader_in_turn;        /* the leader runs a turn */
+    int64_t leader_turn_since;
     int idle;                   /* host threads waiting for work */
     bool pollin;                /* the leader polls POLLIN (permits free) */
     bool stop;

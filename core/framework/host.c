@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define INGRESS_BATCH 64
@@ -135,7 +136,11 @@ ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *r
     h->obj.destroy = host_destroy_obj;
     snprintf(h->name, sizeof h->name, "%s", name);
     pthread_mutex_init(&h->lk, NULL);
-    pthread_cond_init(&h->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
     atomic_init(&h->state, ZLINK_HOST_PREPARING);
     h->request_timeout = ZLINK_DEFAULT_REQUEST_TIMEOUT;
     h->send_timeout = ZLINK_DEFAULT_SEND_TIMEOUT;
@@ -205,6 +210,7 @@ static void host_destroy_obj(zf_obj_t *o)
         m = n;
     }
     free(h->workers);
+    free(h->thread_args);
     pthread_mutex_destroy(&h->lk);
     pthread_cond_destroy(&h->cv);
     free(h);
@@ -1484,35 +1490,60 @@ static void ingress_step(zf_host_t *h)
     }
 }
 
-/* A host thread (leader / followers). Exactly one thread at a time holds
- * the ingress role (h->leader); the others run turns or wait. When the
- * leader's batch made turns runnable and another thread is idle, the
- * leader hands the ingress role to that thread and runs the first turn
- * itself: the record reaches its handler without a thread hop, and the
- * ingress stays served while handlers run. With no idle thread the leader
- * keeps the ingress (control records and permits must not wait for
- * handlers) and the turns wait for a thread to come free. */
+/* How long the leader may run a turn before an idle host thread takes
+ * the ingress from it, and how often idle threads look. */
+#define RESCUE_NS 1000000
+#define IDLE_LOOK_NS 2000000
+
+typedef struct host_arg {
+    zf_host_t *h;
+    int id; /* 1.. */
+} host_arg_t;
+
+/* Under h->lk, thread id holding the lead: serves the ingress and runs
+ * the first turn each batch made runnable itself, without handing it to
+ * another thread. Returns when the lead was taken over (the turn ran
+ * longer than RESCUE_NS) or the host stops. */
+static void lead(zf_host_t *h, int id)
+{
+    while (h->leader == id && !h->stop) {
+        ingress_step(h);
+        zf_gate_t *g = runq_pop(h);
+        if (g == NULL)
+            continue;
+        if (h->run_head != NULL && h->idle > 0)
+            pthread_cond_signal(&h->cv); /* other gates are runnable too */
+        h->leader_in_turn = true;
+        h->leader_turn_since = zf_now_ns();
+        run_gate(h, g);
+        if (h->leader != id)
+            return; /* an idle thread took the ingress meanwhile */
+        h->leader_in_turn = false;
+    }
+    if (h->leader == id)
+        h->leader = 0;
+}
+
+/* A host thread. Exactly one thread at a time holds the ingress role
+ * (h->leader). The leader runs the turns its batch made runnable itself:
+ * a record reaches its handler with no thread hop and no wake-up of
+ * another thread. Should a turn run long (a handler that blocks), an idle
+ * thread takes the ingress over after RESCUE_NS, so control records,
+ * permits and other gates never wait for a handler. Idle threads look
+ * every IDLE_LOOK_NS; gates made runnable by other threads (an async turn
+ * that ended) wake one at once. */
 static void *host_main(void *arg)
 {
-    zf_host_t *h = arg;
+    host_arg_t *ha = arg;
+    zf_host_t *h = ha->h;
+    int id = ha->id;
     pthread_setname_np(pthread_self(), "zf/host");
     zf_ctx_enter();
     pthread_mutex_lock(&h->lk);
     for (;;) {
-        if (!h->leader && !h->stop) {
-            h->leader = true;
-            do
-                ingress_step(h);
-            while (!h->stop && !(h->run_head != NULL && h->idle > 0));
-            h->leader = false;
-            zf_gate_t *g = runq_pop(h);
-            if (h->idle > 0)
-                pthread_cond_signal(&h->cv); /* the next leader */
-            /* more runnable gates than this thread: wake more threads */
-            for (zf_gate_t *r = h->run_head; r != NULL && h->idle > 1; r = r->next_run)
-                pthread_cond_signal(&h->cv);
-            if (g != NULL)
-                run_gate(h, g);
+        if (h->leader == 0 && !h->stop) {
+            h->leader = id;
+            lead(h, id);
             continue;
         }
         zf_gate_t *g = runq_pop(h);
@@ -1522,8 +1553,21 @@ static void *host_main(void *arg)
         }
         if (h->stop)
             break;
+        if (h->leader_in_turn && zf_now_ns() - h->leader_turn_since > RESCUE_NS) {
+            h->leader = id; /* the old leader becomes a follower */
+            h->leader_in_turn = false;
+            lead(h, id);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += IDLE_LOOK_NS;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
         h->idle++;
-        pthread_cond_wait(&h->cv, &h->lk);
+        pthread_cond_timedwait(&h->cv, &h->lk, &ts);
         h->idle--;
     }
     pthread_mutex_unlock(&h->lk);
@@ -1636,7 +1680,11 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
         rc = open_sock(h, s);
     bool watched = false;
     for (zf_sock_t *s = h->socks; rc == 0 && s != NULL; s = s->next) {
-        rc = zf_disp_watch(s);
+        /* A CS server's completion queue only ever holds WRITABLE edges of
+         * replies that waited for room: it is watched from the first one
+         * on (call.c), so incoming requests do not wake the dispatcher. */
+        if (s->role != ZF_SOCK_CS_SERVER)
+            rc = zf_disp_watch(s);
         watched = true;
         if (rc == 0 && s->role != ZF_SOCK_CS_CLIENT) {
             short ev = ZLINK_POLLIN | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
@@ -1646,7 +1694,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     }
     if (rc == 0) {
         h->workers = calloc((size_t)h->handler_threads + 1, sizeof *h->workers);
-        if (h->workers == NULL)
+        h->thread_args = calloc((size_t)h->handler_threads + 1, sizeof(host_arg_t));
+        if (h->workers == NULL || h->thread_args == NULL)
             rc = ZLINK_FW_INTERNAL_FAILURE;
     }
     atomic_store(&h->state, rc == 0 ? ZLINK_HOST_SERVING : ZLINK_HOST_FAILED);
@@ -1655,7 +1704,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
      * hold the ingress role while the others run handlers. */
     h->pollin = true;
     for (int i = 0; rc == 0 && i < h->handler_threads + 1; i++) {
-        if (pthread_create(&h->workers[i], NULL, host_main, h) != 0)
+        ((host_arg_t *)h->thread_args)[i].h = h;
+        ((host_arg_t *)h->thread_args)[i].id = i + 1;
+        if (pthread_create(&h->workers[i], NULL, host_main,
+                           &((host_arg_t *)h->thread_args)[i]) != 0)
             rc = ZLINK_FW_INTERNAL_FAILURE;
         else
             h->nworkers++;
