@@ -38,14 +38,10 @@ static void call_destroy(zf_obj_t *o)
     zf_call_free_parts(c);
     if (c->has_reply_msg)
         zlink_msg_close(&c->reply_msg);
-    free(c->packet);
-    free(c->content_type);
-    free(c->data);
+    free(c->packet); /* with content_type and data: one block */
     free(c->meta);
     free(c->reply_message);
-    free(c->out_packet);
-    free(c->out_ctype);
-    free(c->out_message);
+    free(c->out_text);
     if (c->host != NULL)
         zf_obj_unref(&c->host->obj);
     free(c);
@@ -161,16 +157,22 @@ zf_call_t *zf_call_new_reply(zf_host_t *h, zlink_fw_result_t *result)
     return call_new(h, ZF_CALL_REPLY, NULL, result);
 }
 
-/* The builder setters refuse a call that a terminator already took. */
+/* The builder: setters and the first terminator exclude each other
+ * through c->building (a call is built by one thread at a time; a second
+ * thread meanwhile gets INVALID_OPERATION, never a torn call), and
+ * setters refuse a call a terminator already took. */
 static int setter_enter(zlink_call_t *call, zf_call_t **out)
 {
     zf_call_t *c = call_get(call);
     if (c == NULL)
         return ZLINK_FW_INVALID_HANDLE;
-    pthread_mutex_lock(&zf_disp.lk);
-    int term = c->term;
-    pthread_mutex_unlock(&zf_disp.lk);
-    if (term != ZF_TERM_NONE) {
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&c->building, &idle, 1)) {
+        zf_obj_unref(&c->obj);
+        return ZLINK_FW_INVALID_OPERATION;
+    }
+    if (atomic_load(&c->term) != ZF_TERM_NONE) {
+        atomic_store(&c->building, 0);
         zf_obj_unref(&c->obj);
         return ZLINK_FW_INVALID_OPERATION;
     }
@@ -178,13 +180,10 @@ static int setter_enter(zlink_call_t *call, zf_call_t **out)
     return ZLINK_FW_OK;
 }
 
-static char *dup_text(const char *s)
+static void setter_leave(zf_call_t *c)
 {
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
+    atomic_store(&c->building, 0);
+    zf_obj_unref(&c->obj);
 }
 
 ZLINK_EXPORT zlink_fw_result_t zlink_call_set_payload(zlink_call_t *call, const char *packet,
@@ -200,29 +199,27 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_payload(zlink_call_t *call, const 
     if (!zf_name_ok(packet, ZF_NAME_MAX) ||
         (content_type[0] != '\0' && !zf_name_ok(content_type, ZF_NAME_MAX)) ||
         (data == NULL && size > 0) || size > UINT32_MAX) {
-        zf_obj_unref(&c->obj);
+        setter_leave(c);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
-    char *p = dup_text(packet), *t = dup_text(content_type);
-    uint8_t *d = size > 0 ? malloc(size) : NULL;
-    if (p == NULL || t == NULL || (size > 0 && d == NULL)) {
-        free(p);
-        free(t);
-        free(d);
-        zf_obj_unref(&c->obj);
+    /* One block: packet NUL content type NUL bytes. */
+    size_t pn = strlen(packet) + 1, tn = strlen(content_type) + 1;
+    char *block = malloc(pn + tn + size);
+    if (block == NULL) {
+        setter_leave(c);
         return ZLINK_FW_INTERNAL_FAILURE;
     }
+    memcpy(block, packet, pn);
+    memcpy(block + pn, content_type, tn);
     if (size > 0)
-        memcpy(d, data, size);
+        memcpy(block + pn + tn, data, size);
     free(c->packet);
-    free(c->content_type);
-    free(c->data);
-    c->packet = p;
-    c->content_type = t;
-    c->data = d;
+    c->packet = block;
+    c->content_type = block + pn;
+    c->data = (uint8_t *)block + pn + tn;
     c->size = size;
     c->has_payload = true;
-    zf_obj_unref(&c->obj);
+    setter_leave(c);
     return ZLINK_FW_OK;
 }
 
@@ -238,7 +235,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_timeout(zlink_call_t *call, int64_
         rc = zf_timeout_ms(timeout, &ms);
     if (rc == 0)
         c->timeout_ns = ZLINK_MS(ms);
-    zf_obj_unref(&c->obj);
+    setter_leave(c);
     return rc;
 }
 
@@ -250,19 +247,19 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_metadata(zlink_call_t *call, const
     if (rc != 0)
         return rc;
     if (c->kind == ZF_CALL_REPLY) {
-        zf_obj_unref(&c->obj);
+        setter_leave(c);
         return ZLINK_FW_INVALID_OPERATION; /* metadata is never copied into a reply */
     }
     if (key == NULL || value == NULL) {
-        zf_obj_unref(&c->obj);
+        setter_leave(c);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
     if (c->meta == NULL && (c->meta = malloc(ZF_META_MAX)) == NULL) {
-        zf_obj_unref(&c->obj);
+        setter_leave(c);
         return ZLINK_FW_INTERNAL_FAILURE;
     }
     rc = zf_wire_meta_put(c->meta, &c->meta_len, &c->meta_count, key, value);
-    zf_obj_unref(&c->obj);
+    setter_leave(c);
     return rc == 0 ? ZLINK_FW_OK : ZLINK_FW_INVALID_ARGUMENT;
 }
 
@@ -304,20 +301,15 @@ static bool take_locked(zf_call_t *c)
     return true;
 }
 
-static void set_text(char **slot, const char **view, const char *text)
+/* Under zf_disp.lk, after a successful take: hands the outcome to its
+ * terminator. Returns true when the caller must wake the dispatcher after
+ * unlocking; *close_now when it must drop the runtime's reference. */
+static bool deliver_locked(zf_call_t *c, bool *close_now)
 {
-    free(*slot);
-    *slot = text != NULL && text[0] != '\0' ? dup_text(text) : NULL;
-    *view = *slot != NULL ? *slot : "";
-}
-
-/* After a successful take: hands the outcome to its terminator. */
-static void deliver(zf_call_t *c)
-{
-    bool wake = false, close_now = false;
-    pthread_mutex_lock(&zf_disp.lk);
+    bool wake = false;
+    *close_now = false;
     c->ready = true;
-    if (c->term == ZF_TERM_WAIT) {
+    if (atomic_load(&c->term) == ZF_TERM_WAIT) {
         pthread_cond_broadcast(&zf_disp.waiters);
     } else if (c->fn != NULL) {
         /* SC-17: never before zlink_call_start has returned, even on
@@ -330,8 +322,16 @@ static void deliver(zf_call_t *c)
         c->state = ZF_ST_CLOSED;
         zf_disp_unreserve(c);
         pthread_cond_broadcast(&zf_disp.waiters);
-        close_now = true;
+        *close_now = true;
     }
+    return wake;
+}
+
+static void deliver(zf_call_t *c)
+{
+    bool close_now;
+    pthread_mutex_lock(&zf_disp.lk);
+    bool wake = deliver_locked(c, &close_now);
     pthread_mutex_unlock(&zf_disp.lk);
     if (wake)
         zf_disp_wake();
@@ -339,20 +339,30 @@ static void deliver(zf_call_t *c)
         zf_obj_unref(&c->obj);
 }
 
+/* The one way a call ends with an outcome decided here (timeout, cancel,
+ * shutdown, admission): message is a static text. Take, fill and deliver
+ * in one lock round; the kept record (if any) is released after. */
 int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *message)
 {
+    bool close_now = false, wake = false;
     pthread_mutex_lock(&zf_disp.lk);
     bool won = take_locked(c);
+    if (won) {
+        zf_call_free_parts(c); /* a record never admitted is not kept */
+        c->outcome.result = result;
+        c->outcome.remote_code = remote_code;
+        c->outcome.message = message != NULL ? message : "";
+        wake = deliver_locked(c, &close_now);
+    }
     pthread_mutex_unlock(&zf_disp.lk);
     if (!won)
         return 0;
-    zf_call_free_parts(c);
-    c->outcome.result = result;
-    c->outcome.remote_code = remote_code;
-    set_text(&c->out_message, &c->outcome.message, message);
     if (result == ZLINK_FW_DEADLINE_EXCEEDED && is_request(c))
         atomic_fetch_add(&c->host->m_request_timeouts, 1);
-    deliver(c);
+    if (wake)
+        zf_disp_wake();
+    if (close_now)
+        zf_obj_unref(&c->obj);
     return 1;
 }
 
@@ -389,28 +399,35 @@ void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec)
     pthread_mutex_unlock(&zf_disp.lk);
     if (!won)
         return; /* late: another path decided first */
-    zf_call_free_parts(c);
-    char msg[512];
-    size_t mn = r.message.n < sizeof msg - 1 ? r.message.n : sizeof msg - 1;
-    if (mn > 0)
-        memcpy(msg, r.message.p, mn);
-    msg[mn] = '\0';
+    /* The winner owns the outcome now. Its texts go in one block:
+     * message NUL packet NUL content type NUL. */
+    size_t mn = r.message.n, pn = r.has_envelope ? r.packet.n : 0,
+           tn = r.has_envelope ? r.content_type.n : 0;
+    char *text = malloc(mn + pn + tn + 3);
+    if (text != NULL) {
+        if (mn > 0)
+            memcpy(text, r.message.p, mn);
+        text[mn] = '\0';
+        if (pn > 0)
+            memcpy(text + mn + 1, r.packet.p, pn);
+        text[mn + 1 + pn] = '\0';
+        if (tn > 0)
+            memcpy(text + mn + pn + 2, r.content_type.p, tn);
+        text[mn + pn + 2 + tn] = '\0';
+        c->out_text = text;
+        c->outcome.message = text;
+        c->outcome.packet = text + mn + 1;
+        c->outcome.content_type = text + mn + pn + 2;
+    }
     if (r.terminal != ZF_TR_OK) {
         c->outcome.result = ZLINK_FW_KIND_BASE + zf_kind_of_terminal(r.terminal);
         c->outcome.remote_code = r.terminal;
-        set_text(&c->out_message, &c->outcome.message, msg);
+    } else if (text == NULL) {
+        c->outcome.result = ZLINK_FW_INTERNAL_FAILURE;
+        c->outcome.message = "out of memory for the reply";
     } else {
         c->outcome.result = ZLINK_FW_OK;
-        set_text(&c->out_message, &c->outcome.message, msg);
         if (r.has_envelope) {
-            char pk[256], ct[256];
-            memcpy(pk, r.packet.p, r.packet.n);
-            pk[r.packet.n] = '\0';
-            if (r.content_type.n > 0)
-                memcpy(ct, r.content_type.p, r.content_type.n);
-            ct[r.content_type.n] = '\0';
-            set_text(&c->out_packet, &c->outcome.packet, pk);
-            set_text(&c->out_ctype, &c->outcome.content_type, ct);
             /* Keep the envelope frame: the payload view points into it. */
             size_t last = rec->reply_part_count - 1;
             const uint8_t *base = zlink_msg_data(&rec->reply_parts[last]);
@@ -662,37 +679,42 @@ void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec)
 static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
 {
     zf_host_t *h = c->host;
-    int rc = zf_host_serving(h);
-    pthread_mutex_lock(&zf_disp.lk);
-    if (c->term != ZF_TERM_NONE) {
-        pthread_mutex_unlock(&zf_disp.lk);
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&c->building, &idle, 1))
+        return ZLINK_FW_INVALID_OPERATION; /* a setter or terminator is inside */
+    if (atomic_load(&c->term) != ZF_TERM_NONE) {
+        atomic_store(&c->building, 0);
         return ZLINK_FW_INVALID_OPERATION;
     }
     if (!c->has_payload && (c->kind != ZF_CALL_REPLY || c->reply_kind < 0)) {
-        pthread_mutex_unlock(&zf_disp.lk);
+        atomic_store(&c->building, 0);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
-    c->term = term;
     c->fn = fn;
     c->user = user;
-    pthread_mutex_unlock(&zf_disp.lk);
+    atomic_store(&c->term, term); /* from here on the call is no longer built */
+    atomic_store(&c->building, 0);
+    int rc = zf_host_serving(h);
     if (rc != 0)
         return rc;
     /* Route: the node's peer, or the select-one pick, fixed from here on
      * (seed 000 §5: re-picking ends when the first binding operation
      * starts, and that is the offer below). */
     if (c->kind != ZF_CALL_REPLY) {
-        pthread_mutex_lock(&h->lk);
+        /* The socket list does not change while the host serves: no lock
+         * to find a CS channel; mesh peers do change (host->lk). */
         zf_sock_t *cs = NULL;
         if (c->kind == ZF_CALL_SEND_CHANNEL || c->kind == ZF_CALL_REQUEST_CHANNEL)
             cs = zf_host_find_sock(h, ZF_SOCK_CS_CLIENT, c->target);
-        if (cs != NULL)
+        if (cs != NULL) {
             c->sock = cs;
-        else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL)
+        } else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL) {
             rc = ZLINK_FW_INVALID_OPERATION; /* a Server ROUTER never starts a call */
-        else
+        } else {
+            pthread_mutex_lock(&h->lk);
             rc = zf_mesh_route(h, c, &c->sock);
-        pthread_mutex_unlock(&h->lk);
+            pthread_mutex_unlock(&h->lk);
+        }
         if (rc != 0)
             return rc;
     } else {

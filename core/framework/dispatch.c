@@ -234,12 +234,15 @@ void zf_disp_wake(void)
  * zf_disp.lk held; drops it around each callback. */
 static void run_callbacks(void)
 {
+    zf_call_t *done = NULL; /* closed, its runtime reference still to drop */
     while (zf_disp.cb_head != NULL) {
         zf_call_t *c = zf_disp.cb_head;
         zf_disp.cb_head = c->next_cb;
         if (zf_disp.cb_head == NULL)
             zf_disp.cb_tail = NULL;
         pthread_mutex_unlock(&zf_disp.lk);
+        if (done != NULL)
+            zf_obj_unref(&done->obj);
         if (c->fn != NULL)
             c->fn((zlink_call_t *)c->obj.handle, &c->outcome, c->user);
         pthread_mutex_lock(&zf_disp.lk);
@@ -248,8 +251,11 @@ static void run_callbacks(void)
         if (c->host != NULL)
             c->host->callbacks_queued--;
         pthread_cond_broadcast(&zf_disp.waiters);
+        done = c;
+    }
+    if (done != NULL) {
         pthread_mutex_unlock(&zf_disp.lk);
-        zf_obj_unref(&c->obj); /* the runtime's reference */
+        zf_obj_unref(&done->obj); /* outside the lock: it may free the call */
         pthread_mutex_lock(&zf_disp.lk);
     }
 }

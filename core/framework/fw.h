@@ -114,7 +114,7 @@ typedef struct zf_call {
     char target[ZF_NAME_MAX + 1]; /* channel or mesh name */
     zlink_routing_id_t rid;       /* node calls: the node; else the pick */
     /* payload */
-    char *packet, *content_type;
+    char *packet, *content_type;  /* one block with data (set_payload) */
     uint8_t *data;
     size_t size;
     bool has_payload;
@@ -130,8 +130,9 @@ typedef struct zf_call {
     int reply_kind;               /* -1: ok reply; else an error kind */
     char *reply_message;
 
-    /* terminator and completion; all below under zf_disp.lk */
-    int term;
+    atomic_int building;          /* a setter or the first terminator is inside */
+    atomic_int term;              /* ZF_TERM_*: set once, by the first terminator */
+    /* completion; all below under zf_disp.lk */
     zlink_completion_fn fn;
     void *user;
     int state;
@@ -160,7 +161,7 @@ typedef struct zf_call {
     zlink_outcome_t outcome;
     zlink_msg_t reply_msg;        /* owns the reply's envelope frame */
     bool has_reply_msg;
-    char *out_packet, *out_ctype, *out_message;
+    char *out_text;               /* the reply's message, packet, content type */
 } zf_call_t;
 
 /* call.c */
