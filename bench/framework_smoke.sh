@@ -2,9 +2,9 @@
 # framework_smoke.sh — //bench:framework_smoke: the request/reply harness
 # works end to end for the raw Core and gRPC halves (not a measurement).
 #
-#   framework_smoke.sh <driver> <core program> <grpc program>
+#   framework_smoke.sh <driver> <core program> <grpc program> <framework program>
 #
-# For each of core and grpc: `<driver> --quick --only <impl>` must exit 0,
+# For each of core, grpc and framework: `<driver> --quick --only <impl>` must exit 0,
 # print no FAIL line, and print one RESULT line at 1 and one at 1,000 in
 # flight with a positive throughput and latencies. A third run checks that
 # a missing program is a FAIL line with exit status 1, never a silent skip,
@@ -14,6 +14,7 @@ set -uo pipefail
 driver=$1
 core=$2
 grpc=$3
+framework=$4
 failures=0
 
 fail() {
@@ -23,7 +24,8 @@ fail() {
 
 check_impl() {
     local impl=$1 out rc
-    out=$("$driver" --language c --quick --only "$impl" --core-bin "$core" --grpc-bin "$grpc")
+    out=$("$driver" --language c --quick --only "$impl" --core-bin "$core" --grpc-bin "$grpc" \
+        --framework-bin "$framework")
     rc=$?
     echo "$out"
     [ "$rc" -eq 0 ] || fail "$impl: driver exit status $rc"
@@ -40,6 +42,7 @@ check_impl() {
 
 check_impl core
 check_impl grpc
+check_impl framework
 
 out=$("$driver" --language c --quick --only framework --framework-bin /nonexistent/framework_zlink)
 rc=$?

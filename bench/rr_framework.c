@@ -4,18 +4,11 @@
  * Host with a CS client channel, in two processes, speaking the protocol of
  * rr_common.h. Uses only the public ABI of abi/include/zlink/framework.h.
  *
- * Until the framework runtime is in the library this program compiles but
- * does not link; its binary target is tagged manual, and the driver reports
- * the missing binary as a FAIL line (bench/BUILD).
- *
  * Design notes
  * ------------
  * Server. One Host, one CS server channel RR_FW_CHANNEL on
- * tcp://127.0.0.1:<port>, one REQUEST handler for packet RR_FW_PACKET. The
- * framework.h ABI has no way to read back the port a listener was given,
- * so the server asks the kernel for a free port first (rr_pick_free_port)
- * and, should another process take it before the host binds (start gives
- * UNAVAILABLE), tries again with a new host, a few times. The handler
+ * tcp://127.0.0.1:0 (the port it was given is read back with
+ * zlink_host_endpoint), one REQUEST handler for packet RR_FW_PACKET. The handler
  * answers on its own turn: zlink_turn_reply, the same payload, packet and
  * content type back, zlink_call_start(reply, NULL, NULL) (nobody waits for
  * the reply's admission), zlink_call_release, zlink_turn_end. The main
@@ -51,7 +44,6 @@
 #define RR_FW_CHANNEL "bench"
 #define RR_FW_PACKET "echo"
 #define RR_FW_CONTENT_TYPE "application/octet-stream"
-#define RR_FW_BIND_ATTEMPTS 5
 
 static void version_string(char *buf, size_t cap)
 {
@@ -91,46 +83,33 @@ static void on_request(zlink_turn_t *turn, void *user)
     zlink_turn_end(turn, r != 0, r != 0 ? "echo reply failed" : NULL);
 }
 
-/* A serving host on a free port, or NULL after an ERROR line. *port gets
- * the port. */
+/* A serving host on an ephemeral port, or NULL after an ERROR line. *port
+ * gets the port the listener was given (zlink_host_endpoint). */
 static zlink_host_t *start_server_host(int *port)
 {
-    for (int attempt = 1; attempt <= RR_FW_BIND_ATTEMPTS; attempt++) {
-        int p = rr_pick_free_port();
-        if (p < 0) {
-            rr_error("no free tcp port on 127.0.0.1: %s", strerror(errno));
-            return NULL;
-        }
-        char endpoint[64];
-        snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", p);
-        zlink_fw_result_t r = 0;
-        zlink_host_t *host = zlink_host_new("bench-server", &r);
-        if (!host) {
-            rr_error("zlink_host_new: %s", fw_name(r));
-            return NULL;
-        }
-        r = zlink_host_add_cs_server(host, RR_FW_CHANNEL, endpoint);
-        if (r == 0)
-            r = zlink_host_add_handler(host, ZLINK_OWNER_CHANNEL, RR_FW_CHANNEL,
-                                       ZLINK_MESSAGE_REQUEST, RR_FW_PACKET, on_request, NULL);
-        if (r != 0) {
-            rr_error("server host setup: %s", fw_name(r));
-            zlink_host_destroy(host);
-            return NULL;
-        }
-        r = zlink_host_start(host);
-        if (r == 0) {
-            *port = p;
-            return host;
-        }
-        zlink_host_destroy(host);
-        /* UNAVAILABLE: somebody took the port since we looked; try another. */
-        if (r != ZLINK_FW_KIND_BASE + ZLINK_ERROR_UNAVAILABLE || attempt == RR_FW_BIND_ATTEMPTS) {
-            rr_error("zlink_host_start(%s): %s", endpoint, fw_name(r));
-            return NULL;
-        }
+    zlink_fw_result_t r = 0;
+    zlink_host_t *host = zlink_host_new("bench-server", &r);
+    if (!host) {
+        rr_error("zlink_host_new: %s", fw_name(r));
+        return NULL;
     }
-    return NULL;
+    r = zlink_host_add_cs_server(host, RR_FW_CHANNEL, "tcp://127.0.0.1:0");
+    if (r == 0)
+        r = zlink_host_add_handler(host, ZLINK_OWNER_CHANNEL, RR_FW_CHANNEL,
+                                   ZLINK_MESSAGE_REQUEST, RR_FW_PACKET, on_request, NULL);
+    if (r == 0)
+        r = zlink_host_start(host);
+    char endpoint[256];
+    if (r == 0)
+        r = zlink_host_endpoint(host, RR_FW_CHANNEL, endpoint, sizeof endpoint);
+    const char *colon = r == 0 ? strrchr(endpoint, ':') : NULL;
+    if (r != 0 || colon == NULL) {
+        rr_error("server host setup: %s", fw_name(r));
+        zlink_host_destroy(host);
+        return NULL;
+    }
+    *port = atoi(colon + 1);
+    return host;
 }
 
 static int run_server(void)
