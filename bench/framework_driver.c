@@ -552,9 +552,8 @@ int main(int argc, char **argv)
             continue;
         if (access(o.bin[k], X_OK) != 0) {
             char why[PATH_MAX + 256];
-            snprintf(why, sizeof why, "program %s not built or not runnable (%s); build %s%s",
-                     o.bin[k], strerror(errno), impl_targets[k],
-                     k == IMPL_FRAMEWORK ? " once the framework runtime is in the library" : "");
+            snprintf(why, sizeof why, "program %s not built or not runnable (%s); build %s",
+                     o.bin[k], strerror(errno), impl_targets[k]);
             for (size_t i = 0; i < N_INFLIGHT; i++) {
                 fail_line(k, inflights[i], why);
                 series[k][i].failed = 1;
