@@ -38,6 +38,7 @@ static void call_destroy(zf_obj_t *o)
     zf_call_free_parts(c);
     if (c->has_reply_msg)
         zlink_msg_close(&c->reply_msg);
+    free(c->target);
     free(c->packet); /* with content_type and data: one block */
     free(c->meta);
     free(c->reply_message);
@@ -62,7 +63,7 @@ static zf_call_t *call_get(zlink_call_t *h)
 static zf_call_t *call_new(zf_host_t *h, int kind, const char *target,
                            zlink_fw_result_t *result)
 {
-    zf_call_t *c = calloc(1, sizeof *c);
+    zf_call_t *c = zf_zalloc(sizeof *c);
     if (c == NULL) {
         if (result != NULL)
             *result = ZLINK_FW_INTERNAL_FAILURE;
@@ -78,13 +79,22 @@ static zf_call_t *call_new(zf_host_t *h, int kind, const char *target,
     c->outcome.packet = "";
     c->outcome.content_type = "";
     if (target != NULL) {
-        size_t n = strnlen(target, sizeof c->target - 1);
+        size_t n = strnlen(target, ZF_NAME_MAX);
+        c->target = malloc(n + 1);
+        if (c->target == NULL) {
+            free(c);
+            if (result != NULL)
+                *result = ZLINK_FW_INTERNAL_FAILURE;
+            return NULL;
+        }
         memcpy(c->target, target, n);
+        c->target[n] = '\0';
     }
     zf_obj_ref(&h->obj);
     c->host = h;
     if (zf_handle_add(&c->obj) == NULL) {
         zf_obj_unref(&h->obj);
+        free(c->target);
         free(c);
         if (result != NULL)
             *result = ZLINK_FW_INTERNAL_FAILURE;
@@ -396,6 +406,11 @@ void zf_call_finish_reply(zf_call_t *c, zlink_completion_t *rec)
     }
     pthread_mutex_lock(&zf_disp.lk);
     bool won = take_locked(c);
+    /* The submitting thread may not have read the Core's OK yet: drop the
+     * kept record here, under the lock, before reply_msg (which shares
+     * its bytes) is filled. */
+    if (won)
+        zf_call_free_parts(c);
     pthread_mutex_unlock(&zf_disp.lk);
     if (!won)
         return; /* late: another path decided first */

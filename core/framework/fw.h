@@ -69,6 +69,10 @@ void zf_ctx_leave(void);
 bool zf_ctx_active(void);
 
 int64_t zf_now_ns(void);
+/* A zeroed allocation for objects made per call or per record: glibc's
+ * calloc bypasses the per-thread cache, and gcc turns malloc + memset
+ * into calloc, so the zeroing happens in another function. */
+void *zf_zalloc(size_t size);
 /* Validates a public timeout (ns): rounds up to ms; 0 and *ms set on
  * success, ZLINK_FW_INVALID_ARGUMENT otherwise. */
 int zf_timeout_ms(int64_t ns, int *ms);
@@ -110,9 +114,14 @@ typedef struct zf_call {
     zf_obj_t obj;
     zf_host_t *host;    /* counted reference (host->calls_alive) */
     int kind;
-    /* target */
-    char target[ZF_NAME_MAX + 1]; /* channel or mesh name */
-    zlink_routing_id_t rid;       /* node calls: the node; else the pick */
+    /* Where it goes. A reply needs neither target nor rid, an operation
+     * no reply_rid: they share their bytes (keeps the object small enough
+     * for the allocator's per-thread cache). */
+    char *target;                 /* channel or mesh name (owned); NULL for replies */
+    union {
+        zlink_routing_id_t rid;       /* node calls: the node; else the pick */
+        zlink_routing_id_t reply_rid; /* reply calls: the requester */
+    };
     /* payload */
     char *packet, *content_type;  /* one block with data (set_payload) */
     uint8_t *data;
@@ -124,7 +133,6 @@ typedef struct zf_call {
     int64_t timeout_ns;           /* 0: the default */
     /* reply calls: where the answer goes */
     zf_sock_t *reply_sock;
-    zlink_routing_id_t reply_rid;
     uint64_t reply_token;
     uint64_t reply_corr, reply_op_high, reply_op_low;
     int reply_kind;               /* -1: ok reply; else an error kind */
@@ -152,14 +160,18 @@ typedef struct zf_call {
     bool deferred;                /* its callback waits for that return */
     bool adm_counted;             /* counted in host->oneway_waiting */
     zf_sock_t *sock;              /* the socket it was submitted on */
-    zlink_msg_t parts[3];         /* the encoded record while not accepted */
     size_t nparts;
     struct zf_call *next_cb;      /* callback queue */
     struct zf_call *next_host;    /* host's pending list */
     struct zf_call *prev_host;
     /* the outcome */
     zlink_outcome_t outcome;
-    zlink_msg_t reply_msg;        /* owns the reply's envelope frame */
+    /* The encoded record while not accepted, then (requests) the reply's
+     * envelope frame the outcome's payload points into: never both. */
+    union {
+        zlink_msg_t parts[3];
+        zlink_msg_t reply_msg;
+    };
     bool has_reply_msg;
     char *out_text;               /* the reply's message, packet, content type */
 } zf_call_t;
@@ -362,6 +374,7 @@ struct zf_host {
     bool leader_in_turn;        /* the leader runs a turn */
     int64_t leader_turn_since;
     int idle;                   /* host threads waiting for work */
+    int watcher;                /* the idle thread that looks periodically */
     bool pollin;                /* the leader polls POLLIN (permits free) */
     bool stop;
     int wake_fd;

@@ -199,6 +199,19 @@ ZLINK_EXPORT int zlink_in_runtime_context(void)
 
 /* ------------------------------------------------------------ utilities */
 
+__attribute__((noinline)) static void zero_bytes(void *p, size_t size)
+{
+    memset(p, 0, size);
+}
+
+void *zf_zalloc(size_t size)
+{
+    void *p = malloc(size);
+    if (p != NULL)
+        zero_bytes(p, size);
+    return p;
+}
+
 int64_t zf_now_ns(void)
 {
     struct timespec ts;

@@ -1362,7 +1362,7 @@ static void on_record(zf_host_t *h, zf_sock_t *s, const zlink_routing_id_t *rid,
             drop_record(h, &h->m_dropped_no_handler);
         goto done;
     }
-    zf_turn_t *t = calloc(1, sizeof *t);
+    zf_turn_t *t = zf_zalloc(sizeof *t);
     if (t == NULL) {
         if (token != 0)
             zf_reply_error_raw(s, rid, token, &r, ZF_TR_INTERNAL_ERROR, "out of memory");
@@ -1559,15 +1559,23 @@ static void *host_main(void *arg)
             lead(h, id);
             continue;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += IDLE_LOOK_NS;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        /* One idle thread (the watcher) looks every IDLE_LOOK_NS for a
+         * leader stuck in a turn; the others sleep until signalled. */
         h->idle++;
-        pthread_cond_timedwait(&h->cv, &h->lk, &ts);
+        if (h->watcher == 0 || h->watcher == id) {
+            h->watcher = id;
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += IDLE_LOOK_NS;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&h->cv, &h->lk, &ts);
+            h->watcher = 0; /* busy now, or about to look again */
+        } else {
+            pthread_cond_wait(&h->cv, &h->lk);
+        }
         h->idle--;
     }
     pthread_mutex_unlock(&h->lk);
@@ -1703,7 +1711,12 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     /* handler_threads run turns, plus one so that a thread can always
      * hold the ingress role while the others run handlers. */
     h->pollin = true;
-    for (int i = 0; rc == 0 && i < h->handler_threads + 1; i++) {
+    /* A host with only CS client channels receives nothing itself (its
+     * replies come through the dispatcher): it needs no host thread. */
+    bool receives = false;
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+        receives |= s->role != ZF_SOCK_CS_CLIENT;
+    for (int i = 0; rc == 0 && receives && i < h->handler_threads + 1; i++) {
         ((host_arg_t *)h->thread_args)[i].h = h;
         ((host_arg_t *)h->thread_args)[i].id = i + 1;
         if (pthread_create(&h->workers[i], NULL, host_main,

@@ -329,7 +329,7 @@ bool zl_req_tokens_full(const zl_socket_t *s)
 int zl_req_token_reserve(zl_socket_t *s)
 {
     if (s->cq.spare_rtoken == NULL)
-        s->cq.spare_rtoken = calloc(1, sizeof *s->cq.spare_rtoken);
+        s->cq.spare_rtoken = zl_zalloc(sizeof *s->cq.spare_rtoken); /* one per request */
     return s->cq.spare_rtoken != NULL ? 0 : ENOMEM;
 }
 
@@ -439,7 +439,7 @@ int zl_req_submit(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_t *pa
         return ENOTSUP;
     /* The whole completion slot, now: the request ends as its record in
      * place (req_complete), so nothing after admission allocates. */
-    zl_req_t *r = calloc(1, sizeof(zl_cq_slot_t));
+    zl_req_t *r = zl_zalloc(sizeof(zl_cq_slot_t)); /* one per request */
     if (r == NULL)
         return ENOMEM;
     r->user_context = user_context;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #ifdef __linux__
@@ -147,3 +148,16 @@ void zl_plat_wake_all(_Atomic uint32_t *addr)
     pthread_mutex_unlock(&wait_lk);
 }
 #endif
+
+__attribute__((noinline)) static void zero_bytes(void *p, size_t size)
+{
+    memset(p, 0, size);
+}
+
+void *zl_zalloc(size_t size)
+{
+    void *p = malloc(size);
+    if (p != NULL)
+        zero_bytes(p, size);
+    return p;
+}

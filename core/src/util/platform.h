@@ -41,6 +41,12 @@ void zl_plat_wake_all(_Atomic uint32_t *addr);
 /* Monotonic clock in nanoseconds. */
 int64_t zl_clock_ns(void);
 
+/* A zeroed allocation of size bytes for objects made per record or per
+ * request: glibc's calloc bypasses the per-thread cache, and gcc turns a
+ * malloc followed by a memset into calloc, so the zeroing happens in
+ * another function. NULL on ENOMEM. */
+void *zl_zalloc(size_t size);
+
 /* Converts a millisecond timeout snapshot (-1 infinite, 0 immediate) into an
  * absolute deadline for zl_cond_wait_until (-1 = none). */
 static inline int64_t zl_deadline_from_ms(int timeout_ms)
