@@ -37,6 +37,11 @@ conf_case_fn pl_size_counts_registrations;
 conf_case_fn pl_wait_results;
 conf_case_fn pl_nothing_waitable_returns_at_once;
 conf_case_fn pl_error_out_may_be_null;
+/* sc_submit.c */
+conf_case_fn sc01_oneway_admission_and_errors;
+conf_case_fn sc02_capacity_wait_single_submit;
+conf_case_fn sc03_waiter_pool_full;
+conf_case_fn sc06_send_timeout_validation;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -66,6 +71,10 @@ const conf_impl_t conf_impls[] = {
     {"PL-25", pl_wait_results},
     {"PL-26", pl_nothing_waitable_returns_at_once},
     {"PL-27", pl_error_out_may_be_null},
+    {"SC-01", sc01_oneway_admission_and_errors},
+    {"SC-02", sc02_capacity_wait_single_submit},
+    {"SC-03", sc03_waiter_pool_full},
+    {"SC-06", sc06_send_timeout_validation},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
