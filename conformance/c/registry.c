@@ -42,6 +42,11 @@ conf_case_fn sc01_oneway_admission_and_errors;
 conf_case_fn sc02_capacity_wait_single_submit;
 conf_case_fn sc03_waiter_pool_full;
 conf_case_fn sc06_send_timeout_validation;
+/* sc_request.c */
+conf_case_fn sc09_first_outcome_wins;
+conf_case_fn sc11_no_resubmit_to_another_owner;
+conf_case_fn sc19_no_resend_after_acceptance;
+conf_case_fn sc20_outcomes_by_type;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -75,6 +80,10 @@ const conf_impl_t conf_impls[] = {
     {"SC-02", sc02_capacity_wait_single_submit},
     {"SC-03", sc03_waiter_pool_full},
     {"SC-06", sc06_send_timeout_validation},
+    {"SC-09", sc09_first_outcome_wins},
+    {"SC-11", sc11_no_resubmit_to_another_owner},
+    {"SC-19", sc19_no_resend_after_acceptance},
+    {"SC-20", sc20_outcomes_by_type},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
