@@ -47,6 +47,9 @@ conf_case_fn sc09_first_outcome_wins;
 conf_case_fn sc11_no_resubmit_to_another_owner;
 conf_case_fn sc19_no_resend_after_acceptance;
 conf_case_fn sc20_outcomes_by_type;
+/* sc_raw.c */
+conf_case_fn sc14_raw_reply_to_dealer_backpressured;
+conf_case_fn sc15_raw_reply_to_router_hwm_free;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -82,6 +85,8 @@ const conf_impl_t conf_impls[] = {
     {"SC-06", sc06_send_timeout_validation},
     {"SC-09", sc09_first_outcome_wins},
     {"SC-11", sc11_no_resubmit_to_another_owner},
+    {"SC-14", sc14_raw_reply_to_dealer_backpressured},
+    {"SC-15", sc15_raw_reply_to_router_hwm_free},
     {"SC-19", sc19_no_resend_after_acceptance},
     {"SC-20", sc20_outcomes_by_type},
 };
