@@ -50,6 +50,10 @@ conf_case_fn sc20_outcomes_by_type;
 /* sc_raw.c */
 conf_case_fn sc14_raw_reply_to_dealer_backpressured;
 conf_case_fn sc15_raw_reply_to_router_hwm_free;
+/* sc_dispatch.c */
+conf_case_fn sc16_exactly_once_under_races;
+conf_case_fn sc17_callback_on_new_turn;
+conf_case_fn sc18_dispatcher_cap;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -87,6 +91,9 @@ const conf_impl_t conf_impls[] = {
     {"SC-11", sc11_no_resubmit_to_another_owner},
     {"SC-14", sc14_raw_reply_to_dealer_backpressured},
     {"SC-15", sc15_raw_reply_to_router_hwm_free},
+    {"SC-16", sc16_exactly_once_under_races},
+    {"SC-17", sc17_callback_on_new_turn},
+    {"SC-18", sc18_dispatcher_cap},
     {"SC-19", sc19_no_resend_after_acceptance},
     {"SC-20", sc20_outcomes_by_type},
 };
