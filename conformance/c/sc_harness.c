@@ -720,7 +720,10 @@ void sc_saturate(sc_client_t *a, sc_server_t *b, sc_sat_t *sat)
         sat->pending = sc_call(a, false, NULL, sat->tag, SAT_PAYLOAD);
         sat->started_ms = zt_now_ms();
         SC_EQ(zlink_call_start(sat->pending, sc_on_done, &sat->done), ZLINK_FW_OK);
-        if (!sc_done_wait(&sat->done, 100) && sc_status(a->h).oneway_waiting == 1)
+        /* The harness's 100 ms, not scaled (a send timeout of a few
+         * hundred ms must not end it first); the status confirms it. */
+        if (!sc_done_wait_until(&sat->done, sat->started_ms + 100) &&
+            sc_status(a->h).oneway_waiting == 1)
             return; /* pending, and waiting for room */
         /* It completed (or completes now: the window was short). */
         sc_done_expect(&sat->done, 5000);
