@@ -63,6 +63,29 @@ expect "case without a title" 2 '^ERROR .*ZZ-01 needs a non-empty "title"' \
     -- --check "$tmp/title.json"
 printf '{"cases": [{"id": "zz1", "title": "t", "seed": "s", "params": {}}]}\n' >"$tmp/id.json"
 expect "malformed id" 2 '^ERROR .*no id of the form' -- --check "$tmp/id.json"
+# The optional "later" member: a non-empty array of {"part", "needs"}.
+later_case='{"id": "ZZ-01", "title": "t", "seed": "s", "params": {}, "later": %s}'
+printf "{\"cases\": [$later_case]}\n" '[]' >"$tmp/later_empty.json"
+expect "empty later" 2 '^ERROR .*ZZ-01: "later" must be a non-empty array' \
+    -- --check "$tmp/later_empty.json"
+printf "{\"cases\": [$later_case]}\n" '{"part": "p", "needs": "n"}' >"$tmp/later_obj.json"
+expect "later not an array" 2 '^ERROR .*ZZ-01: "later" must be a non-empty array' \
+    -- --check "$tmp/later_obj.json"
+printf "{\"cases\": [$later_case]}\n" '[{"part": "p"}]' >"$tmp/later_needs.json"
+expect "later entry without needs" 2 '^ERROR .*ZZ-01: "later" entry 1 needs exactly' \
+    -- --check "$tmp/later_needs.json"
+printf "{\"cases\": [$later_case]}\n" '[{"part": "p", "needs": ""}]' >"$tmp/later_blank.json"
+expect "later entry with an empty needs" 2 '^ERROR .*ZZ-01: "later" entry 1 needs exactly' \
+    -- --check "$tmp/later_blank.json"
+printf "{\"cases\": [$later_case]}\n" '[{"part": "p", "needs": "n", "when": "x"}]' \
+    >"$tmp/later_extra.json"
+expect "later entry with an unknown member" 2 '^ERROR .*ZZ-01: "later" entry 1 needs exactly' \
+    -- --check "$tmp/later_extra.json"
+printf '{"cases": [{"id": "ZZ-01", "title": "t", "seed": "s", "params": {}, "lately": 1}]}\n' \
+    >"$tmp/unknown_member.json"
+expect "unknown case member" 2 '^ERROR .*ZZ-01 has an unknown member "lately"' \
+    -- --check "$tmp/unknown_member.json"
+
 expect "unknown case on the command line" 2 '^ERROR case ZZ-77 is not in the manifest' \
     -- "$manifest" ZZ-77
 expect "missing manifest" 2 '^ERROR .*cannot read' -- --check "$tmp/none.json"

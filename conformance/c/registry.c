@@ -37,6 +37,23 @@ conf_case_fn pl_size_counts_registrations;
 conf_case_fn pl_wait_results;
 conf_case_fn pl_nothing_waitable_returns_at_once;
 conf_case_fn pl_error_out_may_be_null;
+/* sc_submit.c */
+conf_case_fn sc01_oneway_admission_and_errors;
+conf_case_fn sc02_capacity_wait_single_submit;
+conf_case_fn sc03_waiter_pool_full;
+conf_case_fn sc06_send_timeout_validation;
+/* sc_request.c */
+conf_case_fn sc09_first_outcome_wins;
+conf_case_fn sc11_no_resubmit_to_another_owner;
+conf_case_fn sc19_no_resend_after_acceptance;
+conf_case_fn sc20_outcomes_by_type;
+/* sc_raw.c */
+conf_case_fn sc14_raw_reply_to_dealer_backpressured;
+conf_case_fn sc15_raw_reply_to_router_hwm_free;
+/* sc_dispatch.c */
+conf_case_fn sc16_exactly_once_under_races;
+conf_case_fn sc17_callback_on_new_turn;
+conf_case_fn sc18_dispatcher_cap;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -66,6 +83,19 @@ const conf_impl_t conf_impls[] = {
     {"PL-25", pl_wait_results},
     {"PL-26", pl_nothing_waitable_returns_at_once},
     {"PL-27", pl_error_out_may_be_null},
+    {"SC-01", sc01_oneway_admission_and_errors},
+    {"SC-02", sc02_capacity_wait_single_submit},
+    {"SC-03", sc03_waiter_pool_full},
+    {"SC-06", sc06_send_timeout_validation},
+    {"SC-09", sc09_first_outcome_wins},
+    {"SC-11", sc11_no_resubmit_to_another_owner},
+    {"SC-14", sc14_raw_reply_to_dealer_backpressured},
+    {"SC-15", sc15_raw_reply_to_router_hwm_free},
+    {"SC-16", sc16_exactly_once_under_races},
+    {"SC-17", sc17_callback_on_new_turn},
+    {"SC-18", sc18_dispatcher_cap},
+    {"SC-19", sc19_no_resend_after_acceptance},
+    {"SC-20", sc20_outcomes_by_type},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];

@@ -127,9 +127,40 @@ static bool nonempty_string(const cj_value_t *v)
     return v != NULL && v->kind == CJ_STRING && v->str[0] != '\0';
 }
 
+/* The optional "later" member of case c: the parts of the contract case
+ * that need a later phase of the project, as a non-empty array of
+ * {"part": text, "needs": text} objects (both non-empty, nothing else).
+ * The runner implements the rest of the case; the parts are listed so a
+ * reader of the manifest sees what the case does not cover yet. Returns the
+ * number of problems, each reported as an ERROR line. */
+static int later_check(const char *path, const cj_value_t *c, const char *id)
+{
+    const cj_value_t *later = cj_get(c, "later");
+    if (later == NULL)
+        return 0;
+    if (later->kind != CJ_ARRAY || later->n == 0) {
+        report_error("%s line %d: case %s: \"later\" must be a non-empty array", path,
+                     later->line, id);
+        return 1;
+    }
+    int problems = 0;
+    for (size_t i = 0; i < later->n; i++) {
+        const cj_value_t *e = &later->items[i];
+        bool ok = e->kind == CJ_OBJECT && e->n == 2 && nonempty_string(cj_get(e, "part")) &&
+                  nonempty_string(cj_get(e, "needs"));
+        if (!ok) {
+            report_error("%s line %d: case %s: \"later\" entry %zu needs exactly a non-empty "
+                         "\"part\" and \"needs\"",
+                         path, e->line, id, i + 1);
+            problems++;
+        }
+    }
+    return problems;
+}
+
 /* Loads and checks the manifest: {"cases": [{"id", "title", "seed",
- * "params"}, ...]} plus an optional top-level "about" string. Reports every
- * problem as an ERROR line; returns the number of problems. */
+ * "params" [, "later"]}, ...]} plus an optional top-level "about" string.
+ * Reports every problem as an ERROR line; returns the number of problems. */
 static int manifest_load(const char *path, manifest_t *m)
 {
     memset(m, 0, sizeof *m);
@@ -186,10 +217,11 @@ static int manifest_load(const char *path, manifest_t *m)
             report_error("%s line %d: case %s needs a \"params\" object", path, c->line, id->str);
             problems++;
         }
+        problems += later_check(path, c, id->str);
         for (size_t k = 0; k < c->n; k++) {
             const char *key = c->keys[k];
             if (strcmp(key, "id") != 0 && strcmp(key, "title") != 0 && strcmp(key, "seed") != 0 &&
-                strcmp(key, "params") != 0) {
+                strcmp(key, "params") != 0 && strcmp(key, "later") != 0) {
                 report_error("%s line %d: case %s has an unknown member \"%s\"", path, c->line,
                              id->str, key);
                 problems++;
