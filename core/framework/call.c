@@ -292,6 +292,57 @@ static bool is_request(const zf_call_t *c)
     return c->kind == ZF_CALL_REQUEST_CHANNEL || c->kind == ZF_CALL_REQUEST_NODE;
 }
 
+/* ------------------------------------------------------ waiting queues
+ *
+ * Calls to one target (a CS client socket, a mesh peer) are admitted in the
+ * order they were started: while one waits for room, later ones queue
+ * behind it without being offered, and a WRITABLE edge offers the queue's
+ * head, then the next, until one is refused again. Only a head that was
+ * offered and refused holds a Core wait token. All under zf_disp.lk. */
+
+static void waitq_push(zf_call_t *c)
+{
+    zf_waitq_t *q = c->waitq;
+    if (q == NULL || c->queued)
+        return;
+    c->queued = true;
+    c->wnext = NULL;
+    c->wprev = q->tail;
+    if (q->tail != NULL)
+        q->tail->wnext = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+static void waitq_remove(zf_call_t *c)
+{
+    zf_waitq_t *q = c->waitq;
+    if (q == NULL || !c->queued)
+        return;
+    if (c->wprev != NULL)
+        c->wprev->wnext = c->wnext;
+    else
+        q->head = c->wnext;
+    if (c->wnext != NULL)
+        c->wnext->wprev = c->wprev;
+    else
+        q->tail = c->wprev;
+    c->wnext = c->wprev = NULL;
+    c->queued = false;
+}
+
+/* Under zf_disp.lk: the queue head to offer next (with a reference for the
+ * caller), or NULL when the head is busy or the queue is empty. */
+static zf_call_t *waitq_next(zf_waitq_t *q)
+{
+    zf_call_t *h = q != NULL ? q->head : NULL;
+    if (h == NULL || h->adm == ZF_ADM_SUBMITTING || h->state != ZF_ST_PENDING)
+        return NULL;
+    zf_obj_ref(&h->obj);
+    return h;
+}
+
 /* Under zf_disp.lk: the one completion contention point. True for the
  * path that moves c from PENDING to DONE; that path alone fills the outcome
  * and then calls deliver(). */
@@ -308,6 +359,7 @@ static bool take_locked(zf_call_t *c)
         c->adm_counted = false;
         c->host->oneway_waiting--;
     }
+    waitq_remove(c);
     return true;
 }
 
@@ -356,6 +408,16 @@ int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *m
 {
     bool close_now = false, wake = false;
     pthread_mutex_lock(&zf_disp.lk);
+    if (c->state == ZF_ST_PENDING && c->adm == ZF_ADM_SUBMITTING) {
+        /* A thread is inside the Core with this record: whether the Core
+         * took it decides (offer_result); until then nothing is final. */
+        if (c->later_result == 0) {
+            c->later_result = result;
+            c->later_message = message;
+        }
+        pthread_mutex_unlock(&zf_disp.lk);
+        return 0;
+    }
     bool won = take_locked(c);
     if (won) {
         zf_call_free_parts(c); /* a record never admitted is not kept */
@@ -578,28 +640,56 @@ static zlink_submit_result_t offer_send(zf_call_t *c, zlink_msg_t *tmp, size_t n
 }
 
 /* Under zf_disp.lk: what the Core's answer means for c. Returns the
- * outcome to finish c with (-1: none yet), *why its text, and *again when
- * room came back during the attempt (offer once more). */
+ * outcome to finish c with (-1: none yet) and *why its text; *again when
+ * room came back during the attempt (offer c once more); *next, with a
+ * reference, the call queued behind c to offer now that c got in. A
+ * decision that arrived while the thread was inside the Core (deadline,
+ * cancel, shutdown: c->later_result) is applied here: a one-way the Core
+ * took still completes normally, anything refused ends with it. */
 static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why,
-                        bool *again)
+                        bool *again, zf_call_t **next)
 {
-    bool cancelled = c->cancel_req;
+    int later = c->later_result;
+    const char *later_why = c->later_message;
+    c->later_result = 0;
+    c->later_message = NULL;
     *again = false;
     *why = NULL;
+    *next = NULL;
+    if (c->state != ZF_ST_PENDING) {
+        /* Decided meanwhile by a path that did not wait for this answer
+         * (a request's reply). Keep the queue moving if the Core took it. */
+        c->adm = rc == ZLINK_SUBMIT_OK ? ZF_ADM_ACCEPTED : ZF_ADM_NONE;
+        if (rc == ZLINK_SUBMIT_OK)
+            *next = waitq_next(c->waitq);
+        return -1;
+    }
     if (rc == ZLINK_SUBMIT_OK) {
         c->adm = ZF_ADM_ACCEPTED;
         zf_call_free_parts(c); /* never offered again (seed 000 §12) */
+        if (c->adm_counted) {
+            c->adm_counted = false;
+            c->host->oneway_waiting--;
+        }
+        waitq_remove(c);
+        *next = waitq_next(c->waitq);
         if (!is_request(c))
-            return ZLINK_FW_OK; /* send acceptance; a late cancel loses */
-        if (c->state == ZF_ST_PENDING && c->deadline != c->request_deadline)
+            return ZLINK_FW_OK; /* send acceptance; a later decision loses */
+        if (c->deadline != c->request_deadline)
             zf_disp_set_deadline(c, c->request_deadline);
-        return cancelled ? ZLINK_FW_CANCELLED : -1;
+        if (later != 0) {
+            *why = later_why;
+            return later;
+        }
+        return -1;
     }
     if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
         c->adm = ZF_ADM_WAITING;
         zf_disp_watch_locked(c->sock); /* its WRITABLE edge must be seen */
-        if (cancelled)
-            return ZLINK_FW_CANCELLED;
+        if (later != 0) {
+            *why = later_why;
+            return later;
+        }
         if (c->writable_seen) {
             *again = true; /* room came back during the attempt */
             return -1;
@@ -615,12 +705,16 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
             int64_t d = c->send_deadline;
             if (is_request(c) && c->request_deadline < d)
                 d = c->request_deadline;
-            if (c->state == ZF_ST_PENDING)
-                zf_disp_set_deadline(c, d);
+            zf_disp_set_deadline(c, d);
         }
+        waitq_push(c); /* the head of its queue: it holds the wait token */
         return -1;
     }
     c->adm = ZF_ADM_NONE;
+    if (later != 0) {
+        *why = later_why;
+        return later;
+    }
     switch (rc) {
     case ZLINK_SUBMIT_NOT_CONNECTED:
     case ZLINK_SUBMIT_NOT_FOUND:
@@ -639,50 +733,81 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
     }
 }
 
-/* Offers c's record again after a WRITABLE edge (dispatcher thread, no
- * lock held). Loops while an edge arrived during the attempt. */
+/* Under zf_disp.lk, after offer_result: decides c (finishing it when
+ * outcome >= 0) while offer_result's answer is still the truth. */
+static void offer_decide(zf_call_t *c, int outcome, const char *why, bool *wake,
+                         bool *close_now)
+{
+    *wake = *close_now = false;
+    if (outcome < 0)
+        return;
+    if (take_locked(c)) {
+        zf_call_free_parts(c);
+        c->outcome.result = outcome;
+        c->outcome.message = why != NULL ? why : "";
+        *wake = deliver_locked(c, close_now);
+    }
+}
+
+/* Offers c's record (no lock held; the caller holds a reference to c),
+ * then, as long as the Core takes them, the calls queued behind it. Loops
+ * on c while an edge arrived during the attempt. */
 static void submit(zf_call_t *c)
 {
-    for (;;) {
+    zf_call_t *held = NULL; /* our reference to a queued call */
+    while (c != NULL) {
         zlink_msg_t tmp[3];
         size_t n;
         pthread_mutex_lock(&zf_disp.lk);
         bool go = offer_prepare(c, tmp, &n);
         pthread_mutex_unlock(&zf_disp.lk);
-        if (!go)
-            return;
-        zlink_submit_result_t rc = offer_send(c, tmp, n, zf_now_ns());
-        const char *why;
-        bool again;
-        pthread_mutex_lock(&zf_disp.lk);
-        int outcome = offer_result(c, rc, &why, &again);
-        pthread_mutex_unlock(&zf_disp.lk);
+        zf_call_t *next = NULL;
+        bool again = false;
+        if (go) {
+            zlink_submit_result_t rc = offer_send(c, tmp, n, zf_now_ns());
+            const char *why;
+            bool wake, close_now;
+            pthread_mutex_lock(&zf_disp.lk);
+            int outcome = offer_result(c, rc, &why, &again, &next);
+            offer_decide(c, outcome, why, &wake, &close_now);
+            pthread_mutex_unlock(&zf_disp.lk);
+            if (wake)
+                zf_disp_wake();
+            if (close_now)
+                zf_obj_unref(&c->obj);
+        }
         if (again)
             continue;
-        if (outcome >= 0)
-            zf_call_finish(c, outcome, 0,
-                           outcome == ZLINK_FW_CANCELLED ? "cancelled" : why);
-        return;
+        if (held != NULL)
+            zf_obj_unref(&held->obj);
+        held = c = next;
     }
 }
 
 void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec)
 {
     pthread_mutex_lock(&zf_disp.lk);
-    bool retry = false;
-    if (c->state == ZF_ST_PENDING) {
-        if (c->adm == ZF_ADM_SUBMITTING)
-            c->writable_seen = true;
-        else if (c->adm == ZF_ADM_WAITING)
-            retry = rec->send_result == ZLINK_SEND_ADMITTED;
+    zf_call_t *offer = NULL;
+    bool gone = false;
+    if (rec->send_result != ZLINK_SEND_ADMITTED) {
+        /* the target was removed: the waiting call ends (its queue too
+         * will find no room; each call's deadline or its own edge ends it) */
+        gone = c->state == ZF_ST_PENDING && c->adm == ZF_ADM_WAITING;
+    } else if (c->state == ZF_ST_PENDING && c->adm == ZF_ADM_SUBMITTING) {
+        c->writable_seen = true;
+    } else if (c->waitq != NULL) {
+        offer = waitq_next(c->waitq); /* the head, whoever holds the token */
+    } else if (c->state == ZF_ST_PENDING && c->adm == ZF_ADM_WAITING) {
+        zf_obj_ref(&c->obj);
+        offer = c;
     }
-    bool gone = c->state == ZF_ST_PENDING && c->adm == ZF_ADM_WAITING &&
-                rec->send_result != ZLINK_SEND_ADMITTED;
     pthread_mutex_unlock(&zf_disp.lk);
-    if (retry)
-        submit(c);
-    else if (gone)
+    if (offer != NULL) {
+        submit(offer);
+        zf_obj_unref(&offer->obj);
+    } else if (gone) {
         zf_call_finish(c, ZLINK_FW_UNAVAILABLE, 0, "the target was removed");
+    }
 }
 
 /* --------------------------------------------------------- terminators */
@@ -723,6 +848,7 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
             cs = zf_host_find_sock(h, ZF_SOCK_CS_CLIENT, c->target);
         if (cs != NULL) {
             c->sock = cs;
+            c->waitq = &cs->waitq;
         } else if (zf_host_find_sock(h, ZF_SOCK_CS_SERVER, c->target) != NULL) {
             rc = ZLINK_FW_INVALID_OPERATION; /* a Server ROUTER never starts a call */
         } else {
@@ -782,26 +908,51 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
         h->requests_inflight++;
         zf_disp_set_deadline(c, c->request_deadline);
     }
-    /* A one-way's send timeout is armed only if it has to wait for room. */
-    bool go = offer_prepare(c, tmp, &n);
-    pthread_mutex_unlock(&zf_disp.lk);
-
+    /* A one-way's send timeout is armed only if it has to wait for room.
+     * Calls to a target that has callers waiting queue behind them. */
+    bool go = false;
     int outcome = -1;
     const char *why = NULL;
-    bool again = false;
+    if (c->waitq != NULL && c->waitq->head != NULL) {
+        if (h->oneway_waiting >= ZLINK_ADMISSION_WAITERS) {
+            outcome = ZLINK_FW_DEADLINE_EXCEEDED;
+            why = "admission waiters exhausted";
+        } else {
+            c->adm = ZF_ADM_WAITING;
+            c->adm_counted = true;
+            h->oneway_waiting++;
+            int64_t d = c->send_deadline;
+            if (is_request(c) && c->request_deadline < d)
+                d = c->request_deadline;
+            zf_disp_set_deadline(c, d);
+            waitq_push(c);
+        }
+    } else {
+        go = offer_prepare(c, tmp, &n);
+    }
+    bool again = false, wake = false, close_now = false;
+    zf_call_t *next = NULL;
     if (go) {
+        pthread_mutex_unlock(&zf_disp.lk);
         zlink_submit_result_t src = offer_send(c, tmp, n, now);
         pthread_mutex_lock(&zf_disp.lk);
-        outcome = offer_result(c, src, &why, &again);
-        pthread_mutex_unlock(&zf_disp.lk);
+        outcome = offer_result(c, src, &why, &again, &next);
     }
+    offer_decide(c, outcome, why, &wake, &close_now);
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (wake)
+        zf_disp_wake();
+    if (close_now)
+        zf_obj_unref(&c->obj);
     if (again)
         submit(c);
-    else if (outcome >= 0)
-        zf_call_finish(c, outcome, 0, outcome == ZLINK_FW_CANCELLED ? "cancelled" : why);
+    if (next != NULL) {
+        submit(next);
+        zf_obj_unref(&next->obj);
+    }
     pthread_mutex_lock(&zf_disp.lk);
     c->in_start = false;
-    bool wake = c->deferred && zf_disp_queue_callback(c);
+    wake = c->deferred && zf_disp_queue_callback(c);
     c->deferred = false;
     pthread_mutex_unlock(&zf_disp.lk);
     if (wake)
@@ -883,8 +1034,11 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call)
     pthread_mutex_lock(&zf_disp.lk);
     bool now = false;
     if (c->state == ZF_ST_PENDING) {
-        if (c->adm == ZF_ADM_SUBMITTING)
-            c->cancel_req = true; /* the submitting thread decides (submit) */
+        if (c->adm == ZF_ADM_SUBMITTING) {
+            /* the submitting thread decides (offer_result) */
+            c->later_result = ZLINK_FW_CANCELLED;
+            c->later_message = "cancelled";
+        }
         else if (c->adm == ZF_ADM_ACCEPTED && !is_request(c))
             ; /* an accepted one-way is never recalled */
         else

@@ -110,6 +110,11 @@ enum zf_adm {
     ZF_ADM_ACCEPTED     /* the Core accepted it: never sent again */
 };
 
+/* Calls waiting for room at one target, oldest first (call.c). */
+typedef struct zf_waitq {
+    struct zf_call *head, *tail;
+} zf_waitq_t;
+
 typedef struct zf_call {
     zf_obj_t obj;
     zf_host_t *host;    /* counted reference (host->calls_alive) */
@@ -154,7 +159,11 @@ typedef struct zf_call {
     size_t heap_index;
     int adm;
     bool writable_seen;
-    bool cancel_req;              /* cancel arrived while submitting */
+    int later_result;             /* decided while a thread was inside the Core */
+    const char *later_message;
+    zf_waitq_t *waitq;            /* its target's queue (NULL: replies) */
+    bool queued;
+    struct zf_call *wnext, *wprev;
     bool ready;                   /* outcome delivered (wait / callback) */
     bool in_start;                /* zlink_call_start has not returned */
     bool deferred;                /* its callback waits for that return */
@@ -266,6 +275,7 @@ struct zf_sock {
     bool hwm_set[2];
     struct zf_mesh *mesh;       /* ZF_SOCK_MESH */
     struct zf_gate *gate;       /* CS server: the channel's gate */
+    zf_waitq_t waitq;           /* CS client: calls waiting for room */
     bool watched;               /* under zf_disp.lk: in the dispatcher's poller */
     bool watch_pending;         /* under zf_disp.lk: on zf_disp.watch_list */
     struct zf_sock *next_watch;
@@ -319,6 +329,7 @@ typedef struct zf_peer {
     int64_t next_probe;
     bool probe_pending;
     uint64_t nonce;
+    zf_waitq_t waitq;           /* under zf_disp.lk: calls waiting for room */
     struct zf_peer *next;
 } zf_peer_t;
 

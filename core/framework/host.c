@@ -1994,6 +1994,7 @@ int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock)
         if (!p->ready)
             return ZLINK_FW_UNAVAILABLE; /* known, but no route now */
         *sock = m->sock;
+        c->waitq = &p->waitq;
         return 0;
     }
     zf_mesh_t *m = NULL;
@@ -2032,6 +2033,7 @@ int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock)
         if (pick < (uint64_t)mb->weight) {
             c->rid = p->rid;
             *sock = m->sock;
+            c->waitq = &p->waitq;
             return 0;
         }
         pick -= (uint64_t)mb->weight;

@@ -273,6 +273,111 @@ static void nested_callback(void)
     pair_close(&p);
 }
 
+/* One-way sends to one target are admitted in the order they were started,
+ * also when they have to wait for room: a call started while others wait
+ * queues behind them, and nothing overtakes (the receiver sees start order). */
+static void fifo_under_backpressure(const char *tr)
+{
+    enum { N = 300, SIZE = 4096 };
+    char ep[256], bound[256];
+    fw_recorder_t rec;
+    fw_gate_t gate;
+    fw_recorder_init(&rec);
+    fw_gate_init(&gate);
+    rec.gate = &gate;
+    fw_endpoint(ep, sizeof ep, tr, "fifo");
+    zlink_fw_result_t rc;
+    zlink_host_t *server = zlink_host_new("server", &rc);
+    FW_EQ(zlink_host_set_option(server, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, 1), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_cs_server(server, "svc", ep), ZLINK_FW_OK);
+    FW_EQ(zlink_channel_set_option(server, "svc", ZLINK_NODE_OPT_RCVHWM, 16384), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_handler(server, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
+                                 fw_on_send, &rec),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(server), ZLINK_FW_OK);
+    FW_EQ(zlink_host_endpoint(server, "svc", bound, sizeof bound), ZLINK_FW_OK);
+    zlink_host_t *client = zlink_host_new("client", &rc);
+    FW_EQ(zlink_host_add_cs_client(client, "svc", bound), ZLINK_FW_OK);
+    FW_EQ(zlink_channel_set_option(client, "svc", ZLINK_NODE_OPT_SNDHWM, 16384), ZLINK_FW_OK);
+    FW_EQ(zlink_channel_set_option(client, "svc", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(60000)),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(client), ZLINK_FW_OK);
+    /* the connection is up once a request gets through */
+    zlink_call_t *c = fw_call(client, 1, "warm");
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_NOT_FOUND); /* no request handler: answered */
+    zlink_call_release(c);
+    static fw_done_t d[N];
+    static char buf[SIZE];
+    for (int i = 0; i < N; i++) {
+        memset(&d[i], 0, sizeof d[i]);
+        snprintf(buf, sizeof buf, "p%03d", i);
+        c = zlink_call_send_to_channel(client, "svc", &rc);
+        FW_EQ(zlink_call_set_payload(c, "m", "", buf, SIZE), ZLINK_FW_OK);
+        FW_EQ(zlink_call_start(c, fw_on_done, &d[i]), ZLINK_FW_OK);
+    }
+    /* most of them wait for room behind the gated handler */
+    zlink_host_status_t st = {.struct_size = sizeof st};
+    ZT_EVENTUALLY(zlink_host_status(client, &st) == ZLINK_FW_OK && st.oneway_waiting > 0, 2000);
+    fw_gate_open(&gate);
+    ZT_EVENTUALLY(fw_recorder_count(&rec) == N, 10000);
+    for (int i = 0; i < N; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "p%03d", i);
+        if (strcmp(rec.seen[i], want) != 0)
+            ZT_FAIL("record %d is %s, expected %s (a send overtook another)", i, rec.seen[i],
+                    want);
+        ZT_EQ_INT(atomic_load(&d[i].calls), 1);
+        FW_EQ(atomic_load(&d[i].result), ZLINK_FW_OK);
+    }
+    FW_EQ(zlink_host_shutdown(client, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_shutdown(server, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(client), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(server), ZLINK_FW_OK);
+}
+
+/* Two turns of one gate never overlap, also with several host threads
+ * and many records in flight. */
+static atomic_int gate_inside, gate_overlaps, gate_seen;
+
+static void on_exclusive(zlink_turn_t *turn, void *user)
+{
+    (void)user;
+    if (atomic_fetch_add(&gate_inside, 1) != 0)
+        atomic_fetch_add(&gate_overlaps, 1);
+    for (volatile int i = 0; i < 200; i++)
+        ;
+    atomic_fetch_sub(&gate_inside, 1);
+    atomic_fetch_add(&gate_seen, 1);
+    zlink_turn_end(turn, 0, NULL);
+}
+
+static void gate_is_exclusive(void)
+{
+    enum { N = 20000 };
+    zlink_fw_result_t rc;
+    char bound[256];
+    zlink_host_t *server = zlink_host_new("server", &rc);
+    FW_EQ(zlink_host_set_option(server, ZLINK_HOST_OPT_HANDLER_THREADS, 4), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_cs_server(server, "svc", "inproc://fw-gate-excl"), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_handler(server, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
+                                 on_exclusive, NULL),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(server), ZLINK_FW_OK);
+    FW_EQ(zlink_host_endpoint(server, "svc", bound, sizeof bound), ZLINK_FW_OK);
+    zlink_host_t *client = fw_cs_client("client", bound);
+    for (int i = 0; i < N; i++) {
+        zlink_call_t *c = fw_call(client, 0, "x");
+        FW_EQ(zlink_call_start(c, NULL, NULL), ZLINK_FW_OK);
+        zlink_call_release(c);
+    }
+    ZT_EVENTUALLY(atomic_load(&gate_seen) == N, 20000);
+    ZT_EQ_INT(atomic_load(&gate_overlaps), 0);
+    FW_EQ(zlink_host_shutdown(client, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_shutdown(server, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(client), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(server), ZLINK_FW_OK);
+}
+
 int main(int argc, char **argv)
 {
     static const zt_case_t cases[] = {
@@ -286,6 +391,8 @@ int main(int argc, char **argv)
         ZT_CASE_TP(shutdown_ends_pending),
         ZT_CASE(callback_on_new_turn),
         ZT_CASE(nested_callback),
+        ZT_CASE_TP(fifo_under_backpressure),
+        ZT_CASE(gate_is_exclusive),
     };
     return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }
