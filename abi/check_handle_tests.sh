@@ -8,8 +8,10 @@
 # Each ZLINK_EXPORT function of the headers must appear in the test either
 # as H(zlink_name, ...) (its handle argument is tested) or as
 # NO_HANDLE(zlink_name). A function takes a handle when a parameter is a
-# non-const `void *` or `void **` other than data, hint, user_context or
-# user_data, or a zlink_pollitem_t array; such a function may not be listed
+# non-const `void *` or `void **` other than data, hint, user, user_context
+# or user_data (the caller's own pointers, handed back untouched), a
+# zlink_pollitem_t array, or a framework handle (zlink_host_t *,
+# zlink_call_t *, zlink_turn_t *); such a function may not be listed
 # as NO_HANDLE, and one without may not be in the table. Names the test
 # lists that the headers do not declare fail too.
 set -u
@@ -40,10 +42,14 @@ takes_handle() {
         const\ *) continue ;;
         *zlink_pollitem_t*) return 0 ;;
         esac
+        # framework handles: typed opaque pointers (zlink/framework.h)
+        if printf '%s' "$p" | grep -qE '^zlink_(host|call|turn)_t[[:space:]]*\*[[:space:]]*[A-Za-z_]+$'; then
+            return 0
+        fi
         if printf '%s' "$p" | grep -qE '^void[[:space:]]*\*{1,2}[[:space:]]*[A-Za-z_]+$'; then
             pname=$(printf '%s' "$p" | grep -oE '[A-Za-z_]+$')
             case "$pname" in
-            data | hint | user_context | user_data) ;;
+            data | hint | user | user_context | user_data) ;;
             *) return 0 ;;
             esac
         fi

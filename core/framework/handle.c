@@ -104,7 +104,7 @@ void *zf_handle_add(zf_obj_t *o)
 zf_obj_t *zf_handle_get(const void *h, int kind)
 {
     uint64_t v = (uint64_t)(uintptr_t)h;
-    if ((v & (3ull << 62)) != H_MARK || (int)((v >> 56) & 0xF) != kind)
+    if ((v & (0xFull << 60)) != H_MARK || (int)((v >> 56) & 0xF) != kind)
         return NULL;
     uint32_t i = (uint32_t)(v & (H_MAX_SLOTS - 1));
     uint32_t gen = (uint32_t)(v >> 24);

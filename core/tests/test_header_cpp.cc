@@ -321,6 +321,7 @@ ZLINK_BIND_RESULTS(ROW_PIN)
 ZLINK_CONNECT_RESULTS(ROW_PIN)
 ZLINK_CONFIG_RESULTS(ROW_PIN)
 ZLINK_SEND_COMPLETE_RESULTS(ROW_PIN)
+ZLINK_FW_RESULTS(ROW_PIN)
 
 #define COUNT_ROW(a, b) +1
 PIN(0 ZLINK_SUBMIT_RESULTS(COUNT_ROW), 14);
@@ -332,6 +333,7 @@ PIN(0 ZLINK_BIND_RESULTS(COUNT_ROW), 6);
 PIN(0 ZLINK_CONNECT_RESULTS(COUNT_ROW), 9);
 PIN(0 ZLINK_CONFIG_RESULTS(COUNT_ROW), 10);
 PIN(0 ZLINK_SEND_COMPLETE_RESULTS(COUNT_ROW), 2);
+PIN(0 ZLINK_FW_RESULTS(COUNT_ROW), 17);
 PIN(0 ZLINK_SUBMIT_ERRNO_MAP(COUNT_ROW), 23);
 PIN(0 ZLINK_REQUEST_ERRNO_MAP(COUNT_ROW), 20);
 PIN(0 ZLINK_RECV_ERRNO_MAP(COUNT_ROW), 10);
@@ -341,13 +343,14 @@ PIN(0 ZLINK_BIND_ERRNO_MAP(COUNT_ROW), 10);
 PIN(0 ZLINK_CONNECT_ERRNO_MAP(COUNT_ROW), 13);
 PIN(0 ZLINK_CONFIG_ERRNO_MAP(COUNT_ROW), 14);
 PIN(0 ZLINK_SEND_COMPLETE_ERRNO_MAP(COUNT_ROW), 0);
+PIN(0 ZLINK_FW_ERRNO_MAP(COUNT_ROW), 0);
 PIN(0 ZLINK_ERRNO_TEXTS(COUNT_ROW), 44);
 
 #define COUNT_FAMILY(family, type, results, errno_map, fallback, named) +1
 #define COUNT_NAMED(family, type, results, errno_map, fallback, named) +(named)
 #define FAMILY_SIZE(family, type, results, errno_map, fallback, named) PIN(sizeof(type), 4);
-PIN(0 ZLINK_RESULT_FAMILIES(COUNT_FAMILY), 9);
-PIN(0 ZLINK_RESULT_FAMILIES(COUNT_NAMED), 8);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_FAMILY), 10);
+PIN(0 ZLINK_RESULT_FAMILIES(COUNT_NAMED), 9);
 ZLINK_RESULT_FAMILIES(FAMILY_SIZE)
 
 struct text_row {
@@ -426,6 +429,7 @@ SIG(zlink_router_recv_route_generation, uint64_t, (void *));
 SIG(zlink_request, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_msg_t *, size_t, zlink_send_flags_t, uint32_t, void *, zlink_completion_id_t *));
 SIG(zlink_reply, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_reply_token_t, zlink_msg_t *, size_t));
 SIG(zlink_reply_error, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_reply_token_t, int, zlink_msg_t *, size_t));
+SIG(zlink_reply_submit, zlink_submit_result_t, (void *, const zlink_routing_id_t *, zlink_reply_token_t, int, zlink_msg_t *, size_t, zlink_send_flags_t, void *, zlink_completion_id_t *));
 SIG(zlink_socket_set_receive_flow_state, zlink_config_result_t, (void *, zlink_receive_flow_state_t));
 
 
@@ -626,6 +630,279 @@ static bool monitor_smoke()
     return ok;
 }
 
+// ------------------------------------------------ framework (ZLINK_1.1)
+// zlink/framework.h, included by zlink.h: error kinds, the framework
+// result family (pinned with the result table above), durations, host
+// states and options, limits, the status and outcome structs, every
+// function's signature; framework_smoke() links and runs the calls that
+// need no peer.
+
+#ifndef ZLINK_FRAMEWORK_H
+#error "zlink.h must include zlink/framework.h (guard ZLINK_FRAMEWORK_H)"
+#endif
+
+// error kinds: 13, numbered as in every language
+PIN(sizeof(zlink_error_kind_t), 4);
+PIN(ZLINK_ERROR_NOT_FOUND, 0);
+PIN(ZLINK_ERROR_ALREADY_EXISTS, 1);
+PIN(ZLINK_ERROR_TYPE_MISMATCH, 2);
+PIN(ZLINK_ERROR_NOT_CONFIGURED, 3);
+PIN(ZLINK_ERROR_REJECTED, 4);
+PIN(ZLINK_ERROR_UNAVAILABLE, 5);
+PIN(ZLINK_ERROR_CAPACITY_EXCEEDED, 6);
+PIN(ZLINK_ERROR_DEADLINE_EXCEEDED, 7);
+PIN(ZLINK_ERROR_SHUTTING_DOWN, 8);
+PIN(ZLINK_ERROR_PROTOCOL_ERROR, 9);
+PIN(ZLINK_ERROR_INVALID_OPERATION, 10);
+PIN(ZLINK_ERROR_DATA_LOST, 11);
+PIN(ZLINK_ERROR_INTERNAL_FAILURE, 12);
+ZLINK_ERROR_KINDS(ROW_PIN)
+PIN(0 ZLINK_ERROR_KINDS(COUNT_ROW), 13);
+
+// zlink_fw_result_t: 800 + kind, and three results that are no kind
+PIN(sizeof(zlink_fw_result_t), 4);
+PIN(ZLINK_FW_OK, 0);
+PIN(ZLINK_FW_NOT_FOUND, 800);
+PIN(ZLINK_FW_ALREADY_EXISTS, 801);
+PIN(ZLINK_FW_TYPE_MISMATCH, 802);
+PIN(ZLINK_FW_NOT_CONFIGURED, 803);
+PIN(ZLINK_FW_REJECTED, 804);
+PIN(ZLINK_FW_UNAVAILABLE, 805);
+PIN(ZLINK_FW_CAPACITY_EXCEEDED, 806);
+PIN(ZLINK_FW_DEADLINE_EXCEEDED, 807);
+PIN(ZLINK_FW_SHUTTING_DOWN, 808);
+PIN(ZLINK_FW_PROTOCOL_ERROR, 809);
+PIN(ZLINK_FW_INVALID_OPERATION, 810);
+PIN(ZLINK_FW_DATA_LOST, 811);
+PIN(ZLINK_FW_INTERNAL_FAILURE, 812);
+PIN(ZLINK_FW_CANCELLED, 820);
+PIN(ZLINK_FW_INVALID_ARGUMENT, 830);
+PIN(ZLINK_FW_INVALID_HANDLE, 831);
+PIN(ZLINK_FW_KIND_BASE, 800);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_NOT_FOUND, ZLINK_FW_NOT_FOUND);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_ALREADY_EXISTS, ZLINK_FW_ALREADY_EXISTS);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_TYPE_MISMATCH, ZLINK_FW_TYPE_MISMATCH);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_NOT_CONFIGURED, ZLINK_FW_NOT_CONFIGURED);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_REJECTED, ZLINK_FW_REJECTED);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_UNAVAILABLE, ZLINK_FW_UNAVAILABLE);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_CAPACITY_EXCEEDED, ZLINK_FW_CAPACITY_EXCEEDED);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_DEADLINE_EXCEEDED, ZLINK_FW_DEADLINE_EXCEEDED);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_SHUTTING_DOWN, ZLINK_FW_SHUTTING_DOWN);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_PROTOCOL_ERROR, ZLINK_FW_PROTOCOL_ERROR);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_INVALID_OPERATION, ZLINK_FW_INVALID_OPERATION);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_DATA_LOST, ZLINK_FW_DATA_LOST);
+PIN(ZLINK_FW_KIND_BASE + ZLINK_ERROR_INTERNAL_FAILURE, ZLINK_FW_INTERNAL_FAILURE);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_NOT_FOUND), 1);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_INTERNAL_FAILURE), 1);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_OK), 0);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_CANCELLED), 0);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_INVALID_ARGUMENT), 0);
+PIN(ZLINK_FW_IS_KIND(ZLINK_FW_INVALID_HANDLE), 0);
+PIN(ZLINK_FW_KIND_OF(ZLINK_FW_DEADLINE_EXCEEDED), ZLINK_ERROR_DEADLINE_EXCEEDED);
+PIN(ZLINK_FW_KIND_OF(ZLINK_FW_INTERNAL_FAILURE), ZLINK_ERROR_INTERNAL_FAILURE);
+
+// durations
+PIN(ZLINK_DURATION_INFINITE, INT64_MAX);
+PIN(ZLINK_MS(1), 1000000);
+PIN(ZLINK_MS(30000), 30000000000LL);
+PIN(sizeof(ZLINK_MS(1)), sizeof(int64_t));
+
+// host states and options
+PIN(sizeof(zlink_host_state_t), 4);
+PIN(ZLINK_HOST_PREPARING, 0);
+PIN(ZLINK_HOST_SERVING, 1);
+PIN(ZLINK_HOST_DRAINING, 2);
+PIN(ZLINK_HOST_STOPPED, 3);
+PIN(ZLINK_HOST_FAILED, 4);
+PIN(ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT, 1);
+PIN(ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT, 2);
+PIN(ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT, 3);
+PIN(ZLINK_HOST_OPT_ADMISSION_WAITERS, 4);
+PIN(ZLINK_HOST_OPT_MAX_QUEUED_JOBS, 5);
+PIN(ZLINK_HOST_OPT_HANDLER_THREADS, 6);
+PIN(ZLINK_NODE_OPT_SEND_TIMEOUT, 1);
+PIN(ZLINK_NODE_OPT_REQUEST_TIMEOUT, 2);
+PIN(ZLINK_NODE_OPT_SNDHWM, 3);
+PIN(ZLINK_NODE_OPT_RCVHWM, 4);
+PIN(ZLINK_DEFAULT_REQUEST_TIMEOUT, 30000000000LL);
+PIN(ZLINK_DEFAULT_SEND_TIMEOUT, 1000000000LL);
+PIN(ZLINK_DEFAULT_SHUTDOWN_TIMEOUT, 30000000000LL);
+PIN(ZLINK_ADMISSION_WAITERS, 1024);
+PIN(ZLINK_DISPATCHER_CAPACITY, 4096);
+PIN(ZLINK_LIVENESS_PROBE_INTERVAL, 5000000000LL);
+PIN(ZLINK_LIVENESS_DEADLINE, 15000000000LL);
+PIN(ZLINK_METADATA_MAX, 1024);
+
+// handlers
+PIN(sizeof(zlink_owner_kind_t), 4);
+PIN(ZLINK_OWNER_CHANNEL, 1);
+PIN(ZLINK_OWNER_NODE, 2);
+PIN(sizeof(zlink_message_kind_t), 4);
+PIN(ZLINK_MESSAGE_SEND, 1);
+PIN(ZLINK_MESSAGE_REQUEST, 2);
+
+// zlink_host_status_t: a snapshot the caller sizes (struct_size)
+PIN(offsetof(zlink_host_status_t, struct_size), 0);
+PIN(offsetof(zlink_host_status_t, state), 4);
+PIN(offsetof(zlink_host_status_t, is_ready), 8);
+PIN(offsetof(zlink_host_status_t, accepting_work), 12);
+PIN(offsetof(zlink_host_status_t, requests_inflight), 16);
+PIN(offsetof(zlink_host_status_t, oneway_waiting), 24);
+PIN(offsetof(zlink_host_status_t, admission_waiters_max), 32);
+PIN(offsetof(zlink_host_status_t, dispatcher_in_use), 40);
+PIN(offsetof(zlink_host_status_t, dispatcher_capacity), 48);
+PIN(offsetof(zlink_host_status_t, turns_running), 56);
+PIN(offsetof(zlink_host_status_t, turns_queued), 64);
+PIN(offsetof(zlink_host_status_t, max_queued_jobs), 72);
+PIN(offsetof(zlink_host_status_t, permits_in_use), 80);
+PIN(offsetof(zlink_host_status_t, reserved), 88);
+PIN(sizeof(zlink_host_status_t::reserved), 64);
+PIN(sizeof(zlink_host_status_t), 152);
+
+// zlink_outcome_t
+PIN(offsetof(zlink_outcome_t, struct_size), 0);
+PIN(offsetof(zlink_outcome_t, result), 4);
+PIN(offsetof(zlink_outcome_t, remote_code), 8);
+PIN(offsetof(zlink_outcome_t, reserved), 12);
+PIN(offsetof(zlink_outcome_t, message), 16);
+#if UINTPTR_MAX > 0xFFFFFFFFu
+PIN(offsetof(zlink_outcome_t, payload), 24);
+PIN(offsetof(zlink_outcome_t, payload_size), 32);
+PIN(offsetof(zlink_outcome_t, packet), 40);
+PIN(offsetof(zlink_outcome_t, content_type), 48);
+PIN(sizeof(zlink_outcome_t), 56);
+#endif
+
+// callbacks: an application function of each type
+static void on_turn(zlink_turn_t *turn, void *user)
+{
+    static_cast<void>(turn);
+    static_cast<void>(user);
+}
+static zlink_handler_fn const handler_fn_check = on_turn;
+static void on_outcome(zlink_call_t *call, const zlink_outcome_t *outcome, void *user)
+{
+    static_cast<void>(call);
+    static_cast<void>(outcome);
+    static_cast<void>(user);
+}
+static zlink_completion_fn const completion_fn_check = on_outcome;
+
+SIG(zlink_host_new, zlink_host_t *, (const char *, zlink_fw_result_t *));
+SIG(zlink_host_set_option, zlink_fw_result_t, (zlink_host_t *, int, int64_t));
+SIG(zlink_host_get_option, zlink_fw_result_t, (zlink_host_t *, int, int64_t *));
+SIG(zlink_host_add_cs_server, zlink_fw_result_t, (zlink_host_t *, const char *, const char *));
+SIG(zlink_host_add_cs_client, zlink_fw_result_t, (zlink_host_t *, const char *, const char *));
+SIG(zlink_channel_set_option, zlink_fw_result_t, (zlink_host_t *, const char *, int, int64_t));
+SIG(zlink_channel_get_option, zlink_fw_result_t, (zlink_host_t *, const char *, int, int64_t *));
+SIG(zlink_host_add_mesh_node, zlink_fw_result_t, (zlink_host_t *, const char *, const void *, size_t, const char *));
+SIG(zlink_mesh_connect, zlink_fw_result_t, (zlink_host_t *, const char *, const char *, const void *, size_t));
+SIG(zlink_mesh_set_option, zlink_fw_result_t, (zlink_host_t *, const char *, int, int64_t));
+SIG(zlink_mesh_get_option, zlink_fw_result_t, (zlink_host_t *, const char *, int, int64_t *));
+SIG(zlink_mesh_add_channel_client, zlink_fw_result_t, (zlink_host_t *, const char *, const char *));
+SIG(zlink_mesh_add_channel_server, zlink_fw_result_t, (zlink_host_t *, const char *, const char *, int));
+SIG(zlink_mesh_set_weight, zlink_fw_result_t, (zlink_host_t *, const char *, const char *, int));
+SIG(zlink_host_endpoint, zlink_fw_result_t, (zlink_host_t *, const char *, char *, size_t));
+SIG(zlink_mesh_ready_peers, int, (zlink_host_t *, const char *, zlink_fw_result_t *));
+SIG(zlink_host_add_handler, zlink_fw_result_t, (zlink_host_t *, zlink_owner_kind_t, const char *, zlink_message_kind_t, const char *, zlink_handler_fn, void *));
+SIG(zlink_host_start, zlink_fw_result_t, (zlink_host_t *));
+SIG(zlink_host_shutdown, zlink_fw_result_t, (zlink_host_t *, int64_t));
+SIG(zlink_host_destroy, zlink_fw_result_t, (zlink_host_t *));
+SIG(zlink_host_state, int, (zlink_host_t *));
+SIG(zlink_host_status, zlink_fw_result_t, (zlink_host_t *, zlink_host_status_t *));
+SIG(zlink_host_metric, zlink_fw_result_t, (zlink_host_t *, const char *, const char *, int64_t *));
+SIG(zlink_call_send_to_channel, zlink_call_t *, (zlink_host_t *, const char *, zlink_fw_result_t *));
+SIG(zlink_call_request_to_channel, zlink_call_t *, (zlink_host_t *, const char *, zlink_fw_result_t *));
+SIG(zlink_call_send_to_node, zlink_call_t *, (zlink_host_t *, const char *, const void *, size_t, zlink_fw_result_t *));
+SIG(zlink_call_request_to_node, zlink_call_t *, (zlink_host_t *, const char *, const void *, size_t, zlink_fw_result_t *));
+SIG(zlink_call_set_payload, zlink_fw_result_t, (zlink_call_t *, const char *, const char *, const void *, size_t));
+SIG(zlink_call_set_timeout, zlink_fw_result_t, (zlink_call_t *, int64_t));
+SIG(zlink_call_set_metadata, zlink_fw_result_t, (zlink_call_t *, const char *, const char *));
+SIG(zlink_call_start, zlink_fw_result_t, (zlink_call_t *, zlink_completion_fn, void *));
+SIG(zlink_call_wait, zlink_fw_result_t, (zlink_call_t *, zlink_outcome_t *));
+SIG(zlink_call_yield, zlink_fw_result_t, (zlink_call_t *, zlink_completion_fn, void *));
+SIG(zlink_call_cancel, zlink_fw_result_t, (zlink_call_t *));
+SIG(zlink_call_release, zlink_fw_result_t, (zlink_call_t *));
+SIG(zlink_turn_kind, int, (zlink_turn_t *));
+SIG(zlink_turn_packet, const char *, (zlink_turn_t *));
+SIG(zlink_turn_content_type, const char *, (zlink_turn_t *));
+SIG(zlink_turn_payload, const void *, (zlink_turn_t *, size_t *));
+SIG(zlink_turn_metadata, const char *, (zlink_turn_t *, const char *));
+SIG(zlink_turn_source, zlink_fw_result_t, (zlink_turn_t *, zlink_routing_id_t *));
+SIG(zlink_turn_reply, zlink_call_t *, (zlink_turn_t *, zlink_fw_result_t *));
+SIG(zlink_turn_reply_error, zlink_call_t *, (zlink_turn_t *, zlink_error_kind_t, const char *, zlink_fw_result_t *));
+SIG(zlink_turn_end, zlink_fw_result_t, (zlink_turn_t *, int, const char *));
+SIG(zlink_runtime_context_enter, zlink_fw_result_t, (void));
+SIG(zlink_runtime_context_leave, zlink_fw_result_t, (void));
+SIG(zlink_in_runtime_context, int, (void));
+SIG(zlink_error_kind_name, const char *, (int));
+
+// Links and runs the framework calls that need no peer, as an application
+// would: a host in PREPARING, its options and status, a call built and
+// released, the runtime-context flag and the error kind names.
+static bool framework_smoke()
+{
+    static const char *const kind_names[] = {
+        "NotFound",    "AlreadyExists",    "TypeMismatch",     "NotConfigured",
+        "Rejected",    "Unavailable",      "CapacityExceeded", "DeadlineExceeded",
+        "ShuttingDown", "ProtocolError",   "InvalidOperation", "DataLost",
+        "InternalFailure"};
+    zlink_fw_result_t r = ZLINK_FW_INTERNAL_FAILURE;
+    zlink_host_t *host = zlink_host_new("header-c", &r);
+    zlink_host_status_t st;
+    zlink_outcome_t out;
+    zlink_call_t *call;
+    int64_t v = 0;
+    bool ok = host != nullptr && r == ZLINK_FW_OK;
+    int k;
+
+    for (k = 0; k < 13; k++)
+        ok = ok && std::strcmp(zlink_error_kind_name(k), kind_names[k]) == 0;
+    ok = ok && std::strcmp(zlink_error_kind_name(13), "unknown") == 0;
+    ok = ok && zlink_host_state(host) == ZLINK_HOST_PREPARING;
+    ok = ok && zlink_host_get_option(host, ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT, &v) ==
+                   ZLINK_FW_OK &&
+         v == ZLINK_DEFAULT_REQUEST_TIMEOUT;
+    // 400 us rounds up to 1 ms; INFINITE is refused and changes nothing
+    ok = ok && zlink_host_set_option(host, ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT, 400000) ==
+                   ZLINK_FW_OK;
+    ok = ok && zlink_host_get_option(host, ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT, &v) ==
+                   ZLINK_FW_OK &&
+         v == ZLINK_MS(1);
+    ok = ok && zlink_host_set_option(host, ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT,
+                                     ZLINK_DURATION_INFINITE) == ZLINK_FW_INVALID_ARGUMENT;
+    ok = ok && zlink_host_get_option(host, ZLINK_HOST_OPT_ADMISSION_WAITERS, &v) ==
+                   ZLINK_FW_OK &&
+         v == ZLINK_ADMISSION_WAITERS;
+    std::memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    ok = ok && zlink_host_status(host, &st) == ZLINK_FW_OK && st.state == ZLINK_HOST_PREPARING &&
+         st.dispatcher_capacity == ZLINK_DISPATCHER_CAPACITY &&
+         st.admission_waiters_max == ZLINK_ADMISSION_WAITERS;
+    call = zlink_call_request_to_channel(host, "svc", &r);
+    ok = ok && call != nullptr && r == ZLINK_FW_OK;
+    ok = ok && zlink_call_set_payload(call, "p", "", "x", 1) == ZLINK_FW_OK;
+    ok = ok && zlink_call_set_timeout(call, ZLINK_MS(5)) == ZLINK_FW_OK;
+    ok = ok && zlink_call_set_metadata(call, "k", "v") == ZLINK_FW_OK;
+    // a synchronous terminator in a runtime context fails at once
+    ok = ok && zlink_in_runtime_context() == 0;
+    ok = ok && zlink_runtime_context_enter() == ZLINK_FW_OK && zlink_in_runtime_context() == 1;
+    std::memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    ok = ok && zlink_call_wait(call, &out) == ZLINK_FW_INVALID_OPERATION;
+    ok = ok && zlink_runtime_context_leave() == ZLINK_FW_OK && zlink_in_runtime_context() == 0;
+    ok = ok && zlink_runtime_context_leave() == ZLINK_FW_INVALID_OPERATION;
+    ok = ok && zlink_call_yield(call, completion_fn_check, nullptr) == ZLINK_FW_INVALID_OPERATION;
+    ok = ok && zlink_call_cancel(call) == ZLINK_FW_OK;
+    ok = ok && zlink_call_release(call) == ZLINK_FW_OK;
+    ok = ok && zlink_call_release(call) == ZLINK_FW_INVALID_HANDLE;
+    ok = ok && zlink_host_add_handler(host, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_REQUEST,
+                                      "p", handler_fn_check, nullptr) == ZLINK_FW_OK;
+    ok = ok && zlink_host_destroy(host) == ZLINK_FW_OK;
+    ok = ok && zlink_host_state(host) == -1;
+    return ok;
+}
+
 // ---------------------------------------------------------------------- run
 
 static int failures;
@@ -681,6 +958,7 @@ int main()
     CHECK(free_fn_check != nullptr);
     CHECK(polling_smoke());
     CHECK(monitor_smoke());
+    CHECK(framework_smoke());
 
     if (failures != 0) {
         std::printf("not ok - test_header_cpp (%d failed checks)\n", failures);

@@ -170,6 +170,7 @@ ZLINK_BIND_RESULTS(ROW_IS_CONSTANT)
 ZLINK_CONNECT_RESULTS(ROW_IS_CONSTANT)
 ZLINK_CONFIG_RESULTS(ROW_IS_CONSTANT)
 ZLINK_SEND_COMPLETE_RESULTS(ROW_IS_CONSTANT)
+ZLINK_FW_RESULTS(ROW_IS_CONSTANT)
 
 #define VALUE_ROW(name, value) {#name, value},
 #define ERRNO_ROW(err, result) {#err, err, (int)(result)},
@@ -218,7 +219,7 @@ static bool has_text(int errnum)
 /* The table's own rules. */
 static void table_keeps_its_rules(void)
 {
-    ZT_EQ_INT(N_FAMILIES, 9);
+    ZT_EQ_INT(N_FAMILIES, 10);
     int blocks_named[10] = {0};
     for (size_t f = 0; f < N_FAMILIES; f++) {
         const family_t *fam = &families[f];
@@ -226,10 +227,11 @@ static void table_keeps_its_rules(void)
         ZT_CHECK(count_values(fam) >= 2);
         /* One success value, 0, listed first. */
         ZT_EQ_INT(fam->values[0].value, 0);
-        /* The others lie in one block of 100 (base + 1 .. base + 99). */
+        /* The others lie in one block of 100 (base .. base + 99, never 0:
+         * the framework's block starts at 800 itself, 800 + error kind). */
         int base = fam->values[1].value / 100 * 100;
         for (const value_row_t *v = fam->values + 1; v->name != NULL; v++) {
-            if (!(v->value > base && v->value < base + 100))
+            if (!(v->value >= base && v->value < base + 100 && v->value != 0))
                 ZT_FAIL("%s = %d outside %s's range", v->name, v->value, fam->family);
             ZT_CHECK(strncmp(v->name, "ZLINK_", 6) == 0);
             for (const value_row_t *w = v + 1; w->name != NULL; w++)
@@ -275,8 +277,8 @@ static void table_keeps_its_rules(void)
     }
 }
 
-/* The library's helper for a family, or NULL (handler and send_complete
- * have none: nothing maps an errno into them). */
+/* The library's helper for a family, or NULL (handler, send_complete and
+ * framework have none: nothing maps an errno into them). */
 static int via_submit(int e) { return (int)zl_submit_fail(e); }
 static int via_request(int e) { return (int)zl_request_result_of(e); }
 static int via_recv(int e) { return (int)zl_recv_fail(e); }
@@ -313,7 +315,11 @@ static void library_mapping_is_the_table(void)
         int (*map)(int) = helper_of(fam->family);
         if (map == NULL) {
             ZT_CHECK(strcmp(fam->family, "handler") == 0 ||
-                     strcmp(fam->family, "send_complete") == 0);
+                     strcmp(fam->family, "send_complete") == 0 ||
+                     strcmp(fam->family, "framework") == 0);
+            /* Framework calls never set zlink_errno: no errno row at all. */
+            if (strcmp(fam->family, "framework") == 0)
+                ZT_CHECK(fam->errnos[0].errno_name == NULL);
             continue;
         }
         helpers++;
@@ -372,13 +378,79 @@ static void result_name_of_every_value(void)
     ZT_EQ_INT(own, 4); /* every standard name exists on Linux */
 #endif
     static const int unknown[] = {-1,  14,  100, 114, 200, 209, 300, 307,
-                                  400, 405, 506, 609, 710, 800, 999, ZLINK_HAUSNUMERO,
+                                  400, 405, 506, 609, 710, 799, 813, 819,
+                                  821, 829, 832, 899, 999, ZLINK_HAUSNUMERO,
                                   ZLINK_HAUSNUMERO + 25, ZLINK_HAUSNUMERO + 50,
                                   ZLINK_HAUSNUMERO + 55, INT_MIN, INT_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         ZT_EQ_STR(zlink_result_name(unknown[i]), "unknown result");
     /* A name is a static string: the same pointer every time. */
     ZT_CHECK(zlink_result_name(ZLINK_CONFIG_BUSY) == zlink_result_name(ZLINK_CONFIG_BUSY));
+}
+
+/* The framework family is 800 + each of the 13 error kinds of
+ * ZLINK_ERROR_KINDS, under the same name (ZLINK_ERROR_X <-> ZLINK_FW_X),
+ * plus CANCELLED, INVALID_ARGUMENT and INVALID_HANDLE, which are no kind;
+ * ZLINK_FW_IS_KIND / ZLINK_FW_KIND_OF agree, and zlink_error_kind_name
+ * gives each kind's contract name (NOT_FOUND -> "NotFound"). */
+static void framework_results_are_the_kinds(void)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {
+#define KIND_ROW(name, value) {#name, value},
+        ZLINK_ERROR_KINDS(KIND_ROW)
+#undef KIND_ROW
+    };
+    const family_t *fw = NULL;
+    for (size_t f = 0; f < N_FAMILIES; f++) {
+        if (strcmp(families[f].family, "framework") == 0)
+            fw = &families[f];
+    }
+    ZT_CHECK(fw != NULL);
+    ZT_EQ_STR(fw->type, "zlink_fw_result_t");
+    ZT_CHECK(fw->named);
+    ZT_EQ_INT(sizeof kinds / sizeof kinds[0], 13);
+    ZT_EQ_INT(count_values(fw), 1 + 13 + 3);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        ZT_EQ_INT(kinds[i].kind, (int)i);
+        const char *suffix = kinds[i].name + strlen("ZLINK_ERROR_");
+        ZT_CHECK(strncmp(kinds[i].name, "ZLINK_ERROR_", strlen("ZLINK_ERROR_")) == 0);
+        int r = ZLINK_FW_KIND_BASE + kinds[i].kind;
+        const value_row_t *v = value_of(fw, r);
+        if (v == NULL)
+            ZT_FAIL("no framework result %d for %s", r, kinds[i].name);
+        char want[64];
+        snprintf(want, sizeof want, "ZLINK_FW_%s", suffix);
+        ZT_EQ_STR(v->name, want);
+        ZT_CHECK(ZLINK_FW_IS_KIND(r));
+        ZT_EQ_INT(ZLINK_FW_KIND_OF(r), kinds[i].kind);
+        /* "NOT_FOUND" -> "NotFound" */
+        char camel[64];
+        size_t n = 0;
+        bool up = true;
+        for (const char *c = suffix; *c != '\0' && n + 1 < sizeof camel; c++) {
+            if (*c == '_') {
+                up = true;
+                continue;
+            }
+            camel[n++] = up ? *c : (char)(*c - 'A' + 'a');
+            up = false;
+        }
+        camel[n] = '\0';
+        ZT_EQ_STR(zlink_error_kind_name(kinds[i].kind), camel);
+    }
+    /* The three results that are no kind lie outside the kinds' range. */
+    static const int not_kinds[] = {ZLINK_FW_OK, ZLINK_FW_CANCELLED, ZLINK_FW_INVALID_ARGUMENT,
+                                    ZLINK_FW_INVALID_HANDLE, 799, 813};
+    for (size_t i = 0; i < sizeof not_kinds / sizeof not_kinds[0]; i++)
+        ZT_CHECK(!ZLINK_FW_IS_KIND(not_kinds[i]));
+    ZT_EQ_STR(zlink_error_kind_name(-1), "unknown");
+    ZT_EQ_STR(zlink_error_kind_name(13), "unknown");
+    ZT_EQ_STR(zlink_error_kind_name(INT_MIN), "unknown");
+    ZT_EQ_STR(zlink_error_kind_name(INT_MAX), "unknown");
+    ZT_CHECK(zlink_error_kind_name(0) == zlink_error_kind_name(0)); /* static */
 }
 
 /* ZLINK_ERRNO_TEXTS: distinct names, numbers and texts, each the text
@@ -766,8 +838,8 @@ static void results_json_matches_library(void)
         }
     }
     /* submit 13, request 13, recv 8, handler 6, close 4, bind 5, connect 8,
-     * config 9 */
-    ZT_EQ_INT(named_values, 66);
+     * config 9, framework 16 */
+    ZT_EQ_INT(named_values, 82);
 
     const json_t *errnos = member(&root, "errnos", J_ARR);
     ZT_EQ_INT(errnos->n, N_TEXTS);
@@ -821,6 +893,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(table_keeps_its_rules),
     ZT_CASE(library_mapping_is_the_table),
     ZT_CASE(result_name_of_every_value),
+    ZT_CASE(framework_results_are_the_kinds),
     ZT_CASE(errno_texts_are_strerror),
     ZT_CASE(json_reader_refuses_bad_text),
     ZT_CASE(results_json_matches_library),
