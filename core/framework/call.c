@@ -834,6 +834,8 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     c->user = user;
     atomic_store(&c->term, term); /* from here on the call is no longer built */
     atomic_store(&c->building, 0);
+    if (atomic_load(&c->cancelled_early))
+        return ZLINK_FW_CANCELLED; /* cancelled before its terminator: never sent */
     int rc = zf_host_serving(h);
     if (rc != 0)
         return rc;
@@ -913,7 +915,10 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     bool go = false;
     int outcome = -1;
     const char *why = NULL;
-    if (c->waitq != NULL && c->waitq->head != NULL) {
+    if (atomic_load(&c->cancelled_early)) {
+        outcome = ZLINK_FW_CANCELLED; /* the cancel came while it was being started */
+        why = "cancelled";
+    } else if (c->waitq != NULL && c->waitq->head != NULL) {
         if (h->oneway_waiting >= ZLINK_ADMISSION_WAITERS) {
             outcome = ZLINK_FW_DEADLINE_EXCEEDED;
             why = "admission waiters exhausted";
@@ -976,7 +981,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome
     zf_call_t *c = call_get(call);
     if (c == NULL)
         return ZLINK_FW_INVALID_HANDLE;
-    if (outcome == NULL || outcome->struct_size != sizeof *outcome) {
+    if (outcome == NULL || outcome->struct_size < sizeof *outcome) {
         zf_obj_unref(&c->obj);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
@@ -1001,7 +1006,9 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome
     pthread_mutex_lock(&zf_disp.lk);
     while (!c->ready)
         pthread_cond_wait(&zf_disp.waiters, &zf_disp.lk);
+    uint32_t given = outcome->struct_size;
     *outcome = c->outcome;
+    outcome->struct_size = given;
     c->state = ZF_ST_CLOSED;
     zf_disp_unreserve(c);
     pthread_cond_broadcast(&zf_disp.waiters);
@@ -1033,6 +1040,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call)
         return ZLINK_FW_INVALID_HANDLE;
     pthread_mutex_lock(&zf_disp.lk);
     bool now = false;
+    if (c->state == ZF_ST_NEW)
+        atomic_store(&c->cancelled_early, 1); /* its terminator will not send it */
     if (c->state == ZF_ST_PENDING) {
         if (c->adm == ZF_ADM_SUBMITTING) {
             /* the submitting thread decides (offer_result) */

@@ -145,6 +145,7 @@ typedef struct zf_call {
 
     atomic_int building;          /* a setter or the first terminator is inside */
     atomic_int term;              /* ZF_TERM_*: set once, by the first terminator */
+    atomic_int cancelled_early;   /* zlink_call_cancel before it was accepted */
     /* completion; all below under zf_disp.lk */
     zlink_completion_fn fn;
     void *user;
@@ -269,8 +270,9 @@ struct zf_sock {
     char endpoint[256];         /* listen endpoint; CS client: the first */
     char (*more_endpoints)[256]; /* CS client: further servers */
     size_t nmore;
-    int64_t send_timeout;       /* ns; 0 = the host's root fallback */
-    int64_t request_timeout;    /* ns; 0 = the host's default (mesh only) */
+    /* Runtime setters write these while calls read them: atomics. */
+    _Atomic int64_t send_timeout;    /* ns; 0 = the host's root fallback */
+    _Atomic int64_t request_timeout; /* ns; 0 = the host's default (mesh only) */
     uint64_t sndhwm, rcvhwm;
     bool hwm_set[2];
     struct zf_mesh *mesh;       /* ZF_SOCK_MESH */
@@ -369,7 +371,8 @@ struct zf_host {
     pthread_cond_t cv;          /* workers; shutdown waits */
     atomic_int state;
     /* options */
-    int64_t request_timeout, send_timeout, shutdown_timeout;
+    _Atomic int64_t request_timeout, send_timeout, shutdown_timeout;
+    pthread_mutex_t shutdown_lk; /* one shutdown of this host at a time */
     int handler_threads;
     uint64_t max_jobs;
     /* topology */

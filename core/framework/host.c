@@ -94,12 +94,14 @@ static zf_sock_t *find_named(zf_host_t *h, const char *name)
 
 int64_t zf_sock_send_timeout(zf_sock_t *s)
 {
-    return s->send_timeout > 0 ? s->send_timeout : s->host->send_timeout;
+    int64_t v = atomic_load_explicit(&s->send_timeout, memory_order_relaxed);
+    return v > 0 ? v : atomic_load_explicit(&s->host->send_timeout, memory_order_relaxed);
 }
 
 int64_t zf_sock_request_timeout(zf_sock_t *s)
 {
-    return s->request_timeout > 0 ? s->request_timeout : s->host->request_timeout;
+    int64_t v = atomic_load_explicit(&s->request_timeout, memory_order_relaxed);
+    return v > 0 ? v : atomic_load_explicit(&s->host->request_timeout, memory_order_relaxed);
 }
 
 /* P (framework-contract.md §2.1): the smallest known positive count of
@@ -136,6 +138,7 @@ ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *r
     h->obj.destroy = host_destroy_obj;
     snprintf(h->name, sizeof h->name, "%s", name);
     pthread_mutex_init(&h->lk, NULL);
+    pthread_mutex_init(&h->shutdown_lk, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -150,6 +153,7 @@ ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *r
     h->wake_fd = -1;
     if (zf_handle_add(&h->obj) == NULL) {
         pthread_mutex_destroy(&h->lk);
+        pthread_mutex_destroy(&h->shutdown_lk);
         pthread_cond_destroy(&h->cv);
         free(h);
         if (result != NULL)
@@ -212,6 +216,7 @@ static void host_destroy_obj(zf_obj_t *o)
     free(h->workers);
     free(h->thread_args);
     pthread_mutex_destroy(&h->lk);
+    pthread_mutex_destroy(&h->shutdown_lk);
     pthread_cond_destroy(&h->cv);
     free(h);
 }
@@ -251,7 +256,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
     switch (option) {
     case ZLINK_HOST_OPT_DEFAULT_REQUEST_TIMEOUT:
     case ZLINK_HOST_OPT_DEFAULT_SEND_TIMEOUT:
-    case ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT:
+    case ZLINK_HOST_OPT_SHUTDOWN_TIMEOUT: {
         int ms;
         rc = zf_timeout_ms(value, &ms);
         if (rc == 0) {
@@ -264,6 +269,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
                 h->shutdown_timeout = value;
         }
         break;
+    }
     case ZLINK_HOST_OPT_HANDLER_THREADS:
         if (atomic_load(&h->state) != ZLINK_HOST_PREPARING)
             rc = ZLINK_FW_INVALID_OPERATION;
@@ -1809,7 +1815,6 @@ static void drop_queued_turns(zf_host_t *h)
     pthread_mutex_unlock(&h->lk);
 }
 
-static pthread_mutex_t shutdown_lk = PTHREAD_MUTEX_INITIALIZER;
 
 ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t deadline)
 {
@@ -1824,10 +1829,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
         zf_obj_unref(&h->obj);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
-    pthread_mutex_lock(&shutdown_lk);
+    pthread_mutex_lock(&h->shutdown_lk);
     int st = atomic_load(&h->state);
     if (st != ZLINK_HOST_SERVING) {
-        pthread_mutex_unlock(&shutdown_lk);
+        pthread_mutex_unlock(&h->shutdown_lk);
         zf_obj_unref(&h->obj);
         return st == ZLINK_HOST_STOPPED ? ZLINK_FW_OK : ZLINK_FW_INVALID_OPERATION;
     }
@@ -1850,7 +1855,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     wait_until(h, turns_done, 0);
     teardown(h, true);
     atomic_store(&h->state, ZLINK_HOST_STOPPED);
-    pthread_mutex_unlock(&shutdown_lk);
+    pthread_mutex_unlock(&h->shutdown_lk);
     zf_obj_unref(&h->obj);
     return ZLINK_FW_OK;
 }
@@ -1893,12 +1898,15 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_status(zlink_host_t *host, zlink_host_
     zf_host_t *h = zf_host_get(host);
     if (h == NULL)
         return ZLINK_FW_INVALID_HANDLE;
-    if (st == NULL || st->struct_size != sizeof *st) {
+    /* A caller built against a later version may pass a larger struct: it
+     * gets the fields this version knows and zeros after them. */
+    if (st == NULL || st->struct_size < sizeof *st) {
         zf_obj_unref(&h->obj);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
-    memset(st, 0, sizeof *st);
-    st->struct_size = sizeof *st;
+    uint32_t given = st->struct_size;
+    memset(st, 0, given);
+    st->struct_size = given;
     st->state = atomic_load(&h->state);
     st->is_ready = st->state == ZLINK_HOST_SERVING;
     pthread_mutex_lock(&h->lk);

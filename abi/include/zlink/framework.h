@@ -181,9 +181,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_mesh_add_channel_server(zlink_host_t *host,
                                                const char *channel, int weight);
 ZLINK_EXPORT zlink_fw_result_t zlink_mesh_set_weight(zlink_host_t *host, const char *mesh,
                                        const char *channel, int weight);
-/* The endpoint a CS server channel or mesh node listens on, once SERVING
- * (port 0 resolved), NUL-terminated into buf[0..size). BUFFER space
- * too small or no listener: INVALID_ARGUMENT / NOT_FOUND. */
+/* The endpoint a CS server channel or mesh node listens on (port 0
+ * resolved), NUL-terminated into buf[0..size). INVALID_OPERATION before the
+ * host serves; NOT_FOUND for a name without a listener; INVALID_ARGUMENT
+ * for a buffer too small. */
 ZLINK_EXPORT zlink_fw_result_t zlink_host_endpoint(zlink_host_t *host, const char *name,
                                                    char *buf, size_t size);
 /* Mesh peers that are ready (hello/admit done, alive), for tests and
@@ -220,10 +221,13 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host, zlink_
 ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host);
 /* Graceful shutdown (application thread only; INVALID_OPERATION in a
  * runtime context). New calls get SHUTTING_DOWN at once; accepted work
- * (pending calls, queued and running turns, accepted callbacks) drains until
- * deadline (ns; 0 = the SHUTDOWN_TIMEOUT option); what is still pending then
- * completes with SHUTTING_DOWN. Returns when the host is STOPPED. A second
- * call waits for the same end. */
+ * (pending calls, queued and running turns, accepted callbacks) drains for
+ * up to deadline (a duration in ns; 0 = the SHUTDOWN_TIMEOUT option); calls
+ * still pending then complete with SHUTTING_DOWN and queued turns are
+ * answered SHUTTING_DOWN. It then waits for running handlers to return and
+ * open turns to end (C cannot stop a handler), and returns when the host is
+ * STOPPED. OK for a STOPPED host; INVALID_OPERATION for one that never
+ * served. A second call waits for the same end. */
 ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t deadline);
 /* Frees a PREPARING, STOPPED or FAILED host (SERVING: shuts it down first
  * with the default deadline). The handle is dead afterwards. */
@@ -231,7 +235,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_destroy(zlink_host_t *host);
 /* The host's state, or -1 for a bad handle. */
 ZLINK_EXPORT int zlink_host_state(zlink_host_t *host);
 
-/* Status (DECISIONS D4 C3): a snapshot; set struct_size first. */
+/* Status (DECISIONS D4 C3): a snapshot; set struct_size first (a struct
+ * at least this version's size; larger ones get zeros after its fields). */
 typedef struct zlink_host_status {
     uint32_t struct_size;
     int32_t state;                    /* zlink_host_state_t */
@@ -271,11 +276,17 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char 
  *   zlink_call_yield   releases the caller's Spot gate while waiting; only in
  *                      a SpotWide / Instance Spot turn, which this version
  *                      does not have: INVALID_OPERATION before anything is sent
- * A second terminator gives INVALID_OPERATION and changes nothing.
- * zlink_call_cancel may follow any terminator (idempotent); if it wins the
- * race the outcome is ZLINK_FW_CANCELLED; it never recalls an accepted
- * one-way. zlink_call_release drops the application's reference: a started
- * call still completes (fn still runs); the object is freed after both.
+ * A second terminator gives INVALID_OPERATION and changes nothing. A
+ * terminator that refuses the call (any result but INVALID_ARGUMENT, e.g.
+ * NOT_FOUND, SHUTTING_DOWN, CAPACITY_EXCEEDED) has used it up: build a new
+ * call to try again. fn may be NULL when nobody wants the outcome.
+ * zlink_call_cancel may come at any time (idempotent): before a terminator
+ * it makes that terminator return ZLINK_FW_CANCELLED without sending; after,
+ * if it wins the race, the outcome is ZLINK_FW_CANCELLED; it never recalls
+ * an accepted one-way. zlink_call_release drops the application's
+ * reference and ends the handle (it may be called from fn): a started call
+ * still completes and fn still runs, receiving the now dead handle only to
+ * tell calls apart; the object is freed after both.
  */
 typedef struct zlink_outcome {
     uint32_t struct_size;      /* sizeof(zlink_outcome_t) */
@@ -288,7 +299,9 @@ typedef struct zlink_outcome {
     const char *packet;        /* the reply's packet name ("" if none) */
     const char *content_type;  /* the reply's content type ("" if none) */
 } zlink_outcome_t;
-/* Everything an outcome points to lives as long as the call object. */
+/* Everything an outcome points to lives as long as the call object.
+ * zlink_call_wait accepts an outcome struct at least as large as this
+ * version's (struct_size) and fills this version's fields. */
 
 typedef void (*zlink_completion_fn)(zlink_call_t *call, const zlink_outcome_t *outcome,
                                     void *user);
@@ -331,7 +344,10 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_release(zlink_call_t *call);
  * calls made from the turn; a request's turn answers once (a second reply
  * gives INVALID_OPERATION). Ending a request's turn without a reply answers
  * INTERNAL_FAILURE; ending it with failed = 1 answers INTERNAL_FAILURE with
- * message (a handler exception). Accessors are valid until the turn ends.
+ * message (a handler exception). A reply call taken but never started
+ * answers nothing (the requester's timeout ends its call). Accessors and
+ * the pointers they return are valid until the turn ends; after
+ * zlink_turn_end the handle is dead (INVALID_HANDLE).
  */
 ZLINK_EXPORT int zlink_turn_kind(zlink_turn_t *turn);   /* zlink_message_kind_t or -1 */
 ZLINK_EXPORT const char *zlink_turn_packet(zlink_turn_t *turn);

@@ -113,6 +113,31 @@ static void cancel_wins(const char *tr)
     pair_close(&p);
 }
 
+/* A call cancelled before its terminator is never sent: the terminator
+ * returns CANCELLED and the handler never sees it. */
+static void cancel_before_start(void)
+{
+    pair_t p;
+    pair_open(&p, "inproc", 0);
+    zlink_call_t *c = fw_call(p.client, 0, "never");
+    FW_EQ(zlink_call_cancel(c), ZLINK_FW_OK);
+    FW_EQ(zlink_call_start(c, NULL, NULL), ZLINK_FW_CANCELLED);
+    FW_EQ(zlink_call_start(c, NULL, NULL), ZLINK_FW_INVALID_OPERATION);
+    zlink_call_release(c);
+    c = fw_call(p.client, 1, "never-either");
+    FW_EQ(zlink_call_cancel(c), ZLINK_FW_OK);
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_CANCELLED);
+    zlink_call_release(c);
+    /* a later call on the same connection is handled: the two never were */
+    c = fw_call(p.client, 1, "after");
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_OK);
+    zlink_call_release(c);
+    ZT_EQ_INT(fw_recorder_has(&p.rec, "never"), 0);
+    ZT_EQ_INT(fw_recorder_has(&p.rec, "never-either"), 0);
+    ZT_EQ_INT(fw_recorder_count(&p.rec), 1);
+    pair_close(&p);
+}
+
 /* SC-09 (e), SC-20: a failing handler is InternalFailure whatever its text. */
 static void handler_failure_is_internal(const char *tr)
 {
@@ -387,6 +412,7 @@ int main(int argc, char **argv)
         ZT_CASE_TP(cancel_wins),
         ZT_CASE_TP(handler_failure_is_internal),
         ZT_CASE(error_kinds),
+        ZT_CASE(cancel_before_start),
         ZT_CASE(wait_in_runtime_context),
         ZT_CASE_TP(shutdown_ends_pending),
         ZT_CASE(callback_on_new_turn),
