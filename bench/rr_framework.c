@@ -9,9 +9,9 @@
  * Server. One Host, one CS server channel RR_FW_CHANNEL on
  * tcp://127.0.0.1:0 (the port it was given is read back with
  * zlink_host_endpoint), one REQUEST handler for packet RR_FW_PACKET. The handler
- * answers on its own turn: zlink_turn_reply, the same payload, packet and
- * content type back, zlink_call_start(reply, NULL, NULL) (nobody waits for
- * the reply's admission), zlink_call_release, zlink_turn_end. The main
+ * answers with the same payload, packet and content type through
+ * zlink_turn_respond (the reply and the end of the turn in one call; nobody
+ * waits for the reply's admission). The main
  * thread waits for stdin's end of file, then zlink_host_shutdown and
  * zlink_host_destroy.
  *
@@ -68,19 +68,12 @@ static void on_request(zlink_turn_t *turn, void *user)
     (void)user;
     size_t size = 0;
     const void *data = zlink_turn_payload(turn, &size);
-    const char *packet = zlink_turn_packet(turn);
-    const char *content_type = zlink_turn_content_type(turn);
-    zlink_fw_result_t r = 0;
-    zlink_call_t *reply = zlink_turn_reply(turn, &r);
-    if (!reply) {
-        zlink_turn_end(turn, 1, "zlink_turn_reply failed");
-        return;
-    }
-    r = zlink_call_set_payload(reply, packet, content_type, data, size);
-    if (r == 0)
-        r = zlink_call_start(reply, NULL, NULL);
-    zlink_call_release(reply);
-    zlink_turn_end(turn, r != 0, r != 0 ? "echo reply failed" : NULL);
+    /* The reply and the end of the turn in one call (zlink_turn_respond);
+     * on failure the turn has ended, except for argument errors. */
+    zlink_fw_result_t r = zlink_turn_respond(turn, zlink_turn_packet(turn),
+                                             zlink_turn_content_type(turn), data, size);
+    if (r == ZLINK_FW_INVALID_ARGUMENT || r == ZLINK_FW_INVALID_OPERATION)
+        zlink_turn_end(turn, 1, "echo reply failed");
 }
 
 /* A serving host on an ephemeral port, or NULL after an ERROR line. *port

@@ -450,11 +450,12 @@ struct zf_turn {
 };
 
 /* turn.c */
-/* Fills a new turn for handler x from a received record (parts owned by
- * the turn on success). 0 or ENOMEM. */
+/* Fills a new turn for handler x from a received record and its decoded
+ * form rec (parts owned by the turn on success, rec's views moved into
+ * them). 0 or ENOMEM (the parts are given back). */
 int zf_turn_init(zf_turn_t *t, zf_host_t *h, zf_handler_t *x, zf_sock_t *s,
                  const zlink_routing_id_t *src, uint64_t token, zlink_msg_t *parts,
-                 size_t n);
+                 size_t n, const zf_rec_t *rec);
 /* Frees a turn that never ran (shutdown). */
 void zf_turn_discard(zf_turn_t *t);
 /* Worker thread: opens the turn and calls its handler. */

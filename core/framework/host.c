@@ -1374,7 +1374,7 @@ static void on_record(zf_host_t *h, zf_sock_t *s, const zlink_routing_id_t *rid,
             zf_reply_error_raw(s, rid, token, &r, ZF_TR_INTERNAL_ERROR, "out of memory");
         goto done;
     }
-    if (zf_turn_init(t, h, x, s, rid, token, parts, n) != 0) {
+    if (zf_turn_init(t, h, x, s, rid, token, parts, n, &r) != 0) {
         free(t);
         if (token != 0)
             zf_reply_error_raw(s, rid, token, &r, ZF_TR_INTERNAL_ERROR, "out of memory");

@@ -88,8 +88,7 @@ static void turn_destroy(zf_obj_t *o)
         free(c);
         c = next;
     }
-    free(t->packet);
-    free(t->ctype);
+    free(t->packet); /* and ctype: one block */
     zf_obj_unref(&t->host->obj);
     free(t);
 }
@@ -111,8 +110,24 @@ static char *text_of(zf_bytes_t b)
     return s;
 }
 
+/* Moves view v from the part it points into (old bases) to the same
+ * place in the moved part (new bases). */
+static void rebase(zf_bytes_t *v, const uint8_t *const *old, const size_t *size,
+                   const uint8_t *const *now, size_t n)
+{
+    if (v->p == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (v->p >= old[i] && v->p + v->n <= old[i] + size[i]) {
+            v->p = now[i] + (v->p - old[i]);
+            return;
+        }
+    }
+}
+
 int zf_turn_init(zf_turn_t *t, zf_host_t *h, zf_handler_t *x, zf_sock_t *s,
-                 const zlink_routing_id_t *src, uint64_t token, zlink_msg_t *parts, size_t n)
+                 const zlink_routing_id_t *src, uint64_t token, zlink_msg_t *parts, size_t n,
+                 const zf_rec_t *rec)
 {
     atomic_init(&t->obj.refs, 0);
     t->obj.kind = ZF_KIND_TURN;
@@ -123,19 +138,36 @@ int zf_turn_init(zf_turn_t *t, zf_host_t *h, zf_handler_t *x, zf_sock_t *s,
     t->sock = s;
     t->src = *src;
     t->token = token;
-    /* Move the parts first, then decode: the views must point into the
-     * turn's own parts (an inline payload moves with its message). */
+    /* The turn takes the parts; the decoded views move with them (an
+     * inline payload lives inside its message and changes address). */
+    const uint8_t *old[3], *now[3];
+    size_t size[3];
     for (size_t i = 0; i < n; i++) {
+        old[i] = zlink_msg_data(&parts[i]);
+        size[i] = zlink_msg_size(&parts[i]);
         zlink_msg_init(&t->parts[i]);
         zlink_msg_move(&t->parts[i], &parts[i]);
+        now[i] = zlink_msg_data(&t->parts[i]);
     }
     t->nparts = n;
-    if (zf_wire_decode(t->parts, t->nparts, &t->rec) != 0)
+    t->rec = *rec;
+    zf_bytes_t *views[] = {&t->rec.mesh,    &t->rec.rid,      &t->rec.capability,
+                           &t->rec.channel, &t->rec.message,  &t->rec.channels,
+                           &t->rec.meta,    &t->rec.packet,   &t->rec.content_type,
+                           &t->rec.payload};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+        rebase(views[i], old, size, now, n);
+    /* packet and content type, NUL-terminated, in one block */
+    size_t pn = t->rec.packet.n, cn = t->rec.content_type.n;
+    t->packet = malloc(pn + cn + 2);
+    if (t->packet == NULL)
         goto fail;
-    t->packet = text_of(t->rec.packet);
-    t->ctype = text_of(t->rec.content_type);
-    if (t->packet == NULL || t->ctype == NULL)
-        goto fail;
+    memcpy(t->packet, t->rec.packet.p, pn);
+    t->packet[pn] = '\0';
+    t->ctype = t->packet + pn + 1;
+    if (cn > 0)
+        memcpy(t->ctype, t->rec.content_type.p, cn);
+    t->ctype[cn] = '\0';
     zf_obj_ref(&h->obj);
     if (zf_handle_add(&t->obj) == NULL) {
         zf_obj_unref(&h->obj);
@@ -148,7 +180,6 @@ fail:
         zlink_msg_move(&parts[i], &t->parts[i]);
     t->nparts = 0;
     free(t->packet);
-    free(t->ctype);
     t->packet = t->ctype = NULL;
     return ENOMEM;
 }
@@ -369,4 +400,92 @@ ZLINK_EXPORT zlink_fw_result_t zlink_turn_end(zlink_turn_t *turn, int failed,
     zf_handle_remove(&t->obj);
     zf_obj_unref(&t->obj);
     return ZLINK_FW_OK;
+}
+
+/* The end of a turn whose answer (if any) was dealt with. */
+static void turn_close(zf_turn_t *t)
+{
+    zf_gate_turn_ended(t->host, t);
+    zf_handle_remove(&t->obj);
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_turn_respond(zlink_turn_t *turn, const char *packet,
+                                                  const char *content_type, const void *data,
+                                                  size_t size)
+{
+    zf_turn_t *t = turn_get(turn);
+    if (t == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (content_type == NULL)
+        content_type = "";
+    if (!zf_name_ok(packet, ZF_NAME_MAX) ||
+        (content_type[0] != '\0' && !zf_name_ok(content_type, ZF_NAME_MAX)) ||
+        (data == NULL && size > 0) || size > UINT32_MAX) {
+        zf_obj_unref(&t->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    zf_host_t *h = t->host;
+    pthread_mutex_lock(&h->lk);
+    int rc = t->token == 0 || t->replied || t->ended ? ZLINK_FW_INVALID_OPERATION : 0;
+    if (rc == 0)
+        t->replied = t->ended = true;
+    pthread_mutex_unlock(&h->lk);
+    if (rc != 0) {
+        zf_obj_unref(&t->obj);
+        return rc;
+    }
+    zf_rec_t r;
+    memset(&r, 0, sizeof r);
+    r.command = ZF_CMD_REPLY;
+    r.correlation = t->rec.correlation;
+    r.op_high = t->rec.op_high;
+    r.op_low = t->rec.op_low;
+    r.terminal = ZF_TR_OK;
+    r.has_envelope = true;
+    r.packet.p = (const uint8_t *)packet;
+    r.packet.n = strlen(packet);
+    r.content_type.p = (const uint8_t *)content_type;
+    r.content_type.n = strlen(content_type);
+    r.payload.p = data;
+    r.payload.n = size;
+    zlink_msg_t parts[3];
+    size_t n = 0;
+    zlink_submit_result_t src = ZLINK_SUBMIT_OUT_OF_MEMORY;
+    if (zf_wire_encode(&r, parts, 3, &n) == 0) {
+        zlink_completion_id_t tok;
+        src = zlink_reply_submit(t->sock->s, &t->src, t->token, 0, parts, n,
+                                 ZLINK_SEND_FLAGS_DONTWAIT, NULL, &tok);
+    }
+    if (src == ZLINK_SUBMIT_OK) {
+        rc = ZLINK_FW_OK;
+    } else if (src == ZLINK_SUBMIT_BACKPRESSURED) {
+        /* No room now (a full or paused DEALER peer): a full reply call
+         * waits for it (the socket's WRITABLE edge, the send timeout). The
+         * Core kept the token: the reply is made again from the payload. */
+        zlink_fw_result_t cr = ZLINK_FW_OK;
+        zf_call_t *c = zf_call_new_reply(h, &cr);
+        rc = cr;
+        if (c != NULL) {
+            c->reply_sock = t->sock;
+            c->reply_rid = t->src;
+            c->reply_token = t->token;
+            c->reply_corr = t->rec.correlation;
+            c->reply_op_high = t->rec.op_high;
+            c->reply_op_low = t->rec.op_low;
+            zlink_call_t *ch = (zlink_call_t *)c->obj.handle;
+            rc = zlink_call_set_payload(ch, packet, content_type, data, size);
+            if (rc == 0)
+                rc = zlink_call_start(ch, NULL, NULL);
+            zlink_call_release(ch);
+        }
+    } else if (src == ZLINK_SUBMIT_NOT_FOUND || src == ZLINK_SUBMIT_NOT_CONNECTED) {
+        rc = ZLINK_FW_UNAVAILABLE; /* the requester is gone */
+    } else if (src == ZLINK_SUBMIT_TERMINATED || src == ZLINK_SUBMIT_INVALID_STATE) {
+        rc = ZLINK_FW_SHUTTING_DOWN;
+    } else {
+        rc = ZLINK_FW_INTERNAL_FAILURE;
+    }
+    turn_close(t);
+    zf_obj_unref(&t->obj);
+    return rc;
 }

@@ -562,6 +562,7 @@ static long long c_turn_reply_error(void *h)
     return fw_built(zlink_turn_reply_error(h, ZLINK_ERROR_REJECTED, "no", &r), &r);
 }
 static long long c_turn_end(void *h) { return zlink_turn_end(h, 0, NULL); }
+static long long c_turn_respond(void *h) { return zlink_turn_respond(h, "m", "", "x", 1); }
 
 static long long c_reply_submit(void *h)
 {
@@ -711,6 +712,7 @@ static const entry_t entries[] = {
     H(zlink_turn_reply, ROLE_TURN, c_turn_reply, FW_IH, FW_IH),
     H(zlink_turn_reply_error, ROLE_TURN, c_turn_reply_error, FW_IH, FW_IH),
     H(zlink_turn_end, ROLE_TURN, c_turn_end, FW_IH, FW_IH),
+    H(zlink_turn_respond, ROLE_TURN, c_turn_respond, FW_IH, FW_IH),
 };
 
 /* Exported functions that take no handle (messages and completion records

@@ -832,6 +832,8 @@ SIG(zlink_turn_source, zlink_fw_result_t, (zlink_turn_t *, zlink_routing_id_t *)
 SIG(zlink_turn_reply, zlink_call_t *, (zlink_turn_t *, zlink_fw_result_t *));
 SIG(zlink_turn_reply_error, zlink_call_t *, (zlink_turn_t *, zlink_error_kind_t, const char *, zlink_fw_result_t *));
 SIG(zlink_turn_end, zlink_fw_result_t, (zlink_turn_t *, int, const char *));
+SIG(zlink_turn_respond, zlink_fw_result_t,
+    (zlink_turn_t *, const char *, const char *, const void *, size_t));
 SIG(zlink_runtime_context_enter, zlink_fw_result_t, (void));
 SIG(zlink_runtime_context_leave, zlink_fw_result_t, (void));
 SIG(zlink_in_runtime_context, int, (void));

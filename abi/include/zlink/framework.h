@@ -364,6 +364,18 @@ ZLINK_EXPORT zlink_call_t *zlink_turn_reply(zlink_turn_t *turn, zlink_fw_result_
 ZLINK_EXPORT zlink_call_t *zlink_turn_reply_error(zlink_turn_t *turn, zlink_error_kind_t kind,
                                                   const char *message, zlink_fw_result_t *result);
 ZLINK_EXPORT zlink_fw_result_t zlink_turn_end(zlink_turn_t *turn, int failed, const char *message);
+/* Answers a request's turn with this payload and ends the turn, in one
+ * call (the common handler's last line): the same reply as zlink_turn_reply
+ * + zlink_call_set_payload + zlink_call_start(reply, NULL, NULL) +
+ * zlink_turn_end, without a call object when the Core takes the reply at
+ * once. A reply that must wait for room waits like any reply; nobody sees
+ * its completion. OK; INVALID_OPERATION when the turn is not a request or
+ * was already answered (the turn is then still open); INVALID_ARGUMENT for a
+ * bad packet, content type or data (still open); UNAVAILABLE or
+ * SHUTTING_DOWN when the requester or the socket is gone (the turn ended). */
+ZLINK_EXPORT zlink_fw_result_t zlink_turn_respond(zlink_turn_t *turn, const char *packet,
+                                                  const char *content_type, const void *data,
+                                                  size_t size);
 
 /* ------------------------------------------------------ runtime context
  *

@@ -75,6 +75,8 @@ typedef struct fw_recorder {
     fw_gate_t *gate; /* when set, handlers pass it before recording */
     int fail;        /* request handlers end the turn failed */
     int no_reply;    /* request handlers never reply */
+    int respond;     /* request handlers answer with zlink_turn_respond */
+    atomic_int respond_again; /* result of a second zlink_turn_respond */
 } fw_recorder_t;
 
 static inline void fw_recorder_init(fw_recorder_t *r)
@@ -143,6 +145,14 @@ static inline void fw_on_request(zlink_turn_t *turn, void *user)
     }
     size_t n = 0;
     const void *p = zlink_turn_payload(turn, &n);
+    if (r->respond) {
+        /* on a one-way turn it is refused and leaves the turn open */
+        zlink_fw_result_t rr = zlink_turn_respond(turn, "echo", "", p, n);
+        atomic_store(&r->respond_again, zlink_turn_respond(turn, "echo", "", p, n));
+        if (rr != ZLINK_FW_OK)
+            zlink_turn_end(turn, 1, "respond failed");
+        return;
+    }
     zlink_fw_result_t rc;
     zlink_call_t *reply = zlink_turn_reply(turn, &rc);
     if (reply != NULL) {

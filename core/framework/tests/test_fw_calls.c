@@ -113,6 +113,57 @@ static void cancel_wins(const char *tr)
     pair_close(&p);
 }
 
+/* zlink_turn_respond answers and ends the turn in one call; a second
+ * answer is refused; a one-way turn cannot be answered. */
+static void respond_answers_and_ends(const char *tr)
+{
+    pair_t p;
+    pair_open(&p, tr, 0);
+    p.rec.respond = 1;
+    char reply[64];
+    for (int i = 0; i < 20; i++) {
+        zlink_call_t *c = fw_call(p.client, 1, "r");
+        FW_EQ(fw_wait(c, reply, sizeof reply), ZLINK_FW_OK);
+        ZT_EQ_STR(reply, "r");
+        zlink_call_release(c);
+        /* the turn ended with the answer: its handle is dead */
+        FW_EQ(atomic_load(&p.rec.respond_again), ZLINK_FW_INVALID_HANDLE);
+    }
+    ZT_EQ_INT(fw_recorder_count(&p.rec), 20);
+    pair_close(&p);
+}
+
+static void on_send_respond(zlink_turn_t *turn, void *user)
+{
+    atomic_int *rc = user;
+    atomic_store(rc, zlink_turn_respond(turn, "x", "", "x", 1));
+    zlink_turn_end(turn, 0, NULL); /* still open after the refusal */
+}
+
+static void respond_refused_on_oneway(void)
+{
+    static atomic_int rc = -1;
+    zlink_fw_result_t r;
+    char bound[256];
+    zlink_host_t *server = zlink_host_new("server", &r);
+    FW_EQ(zlink_host_add_cs_server(server, "svc", "inproc://fw-respond-oneway"), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_handler(server, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
+                                 on_send_respond, &rc),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(server), ZLINK_FW_OK);
+    FW_EQ(zlink_host_endpoint(server, "svc", bound, sizeof bound), ZLINK_FW_OK);
+    zlink_host_t *client = fw_cs_client("client", bound);
+    zlink_call_t *c = fw_call(client, 0, "x");
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_OK);
+    zlink_call_release(c);
+    ZT_EVENTUALLY(atomic_load(&rc) != -1, 2000);
+    FW_EQ(atomic_load(&rc), ZLINK_FW_INVALID_OPERATION);
+    FW_EQ(zlink_host_shutdown(client, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_shutdown(server, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(client), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(server), ZLINK_FW_OK);
+}
+
 /* A call cancelled before its terminator is never sent: the terminator
  * returns CANCELLED and the handler never sees it. */
 static void cancel_before_start(void)
@@ -413,6 +464,8 @@ int main(int argc, char **argv)
         ZT_CASE_TP(handler_failure_is_internal),
         ZT_CASE(error_kinds),
         ZT_CASE(cancel_before_start),
+        ZT_CASE_TP(respond_answers_and_ends),
+        ZT_CASE(respond_refused_on_oneway),
         ZT_CASE(wait_in_runtime_context),
         ZT_CASE_TP(shutdown_ends_pending),
         ZT_CASE(callback_on_new_turn),
