@@ -2,7 +2,7 @@
 # framework_smoke.sh — //bench:framework_smoke: the request/reply harness
 # works end to end for the raw Core and gRPC halves (not a measurement).
 #
-#   framework_smoke.sh <driver> <core program> <grpc program> <framework program>
+#   framework_smoke.sh <driver> <core program> <grpc program> <framework program> [tsan supp]
 #
 # For each of core, grpc and framework: `<driver> --quick --only <impl>` must exit 0,
 # print no FAIL line, and print one RESULT line at 1 and one at 1,000 in
@@ -15,7 +15,14 @@ driver=$1
 core=$2
 grpc=$3
 framework=$4
+supp=${5:-}
 failures=0
+# Under --config=tsan the gRPC program runs against Debian's uninstrumented
+# gRPC and Abseil: their internal races are suppressed (grpc_tsan.supp),
+# nothing of ZLink's.
+if [ -n "$supp" ] && [ -n "${TSAN_OPTIONS:-}" ]; then
+    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(pwd)/$supp"
+fi
 
 fail() {
     echo "FAIL: $*" >&2
