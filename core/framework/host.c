@@ -1011,18 +1011,11 @@ static void run_gate(zf_host_t *h, zf_gate_t *g)
 
 /* ------------------------------------------------------------ mesh peers */
 
-static void put_channels(zf_mesh_t *m, uint8_t *buf, size_t cap, size_t *len)
-{
-    *len = 0;
-    for (size_t i = 0; i < m->nmembers; i++)
-        (void)zf_wire_channel_put(buf, cap, len, m->members[i].channel,
-                                  (uint16_t)m->members[i].weight);
-}
-
-/* Builds HELLO / ADMIT (cmd) of mesh m into parts. */
+/* Builds HELLO / ADMIT / UPDATE (cmd) of mesh m into parts. Under host->lk.
+ * A draining host announces no server channel, so peers stop picking it
+ * (select-one takes non-draining members only). */
 static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n)
 {
-    static _Thread_local uint8_t chans[ZF_MAX_CHANNELS * 260];
     zf_rec_t r;
     memset(&r, 0, sizeof r);
     r.command = (uint8_t)cmd;
@@ -1033,14 +1026,22 @@ static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n
     r.capability.p = (const uint8_t *)ZF_CAPABILITY;
     r.capability.n = strlen(ZF_CAPABILITY);
     r.lifecycle = m->lifecycle;
-    size_t len;
-    put_channels(m, chans, sizeof chans, &len);
-    r.channel_count = (uint16_t)m->nmembers;
+    size_t count = m->sock->host->stop_waits ? 0 : m->nmembers;
+    size_t cap = count * (ZF_NAME_MAX + 3) + 1, len = 0;
+    uint8_t *chans = malloc(cap);
+    if (chans == NULL)
+        return ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        (void)zf_wire_channel_put(chans, cap, &len, m->members[i].channel,
+                                  (uint16_t)m->members[i].weight);
+    r.channel_count = (uint16_t)count;
     r.channels.p = chans;
     r.channels.n = len;
     if (cmd == ZF_CMD_UPDATE)
         r.seq = ++m->update_seq;
-    return zf_wire_encode(&r, parts, 3, n);
+    int rc = zf_wire_encode(&r, parts, 3, n);
+    free(chans);
+    return rc;
 }
 
 /* Replaces p's memberships from a decoded HELLO / ADMIT / UPDATE. */
@@ -1840,11 +1841,16 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     int64_t end = zf_now_ns() + t;
     pthread_mutex_lock(&h->lk);
     h->stop_waits = true;
+    /* Tell the mesh peers this node serves nothing any more. */
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+        if (s->mesh != NULL)
+            s->mesh->members_dirty = true;
     pthread_mutex_lock(&zf_disp.lk);
     h->draining = true;
     pthread_mutex_unlock(&zf_disp.lk);
     atomic_store(&h->state, ZLINK_HOST_DRAINING);
     pthread_mutex_unlock(&h->lk);
+    zf_host_wake(h); /* the ingress sends the UPDATE */
     /* Accepted work drains until the deadline ... */
     wait_until(h, drained, end);
     /* ... then what is left completes as shutdown; accepted callbacks

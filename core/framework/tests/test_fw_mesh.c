@@ -188,6 +188,70 @@ static void other_mesh_rejected(void)
     node_close(&b);
 }
 
+/* A draining member is no longer picked: when B begins to shut down it
+ * announces no server channel, and A's channel calls go to C. */
+typedef struct shut_arg {
+    zlink_host_t *h;
+    int rc;
+} shut_arg_t;
+
+static void *shut_main(void *arg)
+{
+    shut_arg_t *a = arg;
+    a->rc = zlink_host_shutdown(a->h, ZLINK_MS(10000));
+    return NULL;
+}
+
+static void draining_member_not_picked(void)
+{
+    node_t a, b, c;
+    node_open(&b, "B", "inproc://fw-mesh-drain-b", 100, NULL, NULL);
+    node_open(&c, "C", "inproc://fw-mesh-drain-c", 100, NULL, NULL);
+    zlink_fw_result_t rc;
+    fw_recorder_init(&a.rec);
+    a.h = zlink_host_new("A", &rc);
+    FW_EQ(zlink_host_add_mesh_node(a.h, "m", "A", 1, NULL), ZLINK_FW_OK);
+    FW_EQ(zlink_mesh_add_channel_client(a.h, "m", "svc"), ZLINK_FW_OK);
+    FW_EQ(zlink_mesh_connect(a.h, "m", b.bound, "B", 1), ZLINK_FW_OK);
+    FW_EQ(zlink_mesh_connect(a.h, "m", c.bound, "C", 1), ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(a.h), ZLINK_FW_OK);
+    ZT_EVENTUALLY(zlink_mesh_ready_peers(a.h, "m", NULL) == 2, 3000);
+    /* hold B in DRAINING: a node-direct one-way blocks in B's handler */
+    b.rec.gate = &b.gate;
+    zlink_call_t *x = node_call(&a, 0, "B", "hold");
+    FW_EQ(fw_wait(x, NULL, 0), ZLINK_FW_OK);
+    zlink_call_release(x);
+    ZT_EVENTUALLY(fw_gate_waiting(&b.gate) == 1, 2000);
+    shut_arg_t sa = {b.h, -1};
+    pthread_t th;
+    ZT_CHECK(pthread_create(&th, NULL, shut_main, &sa) == 0);
+    ZT_EVENTUALLY(zlink_host_state(b.h) == ZLINK_HOST_DRAINING, 2000);
+    /* once B's UPDATE arrived, every pick is C */
+    int before = fw_recorder_count(&c.rec);
+    ZT_EVENTUALLY(({
+                      zlink_call_t *t = fw_call(a.h, 1, "d");
+                      int r = fw_wait(t, NULL, 0);
+                      zlink_call_release(t);
+                      r == ZLINK_FW_OK && fw_recorder_count(&c.rec) > before;
+                  }),
+                  3000);
+    int b_seen = fw_recorder_count(&b.rec);
+    for (int i = 0; i < 50; i++) {
+        zlink_call_t *t = fw_call(a.h, 1, "after");
+        FW_EQ(fw_wait(t, NULL, 0), ZLINK_FW_OK);
+        zlink_call_release(t);
+    }
+    ZT_EQ_INT(fw_recorder_has(&c.rec, "after"), 50);
+    ZT_EQ_INT(fw_recorder_count(&b.rec), b_seen);
+    fw_gate_open(&b.gate);
+    pthread_join(th, NULL);
+    FW_EQ(sa.rc, ZLINK_FW_OK);
+    FW_EQ(zlink_host_shutdown(a.h, ZLINK_MS(1000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(a.h), ZLINK_FW_OK);
+    node_close(&b);
+    node_close(&c);
+}
+
 int main(int argc, char **argv)
 {
     static const zt_case_t cases[] = {
@@ -195,6 +259,7 @@ int main(int argc, char **argv)
         ZT_CASE(selection_errors),
         ZT_CASE(weighted_select),
         ZT_CASE(other_mesh_rejected),
+        ZT_CASE(draining_member_not_picked),
     };
     return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }
