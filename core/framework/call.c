@@ -1042,16 +1042,14 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call)
     bool now = false;
     if (c->state == ZF_ST_NEW)
         atomic_store(&c->cancelled_early, 1); /* its terminator will not send it */
-    if (c->state == ZF_ST_PENDING) {
-        if (c->adm == ZF_ADM_SUBMITTING) {
-            /* the submitting thread decides (offer_result) */
-            c->later_result = ZLINK_FW_CANCELLED;
-            c->later_message = "cancelled";
-        }
-        else if (c->adm == ZF_ADM_ACCEPTED && !is_request(c))
-            ; /* an accepted one-way is never recalled */
-        else
-            now = true;
+    if (c->state == ZF_ST_PENDING && c->adm == ZF_ADM_SUBMITTING) {
+        /* a thread is inside the Core with it: its answer decides */
+        c->later_result = ZLINK_FW_CANCELLED;
+        c->later_message = "cancelled";
+    } else if (c->state == ZF_ST_PENDING) {
+        /* waiting for room, or a request waiting for its reply; an accepted
+         * one-way is already complete and never recalled */
+        now = true;
     }
     pthread_mutex_unlock(&zf_disp.lk);
     if (now)

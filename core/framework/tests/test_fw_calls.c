@@ -122,11 +122,14 @@ static void respond_answers_and_ends(const char *tr)
     p.rec.respond = 1;
     char reply[64];
     for (int i = 0; i < 20; i++) {
+        atomic_store(&p.rec.respond_again, -1);
         zlink_call_t *c = fw_call(p.client, 1, "r");
         FW_EQ(fw_wait(c, reply, sizeof reply), ZLINK_FW_OK);
         ZT_EQ_STR(reply, "r");
         zlink_call_release(c);
-        /* the turn ended with the answer: its handle is dead */
+        /* the turn ended with the answer: its handle is dead (the handler
+         * stores the second answer's result after the reply left) */
+        ZT_EVENTUALLY(atomic_load(&p.rec.respond_again) != -1, 2000);
         FW_EQ(atomic_load(&p.rec.respond_again), ZLINK_FW_INVALID_HANDLE);
     }
     ZT_EQ_INT(fw_recorder_count(&p.rec), 20);
