@@ -129,8 +129,14 @@ static void selection_errors(void)
     c = node_call(&a, 0, "B", "x");
     FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_UNAVAILABLE);
     zlink_call_release(c);
+    /* The channel: B announced at the start of its shutdown that it serves
+     * nothing (NotFound once that UPDATE arrived); if its socket closed
+     * before the UPDATE left, A still knows B as a member that is not ready
+     * (Unavailable). Either is the right answer for what A knows; the
+     * record is sent in neither case. */
     c = fw_call(a.h, 0, "x");
-    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_UNAVAILABLE);
+    int r = fw_wait(c, NULL, 0);
+    ZT_CHECK(r == ZLINK_FW_UNAVAILABLE || r == ZLINK_FW_NOT_FOUND);
     zlink_call_release(c);
     node_close(&a);
     node_close(&b);
