@@ -323,6 +323,7 @@ typedef struct zf_peer {
     bool routed;                /* the Core has a route to it */
     bool ready;                 /* hello/admit done and alive */
     bool hello_pending;
+    bool draining;              /* its last UPDATE said it drains */
     uint64_t lifecycle;
     uint64_t update_seq;
     zf_member_t *members;
@@ -409,7 +410,8 @@ struct zf_host {
     bool stop_waits;            /* under host->lk: shutdown waits for turns */
     /* metrics (atomics) */
     atomic_llong m_dropped_no_handler, m_dropped_decode, m_dropped_shutdown,
-        m_request_timeouts, m_sel_no_member, m_sel_not_ready, m_protocol_errors;
+        m_request_timeouts, m_sel_no_member, m_sel_not_ready, m_sel_draining,
+        m_protocol_errors;
 };
 
 /* host.c */

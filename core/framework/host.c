@@ -1012,8 +1012,8 @@ static void run_gate(zf_host_t *h, zf_gate_t *g)
 /* ------------------------------------------------------------ mesh peers */
 
 /* Builds HELLO / ADMIT / UPDATE (cmd) of mesh m into parts. Under host->lk.
- * A draining host announces no server channel, so peers stop picking it
- * (select-one takes non-draining members only). */
+ * UPDATE carries the node's state: a draining host says so, and peers stop
+ * picking it (select-one takes non-draining members only). */
 static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n)
 {
     zf_rec_t r;
@@ -1026,7 +1026,7 @@ static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n
     r.capability.p = (const uint8_t *)ZF_CAPABILITY;
     r.capability.n = strlen(ZF_CAPABILITY);
     r.lifecycle = m->lifecycle;
-    size_t count = m->sock->host->stop_waits ? 0 : m->nmembers;
+    size_t count = m->nmembers;
     size_t cap = count * (ZF_NAME_MAX + 3) + 1, len = 0;
     uint8_t *chans = malloc(cap);
     if (chans == NULL)
@@ -1037,8 +1037,10 @@ static int encode_node_info(zf_mesh_t *m, int cmd, zlink_msg_t *parts, size_t *n
     r.channel_count = (uint16_t)count;
     r.channels.p = chans;
     r.channels.n = len;
-    if (cmd == ZF_CMD_UPDATE)
+    if (cmd == ZF_CMD_UPDATE) {
         r.seq = ++m->update_seq;
+        r.node_state = m->sock->host->stop_waits ? ZF_NODE_DRAINING : ZF_NODE_SERVING;
+    }
     int rc = zf_wire_encode(&r, parts, 3, n);
     free(chans);
     return rc;
@@ -1199,6 +1201,7 @@ static void handle_hmsg(zf_hmsg_t *msg)
         if (ok && r.command == ZF_CMD_ADMIT && p->routed &&
             r.rid.n == p->rid.size && memcmp(r.rid.p, p->rid.data, r.rid.n) == 0) {
             set_members(p, &r);
+            p->draining = false;
             p->lifecycle = r.lifecycle;
             p->ready = true;
             p->last_seen = now;
@@ -1252,6 +1255,7 @@ static void on_hello(zf_sock_t *s, const zlink_routing_id_t *rid, uint64_t token
         return;
     }
     set_members(p, r);
+    p->draining = false;
     p->lifecycle = r->lifecycle;
     p->routed = true;
     p->ready = true;
@@ -1317,6 +1321,7 @@ static void on_record(zf_host_t *h, zf_sock_t *s, const zlink_routing_id_t *rid,
     case ZF_CMD_UPDATE:
         if (peer != NULL && peer->ready && r.seq > peer->update_seq) {
             peer->update_seq = r.seq;
+            peer->draining = r.node_state == ZF_NODE_DRAINING;
             set_members(peer, &r);
         }
         goto done;
@@ -1841,7 +1846,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     int64_t end = zf_now_ns() + t;
     pthread_mutex_lock(&h->lk);
     h->stop_waits = true;
-    /* Tell the mesh peers this node serves nothing any more. */
+    /* Tell the mesh peers this node drains: they stop picking it. */
     for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
         if (s->mesh != NULL)
             s->mesh->members_dirty = true;
@@ -1971,7 +1976,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char 
         else if (strcmp(labels, "reason=not_ready") == 0)
             v = atomic_load(&h->m_sel_not_ready);
         else if (strcmp(labels, "reason=draining") == 0)
-            v = 0;
+            v = atomic_load(&h->m_sel_draining);
         else
             rc = ZLINK_FW_NOT_FOUND;
     } else if (strcmp(name, "zlink.host.application_job_queue.limit") == 0 &&
@@ -2017,23 +2022,35 @@ int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock)
             m = s->mesh;
     if (m == NULL)
         return ZLINK_FW_NOT_FOUND; /* unknown ChannelName */
+    /* Eligible: a member with weight > 0 that is ready and not draining.
+     * No member at all is NotFound; members, none ready, Unavailable (a
+     * registered path without a ready pipe); ready ones that all drain,
+     * NotFound (no eligible server). A peer that is gone counts as not
+     * ready whatever it announced last, so a lost link is Unavailable. */
     uint64_t total = 0;
-    bool any_member = false;
+    bool any_member = false, any_ready = false;
     for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
         zf_member_t *mb = find_member(p->members, p->nmembers, c->target);
         if (mb == NULL || mb->weight == 0)
             continue;
         any_member = true;
-        if (p->ready)
+        if (!p->ready)
+            continue;
+        any_ready = true;
+        if (!p->draining)
             total += (uint64_t)mb->weight;
     }
     if (!any_member) {
         atomic_fetch_add(&h->m_sel_no_member, 1);
         return ZLINK_FW_NOT_FOUND; /* no eligible server */
     }
-    if (total == 0) {
+    if (!any_ready) {
         atomic_fetch_add(&h->m_sel_not_ready, 1);
         return ZLINK_FW_UNAVAILABLE;
+    }
+    if (total == 0) {
+        atomic_fetch_add(&h->m_sel_draining, 1);
+        return ZLINK_FW_NOT_FOUND; /* every ready member drains */
     }
     /* Weighted select-one among ready members (xorshift64). */
     m->rng ^= m->rng << 13;
@@ -2042,7 +2059,7 @@ int zf_mesh_route(zf_host_t *h, zf_call_t *c, zf_sock_t **sock)
     uint64_t pick = m->rng % total;
     for (zf_peer_t *p = m->peers; p != NULL; p = p->next) {
         zf_member_t *mb = find_member(p->members, p->nmembers, c->target);
-        if (mb == NULL || mb->weight == 0 || !p->ready)
+        if (mb == NULL || mb->weight == 0 || !p->ready || p->draining)
             continue;
         if (pick < (uint64_t)mb->weight) {
             c->rid = p->rid;

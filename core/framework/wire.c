@@ -383,7 +383,8 @@ static bool rec_valid(const zf_rec_t *r)
             return false;
         break;
     case ZF_CMD_UPDATE:
-        if (r->lifecycle == 0 || r->seq == 0 || !channels_ok(r->channels, r->channel_count))
+        if (r->lifecycle == 0 || r->seq == 0 || r->node_state > ZF_NODE_DRAINING ||
+            !channels_ok(r->channels, r->channel_count))
             return false;
         break;
     case ZF_CMD_PROBE:
@@ -464,7 +465,8 @@ static bool decode_body(zf_reader_t *rd, zf_rec_t *r)
         ok = rd_u32(rd, &r->terminal) && rd_long_view(rd, &r->message);
         break;
     case ZF_CMD_UPDATE:
-        ok = rd_u64(rd, &r->lifecycle) && rd_u64(rd, &r->seq) && rd_u16(rd, &r->channel_count);
+        ok = rd_u64(rd, &r->lifecycle) && rd_u64(rd, &r->seq) && rd_u8(rd, &r->node_state) &&
+             rd_u16(rd, &r->channel_count);
         if (ok)
             rd_rest(rd, &r->channels);
         break;
@@ -596,7 +598,7 @@ static size_t body_size(const zf_rec_t *r)
     case ZF_CMD_REJECT:
         return 4 + 2 + r->message.n;
     case ZF_CMD_UPDATE:
-        return 8 + 8 + 2 + r->channels.n;
+        return 8 + 8 + 1 + 2 + r->channels.n;
     case ZF_CMD_PROBE:
     case ZF_CMD_ACK:
         return 8;
@@ -636,7 +638,8 @@ static void encode_frame0(const zf_rec_t *r, uint8_t *w)
         (void)wr_bytes(w, r->message);
         break;
     case ZF_CMD_UPDATE:
-        w = wr_u16(wr_u64(wr_u64(w, r->lifecycle), r->seq), r->channel_count);
+        w = wr_u16(wr_u8(wr_u64(wr_u64(w, r->lifecycle), r->seq), r->node_state),
+                   r->channel_count);
         (void)wr_bytes(w, r->channels);
         break;
     case ZF_CMD_PROBE:

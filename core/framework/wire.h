@@ -62,6 +62,10 @@ enum zf_terminal {
     ZF_TR_BACKPRESSURED = 113
 };
 
+/* UPDATE node_state: a draining node is no longer picked by select-one. */
+#define ZF_NODE_SERVING 0
+#define ZF_NODE_DRAINING 1
+
 #define ZF_NAME_MAX 255
 #define ZF_META_MAX 1024
 #define ZF_MAX_CHANNELS 1024 /* per hello / admit / update */
@@ -75,7 +79,7 @@ typedef struct zf_bytes {
 /* One decoded (or to-be-encoded) record. Which fields a command uses:
  *   HELLO, ADMIT   mesh, rid, capability, lifecycle, channels (count + raw)
  *   REJECT         terminal (reason), message
- *   UPDATE         lifecycle (the sender's), seq, channels
+ *   UPDATE         lifecycle (the sender's), seq, node_state, channels
  *   PROBE, ACK     nonce
  *   NODE_SEND      op_high, op_low (may both be 0)
  *   NODE_REQUEST   correlation (non-zero), op_high/op_low (not both 0),
@@ -98,6 +102,7 @@ typedef struct zf_rec {
     uint64_t seq;
     uint64_t nonce;
     zf_bytes_t mesh, rid, capability, channel, message;
+    uint8_t node_state;     /* UPDATE: ZF_NODE_SERVING or ZF_NODE_DRAINING */
     uint16_t channel_count; /* HELLO/ADMIT/UPDATE */
     zf_bytes_t channels;    /* raw list: per entry u8 len, name, u16 weight */
     uint8_t meta_count;

@@ -100,6 +100,7 @@ static void sample_make(sample_t *s, uint8_t cmd, bool meta, bool envelope)
     case ZF_CMD_UPDATE:
         r->lifecycle = 0xA1A2A3A4A5A6A7A8ull;
         r->seq = 7;
+        r->node_state = ZF_NODE_DRAINING;
         ZT_EQ_INT(zf_wire_channel_put(s->channels, sizeof s->channels, &s->channels_n, "svc", 250),
                   0);
         r->channel_count = 1;
@@ -1135,6 +1136,13 @@ static void zero_lifecycle_and_seq(void)
     memset(w.b[0] + 5, 0, 8);
     ZT_EQ_INT(decode_raw(&w, NULL), EPROTO);
     raw_free(&w);
+    /* UPDATE: node_state at 21 is 0 (serving) or 1 (draining), nothing else */
+    for (int st = 0; st < 4; st++) {
+        raw_sample(&w, ZF_CMD_UPDATE, false, false);
+        w.b[0][21] = (uint8_t)st;
+        ZT_EQ_INT(decode_raw(&w, NULL), st <= 1 ? 0 : EPROTO);
+        raw_free(&w);
+    }
 }
 
 static void bad_names_in_hello(void)
