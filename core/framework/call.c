@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void submit(zf_call_t *c);
+
 static void call_destroy(zf_obj_t *o)
 {
     zf_call_t *c = (zf_call_t *)o;
@@ -418,7 +420,15 @@ int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *m
         pthread_mutex_unlock(&zf_disp.lk);
         return 0;
     }
+    /* The head of a waiting queue holds its queue's wait token: when it
+     * ends now (deadline, cancel, shutdown), its WRITABLE edge will find
+     * nobody, so the next in line is offered here and gets a token of its
+     * own if there is still no room. */
+    zf_call_t *next = NULL;
+    bool head = c->queued && c->waitq->head == c && c->adm == ZF_ADM_WAITING;
     bool won = take_locked(c);
+    if (won && head)
+        next = waitq_next(c->waitq);
     if (won) {
         zf_call_free_parts(c); /* a record never admitted is not kept */
         c->outcome.result = result;
@@ -435,6 +445,10 @@ int zf_call_finish(zf_call_t *c, int result, uint32_t remote_code, const char *m
         zf_disp_wake();
     if (close_now)
         zf_obj_unref(&c->obj);
+    if (next != NULL) {
+        submit(next);
+        zf_obj_unref(&next->obj);
+    }
     return 1;
 }
 
