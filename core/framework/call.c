@@ -851,6 +851,12 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     if (atomic_load(&c->cancelled_early))
         return ZLINK_FW_CANCELLED; /* cancelled before its terminator: never sent */
     int rc = zf_host_serving(h);
+    /* A draining host still answers the work it accepted: replies go out
+     * until it stops. */
+    bool reply = c->kind == ZF_CALL_REPLY;
+    if (rc == ZLINK_FW_SHUTTING_DOWN && reply &&
+        atomic_load(&h->state) == ZLINK_HOST_DRAINING)
+        rc = 0;
     if (rc != 0)
         return rc;
     /* Route: the node's peer, or the select-one pick, fixed from here on
@@ -887,7 +893,7 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
      * record carries (seed 000 §10: identity, pending entry, dispatcher
      * slot and reply route exist before the transport sees the record). */
     pthread_mutex_lock(&zf_disp.lk);
-    if (h->draining) {
+    if (h->draining && !reply) {
         rc = ZLINK_FW_SHUTTING_DOWN;
     } else if (zf_disp_reserve(c) != 0) {
         if (c->kind != ZF_CALL_REPLY) {
@@ -907,6 +913,9 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     zlink_msg_t tmp[3];
     size_t n = 0;
     pthread_mutex_lock(&zf_disp.lk);
+    if (rc == 0 && h->draining && !reply)
+        rc = ZLINK_FW_SHUTTING_DOWN; /* shutdown began meanwhile: it must see
+                                      * every pending call, so none is added now */
     if (rc != 0) {
         zf_disp_unreserve(c);
         pthread_mutex_unlock(&zf_disp.lk);

@@ -1864,6 +1864,11 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     drop_queued_turns(h);
     wait_until(h, callbacks_done, 0);
     wait_until(h, turns_done, 0);
+    /* Replies started by the last handlers (a draining host still
+     * answers) that are still waiting for room end now, before the
+     * sockets close. */
+    zf_calls_shutdown(h);
+    wait_until(h, callbacks_done, 0);
     teardown(h, true);
     atomic_store(&h->state, ZLINK_HOST_STOPPED);
     pthread_mutex_unlock(&h->shutdown_lk);

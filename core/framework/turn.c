@@ -68,13 +68,37 @@ void zf_reply_error_raw(zf_sock_t *s, const zlink_routing_id_t *rid, uint64_t to
     r.message.n = strlen(message);
     zlink_msg_t parts[3];
     size_t n;
-    if (zf_wire_encode(&r, parts, 3, &n) != 0) {
-        (void)zlink_reply_submit(s->s, rid, token, ENOMEM, NULL, 0, ZLINK_SEND_FLAGS_DONTWAIT,
-                                 NULL, NULL);
-        return;
-    }
-    (void)zlink_reply_submit(s->s, rid, token, 0, parts, n, ZLINK_SEND_FLAGS_DONTWAIT, NULL,
-                             NULL);
+    zlink_submit_result_t rc;
+    if (zf_wire_encode(&r, parts, 3, &n) != 0)
+        rc = zlink_reply_submit(s->s, rid, token, ENOMEM, NULL, 0, ZLINK_SEND_FLAGS_DONTWAIT,
+                                NULL, NULL);
+    else
+        rc = zlink_reply_submit(s->s, rid, token, 0, parts, n, ZLINK_SEND_FLAGS_DONTWAIT, NULL,
+                                NULL);
+    if (rc != ZLINK_SUBMIT_BACKPRESSURED)
+        return; /* sent, or the requester / socket is gone */
+    /* No room for the answer now (a DEALER peer that is full, paused or
+     * has not granted credit yet): a reply call waits for it, so the
+     * requester is answered, not left to its timeout. The Core kept the
+     * token. */
+    zlink_fw_result_t cr;
+    zf_call_t *c = zf_call_new_reply(s->host, &cr);
+    if (c == NULL)
+        return; /* out of memory: the requester's timeout ends its call */
+    c->reply_sock = s;
+    c->reply_rid = *rid;
+    c->reply_token = token;
+    c->reply_corr = req->correlation;
+    c->reply_op_high = req->op_high;
+    c->reply_op_low = req->op_low;
+    c->reply_kind = zf_kind_of_terminal(terminal);
+    size_t mn = strlen(message) + 1;
+    c->reply_message = malloc(mn);
+    if (c->reply_message != NULL)
+        memcpy(c->reply_message, message, mn);
+    zlink_call_t *ch = (zlink_call_t *)c->obj.handle;
+    (void)zlink_call_start(ch, NULL, NULL);
+    zlink_call_release(ch);
 }
 
 static void turn_destroy(zf_obj_t *o)

@@ -293,6 +293,44 @@ static void shutdown_ends_pending(const char *tr)
     pair_close(&p);
 }
 
+/* A draining server still answers the work it accepted: a handler that
+ * replies while its host shuts down reaches the requester. */
+typedef struct shut_job {
+    zlink_host_t *h;
+    int rc;
+} shut_job_t;
+
+static void *shut_main(void *arg)
+{
+    shut_job_t *j = arg;
+    j->rc = zlink_host_shutdown(j->h, ZLINK_MS(5000));
+    return NULL;
+}
+
+static void draining_server_replies(const char *tr)
+{
+    pair_t p;
+    pair_open(&p, tr, 1);
+    zlink_call_t *c = fw_call(p.client, 1, "late-answer");
+    FW_EQ(zlink_call_set_timeout(c, ZLINK_MS(5000)), ZLINK_FW_OK);
+    fw_done_t d;
+    memset(&d, 0, sizeof d);
+    FW_EQ(zlink_call_start(c, fw_on_done, &d), ZLINK_FW_OK);
+    ZT_EVENTUALLY(fw_gate_waiting(&p.gate) == 1, 2000);
+    shut_job_t j = {p.server, -1};
+    pthread_t th;
+    ZT_CHECK(pthread_create(&th, NULL, shut_main, &j) == 0);
+    ZT_EVENTUALLY(zlink_host_state(p.server) == ZLINK_HOST_DRAINING, 2000);
+    fw_gate_open(&p.gate); /* the handler replies with a reply call now */
+    ZT_EVENTUALLY(atomic_load(&d.calls) == 1, 3000);
+    FW_EQ(atomic_load(&d.result), ZLINK_FW_OK);
+    pthread_join(th, NULL);
+    FW_EQ(j.rc, ZLINK_FW_OK);
+    FW_EQ(zlink_host_shutdown(p.client, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(p.client), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(p.server), ZLINK_FW_OK);
+}
+
 /* SC-17: the callback never runs on the submitting thread's stack, even
  * when the in-process target answers before zlink_call_start returns (the
  * runtime holds such a callback back until the start has returned; that
@@ -579,6 +617,7 @@ int main(int argc, char **argv)
         ZT_CASE(respond_refused_on_oneway),
         ZT_CASE(wait_in_runtime_context),
         ZT_CASE_TP(shutdown_ends_pending),
+        ZT_CASE_TP(draining_server_replies),
         ZT_CASE(callback_on_new_turn),
         ZT_CASE(nested_callback),
         ZT_CASE_TP(fifo_under_backpressure),

@@ -208,7 +208,7 @@ static void draining_member_not_picked(void)
 {
     node_t a, b, c;
     node_open(&b, "B", "inproc://fw-mesh-drain-b", 100, NULL, NULL);
-    node_open(&c, "C", "inproc://fw-mesh-drain-c", 100, NULL, NULL);
+    node_open(&c, "C", "inproc://fw-mesh-drain-c", 0, NULL, NULL); /* not eligible yet */
     zlink_fw_result_t rc;
     fw_recorder_init(&a.rec);
     a.h = zlink_host_new("A", &rc);
@@ -228,13 +228,28 @@ static void draining_member_not_picked(void)
     pthread_t th;
     ZT_CHECK(pthread_create(&th, NULL, shut_main, &sa) == 0);
     ZT_EVENTUALLY(zlink_host_state(b.h) == ZLINK_HOST_DRAINING, 2000);
-    /* once B's UPDATE arrived, every pick is C */
-    int before = fw_recorder_count(&c.rec);
+    /* B was the only eligible member: once its UPDATE arrived, a channel
+     * call finds none (NotFound, counted as draining); before that it
+     * reached B, which answered ShuttingDown. */
     ZT_EVENTUALLY(({
                       zlink_call_t *t = fw_call(a.h, 1, "d");
                       int r = fw_wait(t, NULL, 0);
                       zlink_call_release(t);
-                      r == ZLINK_FW_OK && fw_recorder_count(&c.rec) > before;
+                      r == ZLINK_FW_NOT_FOUND;
+                  }),
+                  3000);
+    int64_t drained = 0;
+    FW_EQ(zlink_host_metric(a.h, "zlink.mesh_node.channel.selection_failures",
+                            "reason=draining", &drained),
+          ZLINK_FW_OK);
+    ZT_CHECK(drained >= 1);
+    /* C becomes eligible (its UPDATE): from then on every pick is C */
+    FW_EQ(zlink_mesh_set_weight(c.h, "m", "svc", 100), ZLINK_FW_OK);
+    ZT_EVENTUALLY(({
+                      zlink_call_t *t = fw_call(a.h, 1, "d");
+                      int r = fw_wait(t, NULL, 0);
+                      zlink_call_release(t);
+                      r == ZLINK_FW_OK;
                   }),
                   3000);
     int b_seen = fw_recorder_count(&b.rec);
@@ -245,11 +260,6 @@ static void draining_member_not_picked(void)
     }
     ZT_EQ_INT(fw_recorder_has(&c.rec, "after"), 50);
     ZT_EQ_INT(fw_recorder_count(&b.rec), b_seen);
-    int64_t drained = -1;
-    FW_EQ(zlink_host_metric(a.h, "zlink.mesh_node.channel.selection_failures",
-                            "reason=draining", &drained),
-          ZLINK_FW_OK);
-    ZT_EQ_INT(drained, 0); /* C was always there to pick */
     fw_gate_open(&b.gate);
     pthread_join(th, NULL);
     FW_EQ(sa.rc, ZLINK_FW_OK);
