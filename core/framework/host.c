@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #define INGRESS_BATCH 64
+/* The least time a shutdown gives accepted records to leave (ms). */
+#define FLUSH_MIN_MS 1000
 
 static void host_destroy_obj(zf_obj_t *o);
 
@@ -1641,11 +1643,15 @@ static int open_sock(zf_host_t *h, zf_sock_t *s)
     return 0;
 }
 
-static void close_socks(zf_host_t *h)
+/* Closes the host's sockets. linger_ms is how long the Core may still
+ * flush what was accepted for sending (0 drops it: a start that failed). */
+static void close_socks(zf_host_t *h, int linger_ms)
 {
     for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
-        if (s->s != NULL)
+        if (s->s != NULL) {
+            (void)zlink_setsockopt(s->s, ZLINK_LINGER, &linger_ms, sizeof linger_ms);
             (void)zlink_close(s->s);
+        }
     }
 }
 
@@ -1662,14 +1668,14 @@ static void stop_threads(zf_host_t *h)
 }
 
 /* Tears down what start built (start failure, end of shutdown). */
-static void teardown(zf_host_t *h, bool watched)
+static void teardown(zf_host_t *h, bool watched, int linger_ms)
 {
     stop_threads(h);
     if (watched)
         for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
             if (s->s != NULL)
                 zf_disp_unwatch(s);
-    close_socks(h);
+    close_socks(h, linger_ms);
     if (h->poller != NULL)
         zlink_poller_destroy(&h->poller);
     if (h->wake_fd >= 0)
@@ -1739,7 +1745,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     }
     if (rc != 0) {
         atomic_store(&h->state, ZLINK_HOST_FAILED);
-        teardown(h, watched);
+        teardown(h, watched, 0);
     }
     zf_obj_unref(&h->obj);
     return rc;
@@ -1869,7 +1875,14 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
      * sockets close. */
     zf_calls_shutdown(h);
     wait_until(h, callbacks_done, 0);
-    teardown(h, true);
+    /* What was accepted for sending (replies, one-ways that completed at
+     * send acceptance) may still flush for the rest of the deadline, and
+     * for at least FLUSH_MIN_MS: their callers were told they were sent. */
+    int64_t left = end - zf_now_ns();
+    int linger = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+    if (linger < FLUSH_MIN_MS)
+        linger = FLUSH_MIN_MS;
+    teardown(h, true, linger);
     atomic_store(&h->state, ZLINK_HOST_STOPPED);
     pthread_mutex_unlock(&h->shutdown_lk);
     zf_obj_unref(&h->obj);

@@ -22,6 +22,14 @@ static void pair_open(pair_t *p, const char *tr, int gated)
     fw_endpoint(ep, sizeof ep, tr, "calls");
     p->server = fw_cs_server("server", ep, &p->rec, bound, sizeof bound);
     p->client = fw_cs_client("client", bound);
+    /* Wait for the connection: a request nobody handles is answered
+     * NotFound once it is up (and is recorded nowhere). Cases with short
+     * timeouts must not spend them on a connect. */
+    zlink_fw_result_t rc;
+    zlink_call_t *c = zlink_call_request_to_channel(p->client, "svc", &rc);
+    FW_EQ(zlink_call_set_payload(c, "warm-up", "", "w", 1), ZLINK_FW_OK);
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_NOT_FOUND);
+    zlink_call_release(c);
 }
 
 static void pair_close(pair_t *p)
