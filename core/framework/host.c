@@ -37,8 +37,9 @@
 #include <unistd.h>
 
 #define INGRESS_BATCH 64
-/* The least time a shutdown gives accepted records to leave (ms). */
-#define FLUSH_MIN_MS 1000
+/* How long a shutdown lets records accepted for sending leave (ms). */
+#define FLUSH_MIN_MS 100
+#define FLUSH_MAX_MS 500
 
 static void host_destroy_obj(zf_obj_t *o);
 
@@ -1876,12 +1877,16 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     zf_calls_shutdown(h);
     wait_until(h, callbacks_done, 0);
     /* What was accepted for sending (replies, one-ways that completed at
-     * send acceptance) may still flush for the rest of the deadline, and
-     * for at least FLUSH_MIN_MS: their callers were told they were sent. */
+     * send acceptance) may still leave: the sockets linger for the rest of
+     * the deadline, at least FLUSH_MIN_MS and at most FLUSH_MAX_MS (a peer
+     * that does not read must not hold the process for the whole
+     * deadline: what it does not take in that time is dropped). */
     int64_t left = end - zf_now_ns();
     int linger = left > 0 ? (int)((left + 999999) / 1000000) : 0;
     if (linger < FLUSH_MIN_MS)
         linger = FLUSH_MIN_MS;
+    if (linger > FLUSH_MAX_MS)
+        linger = FLUSH_MAX_MS;
     teardown(h, true, linger);
     atomic_store(&h->state, ZLINK_HOST_STOPPED);
     pthread_mutex_unlock(&h->shutdown_lk);

@@ -2856,6 +2856,41 @@ static void reply_error_sends_errno_part(void)
     }
 }
 
+/* zlink_reply_submit (ZLINK_1.1): unknown flags, a negative error and NULL
+ * parts with a count are INVALID_ARGUMENT/EINVAL, nothing is sent, a
+ * given part is consumed, and *completion_id_out is zeroed. */
+static void reply_submit_refuses_bad_arguments(void)
+{
+    void *ctx = zlink_ctx_new();
+    ZT_CHECK(ctx != NULL);
+    void *r = zlink_socket(ctx, ZLINK_ROUTER);
+    ZT_CHECK(r != NULL);
+    zlink_routing_id_t rid = {.size = 1, .data = {'x'}};
+    zlink_completion_id_t id = 99;
+    zlink_msg_t m;
+    zlink_msg_init_size(&m, 3);
+    ZT_EQ_INT(zlink_reply_submit(r, &rid, 1, 0, &m, 1, (zlink_send_flags_t)4, NULL, &id),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    ZT_EQ_U64(id, 0);
+    ZT_EQ_U64(zlink_msg_size(&m), 0); /* consumed */
+    id = 99;
+    zlink_msg_init_size(&m, 3);
+    ZT_EQ_INT(zlink_reply_submit(r, &rid, 1, -5, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, &id),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_U64(id, 0);
+    ZT_EQ_INT(zlink_reply_submit(r, &rid, 1, 0, NULL, 2, ZLINK_SEND_FLAGS_DONTWAIT, NULL, &id),
+              ZLINK_SUBMIT_INVALID_ARGUMENT);
+    ZT_EQ_INT(zlink_errno(), EINVAL);
+    /* a token nobody handed out: NOT_FOUND, like zlink_reply */
+    zlink_msg_init_size(&m, 3);
+    ZT_EQ_INT(zlink_reply_submit(r, &rid, 12345, 0, &m, 1, ZLINK_SEND_FLAGS_DONTWAIT, NULL, &id),
+              ZLINK_SUBMIT_NOT_FOUND);
+    zlink_msg_close(&m);
+    ZT_EQ_INT(zlink_close(r), ZLINK_CLOSE_OK);
+    ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(readme_34_request_targets),
     ZT_CASE(readme_35_admitted_request_one_completion),
@@ -2897,6 +2932,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(readme_37_token_consumed_only_by_successful_reply),
     ZT_CASE(dealer_26_no_requests_to_dealer_peers),
     ZT_CASE(router_07_token_zero_for_data_nonzero_for_request),
+    ZT_CASE(reply_submit_refuses_bad_arguments),
 };
 
 int main(int argc, char **argv)

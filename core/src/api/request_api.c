@@ -101,7 +101,8 @@ ZLINK_EXPORT zlink_submit_result_t zlink_reply_submit(void *router,
                                                       zlink_completion_id_t *completion_id_out)
 {
     if ((flags & ~ZLINK_SEND_FLAGS_DONTWAIT) != 0 || error < 0) {
-        zl_multipart_release_init(parts, n);
+        if (parts != NULL)
+            zl_multipart_release_init(parts, n);
         if (completion_id_out != NULL)
             *completion_id_out = 0;
         return zl_submit_fail(EINVAL);
