@@ -1644,15 +1644,46 @@ static int open_sock(zf_host_t *h, zf_sock_t *s)
     return 0;
 }
 
-/* Closes the host's sockets. linger_ms is how long the Core may still
- * flush what was accepted for sending (0 drops it: a start that failed). */
-static void close_socks(zf_host_t *h, int linger_ms)
+/* Waits, at most until flush_until (absolute, monotonic ns; 0 = no wait),
+ * for the records socket s accepted for sending to leave it: their callers
+ * were told they were sent. Reads the Core's pending-output count through a
+ * monitor; what is still queued at the bound is dropped by the close. */
+static void flush_wait(zf_sock_t *s, int64_t flush_until)
+{
+    if (flush_until == 0)
+        return;
+    zlink_monitor_config_t cfg = {0, 0, 0};
+    void *mon = zlink_socket_monitor_open(s->s, &cfg);
+    if (mon == NULL)
+        return;
+    for (;;) {
+        zlink_monitor_status_t st;
+        memset(&st, 0, sizeof st);
+        if (zlink_monitor_status(mon, &st) != ZLINK_CONFIG_OK ||
+            !(st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS) ||
+            st.snd_pending_msgs == 0 || zf_now_ns() >= flush_until)
+            break;
+        struct timespec ts = {0, 1000000}; /* the I/O thread writes them meanwhile */
+        nanosleep(&ts, NULL);
+    }
+    (void)zlink_monitor_close(&mon);
+}
+
+/* Closes the host's sockets after letting their accepted output leave
+ * until flush_until (0: at once, a start that failed). */
+static void close_socks(zf_host_t *h, int64_t flush_until)
 {
     for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
-        if (s->s != NULL) {
-            (void)zlink_setsockopt(s->s, ZLINK_LINGER, &linger_ms, sizeof linger_ms);
-            (void)zlink_close(s->s);
-        }
+        if (s->s == NULL)
+            continue;
+        flush_wait(s, flush_until);
+        /* The close gate refuses while another thread is inside a call on
+         * the socket (a late reply started by an application thread, say).
+         * Every framework call on it is DONTWAIT, so that call is about to
+         * return: try again until it has. A socket left open would keep the
+         * process's Core context from ever terminating. */
+        while (zlink_close(s->s) == ZLINK_CLOSE_BUSY)
+            sched_yield();
     }
 }
 
@@ -1669,14 +1700,14 @@ static void stop_threads(zf_host_t *h)
 }
 
 /* Tears down what start built (start failure, end of shutdown). */
-static void teardown(zf_host_t *h, bool watched, int linger_ms)
+static void teardown(zf_host_t *h, bool watched, int64_t flush_until)
 {
     stop_threads(h);
     if (watched)
         for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
             if (s->s != NULL)
                 zf_disp_unwatch(s);
-    close_socks(h, linger_ms);
+    close_socks(h, flush_until);
     if (h->poller != NULL)
         zlink_poller_destroy(&h->poller);
     if (h->wake_fd >= 0)
@@ -1877,17 +1908,17 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     zf_calls_shutdown(h);
     wait_until(h, callbacks_done, 0);
     /* What was accepted for sending (replies, one-ways that completed at
-     * send acceptance) may still leave: the sockets linger for the rest of
-     * the deadline, at least FLUSH_MIN_MS and at most FLUSH_MAX_MS (a peer
-     * that does not read must not hold the process for the whole
-     * deadline: what it does not take in that time is dropped). */
-    int64_t left = end - zf_now_ns();
-    int linger = left > 0 ? (int)((left + 999999) / 1000000) : 0;
-    if (linger < FLUSH_MIN_MS)
-        linger = FLUSH_MIN_MS;
-    if (linger > FLUSH_MAX_MS)
-        linger = FLUSH_MAX_MS;
-    teardown(h, true, linger);
+     * send acceptance) may still leave: each socket's output gets the rest
+     * of the deadline, at least FLUSH_MIN_MS and at most FLUSH_MAX_MS (a
+     * peer that does not read must not hold the process for the whole
+     * deadline: what it does not take in that time is dropped). The Core
+     * sockets themselves keep LINGER 0. */
+    int64_t now = zf_now_ns(), flush = end;
+    if (flush < now + ZLINK_MS(FLUSH_MIN_MS))
+        flush = now + ZLINK_MS(FLUSH_MIN_MS);
+    if (flush > now + ZLINK_MS(FLUSH_MAX_MS))
+        flush = now + ZLINK_MS(FLUSH_MAX_MS);
+    teardown(h, true, flush);
     atomic_store(&h->state, ZLINK_HOST_STOPPED);
     pthread_mutex_unlock(&h->shutdown_lk);
     zf_obj_unref(&h->obj);
