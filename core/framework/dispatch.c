@@ -440,8 +440,6 @@ int zf_disp_acquire(void **ctx)
                 if (zf_disp.ctx != NULL)
                     zlink_ctx_term(zf_disp.ctx);
                 zf_disp.ctx = NULL;
-            } else {
-                zf_disp.running = true;
             }
         }
     }
@@ -462,7 +460,6 @@ void zf_disp_release(void)
         pthread_mutex_unlock(&zf_disp.lk);
         zf_disp_wake();
         pthread_join(zf_disp.thread, NULL);
-        zf_disp.running = false;
         zlink_poller_destroy(&zf_disp.poller);
         close(zf_disp.wake_fd);
         zf_disp.wake_fd = -1;

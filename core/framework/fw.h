@@ -222,7 +222,6 @@ struct zf_disp {
     bool sleeping;
     /* the thread, its poller and its command queue */
     pthread_t thread;
-    bool running;
     bool stop;
     int wake_fd;
     void *poller;
@@ -446,7 +445,6 @@ struct zf_turn {
     char *packet, *ctype;
     bool replied;
     bool ended;
-    bool counted_running;
     void *meta_cache;           /* metadata values handed out (turn.c) */
     struct zf_turn *next;
 };

@@ -216,7 +216,6 @@ void zf_turn_discard(zf_turn_t *t)
 
 void zf_turn_run(zf_turn_t *t)
 {
-    t->counted_running = true;
     t->handler->fn((zlink_turn_t *)t->obj.handle, t->handler->user);
 }
 
