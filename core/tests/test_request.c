@@ -2801,6 +2801,55 @@ static void rr_cmp_lane_counted_in_status(void)
     zlt_round_end();
 }
 
+/* A reply that reached a DEALER before its connection ended completes its
+ * request OK, even when the application looks only after the end; the
+ * requests left unanswered end NOT_CONNECTED; a reply behind unread DATA
+ * cannot pass it at the end either, and the DATA stays readable. The
+ * requester looks at the socket only once the end is seen (the monitor's
+ * READY flag drops): nothing drains the replies before it. */
+static void dealer_end_body(void *ctx, const char *tr)
+{
+    int lfd, k = 0;
+    raw_t c;
+    void *d = dealer_to_raw_router(ctx, tr, &lfd, &c);
+    zlink_completion_id_t id1 = REQ_OK(d, NULL, T(5000), &k, "q1");
+    zlink_completion_id_t id2 = REQ_OK(d, NULL, T(5000), &k, "q2");
+    uint64_t s1 = RAW_EXPECT(&c, K_REQUEST, "q1");
+    (void)RAW_EXPECT(&c, K_REQUEST, "q2");
+    RAW_SEND(&c, K_REPLY, s1, "r1");
+    raw_close(&c);
+    ZT_EVENTUALLY(!(status_of(d).state_flags & ZLINK_MONITOR_STATE_READY), T(2000));
+    CQ_OK(d, id1, &k, NULL, "r1");
+    CQ_END(d, id2, &k, NULL, ZLINK_REQUEST_NOT_CONNECTED);
+    CQ_NONE(d);
+
+    /* The DEALER reconnects; DATA ahead of the reply at the end. */
+    raw_accept(lfd, &c);
+    raw_hs_accepting(&c, ZLINK_ROUTER, "raw", ZLINK_DEALER, "D", 1, 0);
+    zlink_completion_id_t id3 = REQ_OK(d, NULL, T(5000), &k, "q3");
+    uint64_t s3 = RAW_EXPECT(&c, K_REQUEST, "q3");
+    RAW_SEND(&c, K_DATA, 0, "ahead");
+    RAW_SEND(&c, K_REPLY, s3, "r3");
+    raw_close(&c);
+    ZT_EVENTUALLY(!(status_of(d).state_flags & ZLINK_MONITOR_STATE_READY), T(2000));
+    CQ_END(d, id3, &k, NULL, ZLINK_REQUEST_NOT_CONNECTED);
+    zlt_expect_str(d, "ahead");
+    CQ_NONE(d);
+    close(lfd);
+}
+
+static void dealer_reply_before_end_completes(void)
+{
+    covers("DEALER: a reply that arrived before the connection ended completes its request");
+    static const char *const trs[] = {"tcp", "ipc"}; /* a raw peer needs a socket */
+    for (int i = 0; i < 2; i++) {
+        printf("# transport %s\n", trs[i]);
+        void *ctx = zlt_round_begin(trs[i]);
+        dealer_end_body(ctx, trs[i]);
+        zlt_round_end();
+    }
+}
+
 static void rr_cmp_lane_replies_pass_data_hwm_pause(void)
 {
     covers("socket/README/12 (R-R Cmp exempt), ROUTER R-R lanes, Protocol ZMP/17 (R-R FIFO per lane)");
@@ -2913,6 +2962,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(router_20_concurrent_reply_exclusive_checkout),
     ZT_CASE(zmp_26_completion_poller_before_first_request),
     ZT_CASE(rr_cmp_lane_counted_in_status),
+    ZT_CASE(dealer_reply_before_end_completes),
     ZT_CASE(router_09_router_request_completes_as_request_record),
     ZT_CASE(router_15_raw_resend_of_request_is_data),
     ZT_CASE(router_16_zlink_recv_on_router_not_supported),

@@ -201,9 +201,13 @@ void zl_pipe_end_locked(zl_socket_t *s, zl_pipe_t *p)
         s->flow_paused_conns--;
     }
     if (s->cq.nreqs > 0) {
-        /* Replies that made it over the Completion lane still count; the
-         * rest end NOT_CONNECTED at once. */
+        /* Replies that arrived before the end still count, as they would
+         * at the next look at the socket: those on the Completion lane and
+         * those at the head of the input (a reply behind unread DATA cannot
+         * pass it, as while the connection was up). The rest end
+         * NOT_CONNECTED at once. */
         zl_req_drain_cmp(s, p);
+        (void)zl_req_drain_replies(s, p);
         zl_req_pipe_ended(s, p);
     }
     if (s->cq.ntokens > 0 && p->attached)
