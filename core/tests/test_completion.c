@@ -48,6 +48,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -2627,6 +2629,125 @@ static void register_then_recheck_stress_observed(void)
 #endif
 }
 
+#ifdef ZLINK_HAVE_POLLER
+/* The WRITABLE waiter of register_then_recheck_wakes_poller: another
+ * thread that sleeps in a poller on the sender's POLLCOMPLETION and takes
+ * every record that shows up, publishing the newest token id it saw. */
+struct cq_waiter {
+    void *s;
+    int stop_fd;
+    _Atomic uint64_t seen;
+    atomic_int bad;
+};
+
+static void *cq_waiter_main(void *arg)
+{
+    struct cq_waiter *w = arg;
+    void *pl = zlink_poller_new();
+    if (pl == NULL || zlink_poller_add(pl, w->s, w, ZLINK_POLLCOMPLETION) != ZLINK_CONFIG_OK ||
+        zlink_poller_add_fd(pl, w->stop_fd, NULL, ZLINK_POLLIN) != ZLINK_CONFIG_OK) {
+        atomic_store(&w->bad, 1);
+        return NULL;
+    }
+    for (;;) {
+        zlink_poller_event_t ev[2];
+        int n = zlink_poller_wait(pl, ev, 2, -1, NULL);
+        if (n < 0) {
+            atomic_store(&w->bad, 2);
+            break;
+        }
+        bool stop = false;
+        for (int i = 0; i < n; i++)
+            stop |= ev[i].user_data == NULL;
+        if (stop)
+            break;
+        for (;;) {
+            zlink_completion_t c;
+            cq_init(&c);
+            if (zlink_completion_recv(w->s, &c, ZLINK_RECV_FLAGS_DONTWAIT) != ZLINK_RECV_OK)
+                break;
+            if (c.kind != ZLINK_COMPLETION_WRITABLE || c.send_result != ZLINK_SEND_ADMITTED)
+                atomic_store(&w->bad, 3);
+            atomic_store(&w->seen, c.completion_id);
+        }
+    }
+    zlink_poller_destroy(&pl);
+    return NULL;
+}
+#endif
+
+/* §3 register-then-recheck, seen from a thread that already sleeps: a
+ * credit edge that lands between a DONTWAIT refusal and its token's
+ * registration publishes the WRITABLE at once, and that publication must
+ * wake whoever waits on the socket's completion queue (here a poller in
+ * another thread, as a dispatcher would). 20,000 refusals on a 1-record
+ * inproc PAIR drained by a third thread; each token's record must reach
+ * the sleeping thread (a lost wake-up leaves it asleep: a timeout). */
+static void register_then_recheck_wakes_poller(void)
+{
+    printf("# covers socket/29 and PAIR/8 with the WRITABLE taken by a poller in another "
+           "thread (§3 register-then-recheck)\n");
+#ifndef ZLINK_HAVE_POLLER
+    ZT_FAIL("this build has no zlink_poller: the sleeping thread cannot run");
+#else
+    enum { ITER = 10000 };
+    void *ctx = zlt_ctx_new();
+    path_t p;
+    path_open(&p, ctx, "inproc", ZLINK_PAIR, 1);
+    zlt_set_int(p.rx, ZLINK_RCVTIMEO, -1);
+    struct drainer dr = {p.rx, 0, 0};
+    struct cq_waiter w;
+    w.s = p.tx;
+    w.stop_fd = eventfd(0, EFD_CLOEXEC);
+    ZT_CHECK(w.stop_fd >= 0);
+    atomic_init(&w.seen, 0);
+    atomic_init(&w.bad, 0);
+    pthread_t tdr, tw;
+    ZT_EQ_INT(pthread_create(&tdr, NULL, drainer_main, &dr), 0);
+    ZT_EQ_INT(pthread_create(&tw, NULL, cq_waiter_main, &w), 0);
+    int64_t t0 = zt_now_ms();
+    for (uint32_t i = 0; i < ITER; i++) {
+        zlink_completion_id_t id;
+        for (uint32_t tries = 0;; tries++) {
+            zlink_submit_result_t r =
+                send_rec(p.tx, NULL, p.sent, 16, ZLINK_DONTWAIT, NULL, &id);
+            if (r == ZLINK_SUBMIT_BACKPRESSURED)
+                break;
+            ZT_EQ_INT(r, ZLINK_SUBMIT_OK);
+            p.sent++;
+            if (tries > 1000000)
+                ZT_FAIL("iteration %u: never refused", i);
+        }
+        /* Spinning (not sleeping) keeps this thread sending the moment the
+         * record was taken, which is what makes the refusal land while the
+         * other thread is still looking. */
+        int64_t end = zt_now_ms() + ZT_MS(5000);
+        bool seen = false;
+        while (!(seen = atomic_load(&w.seen) >= id) && zt_now_ms() <= end)
+            sched_yield();
+        if (!seen)
+            ZT_FAIL("iteration %u: the WRITABLE of token %llu did not reach the thread "
+                    "sleeping in the poller within %d ms: a lost wake-up",
+                    i, (unsigned long long)id, ZT_MS(5000));
+        ZT_EQ_INT(atomic_load(&w.bad), 0);
+    }
+    uint64_t one = 1;
+    ZT_EQ_INT(write(w.stop_fd, &one, sizeof one), (int)sizeof one);
+    ZT_EQ_INT(pthread_join(tw, NULL), 0);
+    ZT_EQ_INT(atomic_load(&w.bad), 0);
+    ZT_EQ_INT(zlt_send_str(p.tx, "END", 0), ZLINK_SUBMIT_OK);
+    ZT_EQ_INT(pthread_join(tdr, NULL), 0);
+    ZT_EQ_INT(dr.bad, 0);
+    ZT_EQ_INT(dr.got, p.sent);
+    expect_cq_empty(p.tx);
+    close(w.stop_fd);
+    printf("# %d iterations, %u records, %lld ms\n", ITER, p.sent,
+           (long long)(zt_now_ms() - t0));
+    path_close(&p);
+    zlt_ctx_term(ctx);
+#endif
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(pair_06_immediate_dontwait_id_zero),
     ZT_CASE(pair_07_refused_gets_token),
@@ -2656,8 +2777,9 @@ static const zt_case_t cases[] = {
     ZT_CASE(socket_49_interleaved_ids_once_append_order),
     ZT_CASE(socket_50_peer_rid_rules),
     ZT_CASE(register_then_recheck_stress),
-    /* Written to the contract; these three each found a discrepancy, now fixed (see the doc). */
+    /* Written to the contract; these four each found a discrepancy, now fixed (see the doc). */
     ZT_CASE(register_then_recheck_stress_observed),
+    ZT_CASE(register_then_recheck_wakes_poller),
     ZT_CASE(socket_44_due_writable_not_revoked),
     ZT_CASE(pair_17_disconnect_terminal),
 };

@@ -15,11 +15,14 @@
  *    weight 0 -> positive, RESUME) gives the pipe a new stamp from the
  *    socket's credit_seq and raises s->cq_edge. A token remembers
  *    credit_seq as it was just before its refused attempt; it is due once
- *    any pipe of its target carries a later stamp. Registration checks the
- *    stamps once (register-then-recheck), so an edge between the refusal
- *    and the registration is published at once, and a later refill of the
- *    queue cannot take a due WRITABLE back. Every observation point
- *    (completion receive, readiness, a poller) publishes what is due.
+ *    any pipe of its target carries a later stamp. The token is registered
+ *    in the same hold of s->lk as the refused attempt (send.c), so no
+ *    observer on another thread can look between the two and sleep on an
+ *    edge it consumed before the token existed. Registration checks the
+ *    stamps once (register-then-recheck), so an edge that came during the
+ *    attempt is published at once, and a later refill of the queue cannot
+ *    take a due WRITABLE back. Every observation point (completion
+ *    receive, readiness, a poller) publishes what is due.
  *  - Slots: queued records plus live tokens never exceed ZL_CQ_SLOTS.
  *    A slot's memory is taken once, when it is taken (zl_cq_slot_t): a
  *    wait token or an admitted request turns into its record in place, so

@@ -95,21 +95,45 @@ typedef struct submit_extra {
 } submit_extra_t;
 
 
+/* The wait token a DONTWAIT refusal registers (socket types with tokens):
+ * what it carries in, what the registration gave back. */
+typedef struct wait_token {
+    void *user_context;
+    uint64_t id;
+    int rc; /* 0, or the errno of a failed registration */
+} wait_token_t;
+
 struct send_args {
     const zlink_routing_id_t *rid;
     zl_frame_t *frames;
     size_t n;
     uint64_t payload;   /* sum of part sizes, for MAXMSGSIZE */
     const submit_extra_t *x;
-    uint64_t credit_seq; /* s->credit_seq before the last attempt */
+    wait_token_t *wt;   /* register a token on refusal, or NULL */
 };
 
-/* Under s->lk: one admission attempt (the wait loop retries on EAGAIN). */
+static int send_try(zl_socket_t *s, struct send_args *a);
+
+/* Under s->lk: one admission attempt (the wait loop retries on EAGAIN).
+ * A refusal that must leave a wait token registers it before the lock is
+ * released, so no look at the socket from another thread (a poller, a
+ * completion waiter) can fall between the refusal and the token: an edge
+ * after the attempt began either finds the token or is found by its
+ * recheck. */
 static int send_attempt(zl_socket_t *s, void *arg)
 {
     struct send_args *a = arg;
     /* Edges after this point count for a wait token of this attempt. */
-    a->credit_seq = atomic_load(&s->credit_seq);
+    uint64_t since = atomic_load(&s->credit_seq);
+    int rc = send_try(s, a);
+    if (rc == EAGAIN && a->wt != NULL)
+        a->wt->rc = zl_cq_register(s, a->rid, a->wt->user_context,
+                                   a->x != NULL && a->x->req != NULL, since, &a->wt->id);
+    return rc;
+}
+
+static int send_try(zl_socket_t *s, struct send_args *a)
+{
     if (s->opts.maxmsgsize > 0 && a->payload > (uint64_t)s->opts.maxmsgsize)
         return EMSGSIZE;
     const submit_extra_t *x = a->x;
@@ -150,12 +174,10 @@ static int send_attempt(zl_socket_t *s, void *arg)
 
 static int submit_frames(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
                          size_t n, uint64_t payload, int flags, const submit_extra_t *x,
-                         uint64_t *credit_seq)
+                         wait_token_t *wt)
 {
-    struct send_args a = {rid, frames, n, payload, x, 0};
-    int rc = zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
-    *credit_seq = a.credit_seq;
-    return rc;
+    struct send_args a = {rid, frames, n, payload, x, wt};
+    return zl_socket_wait_for(s, flags, &s->opts.sndtimeo, send_attempt, &a);
 }
 
 void zl_frames_release(zl_frame_t *frames, size_t n)
@@ -197,7 +219,7 @@ static int frames_from_parts(zl_frame_t *frames, size_t first, zlink_msg_t *part
 
 static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const char *topic,
                          zlink_msg_t *parts, size_t n, int flags, const submit_extra_t *x,
-                         uint64_t *credit_seq)
+                         wait_token_t *wt)
 {
     size_t extra = topic != NULL ? 1 : 0;
     size_t all = n + extra;
@@ -223,7 +245,7 @@ static int submit_common(zl_socket_t *s, const zlink_routing_id_t *rid, const ch
     if (rc == 0)
         rc = rc2;
     if (rc == 0)
-        rc = submit_frames(s, rid, frames, all, payload, flags, x, credit_seq);
+        rc = submit_frames(s, rid, frames, all, payload, flags, x, wt);
     if (rc != 0)
         zl_frames_release(frames, all);
     if (frames != small)
@@ -261,10 +283,8 @@ int zl_socket_submit_reply(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_
 {
     submit_extra_t x = {NULL, NULL, seq, reply_token,
                         error ? ZMP_KIND_ERROR_REPLY : ZMP_KIND_REPLY};
-    if (!(flags & ZLINK_DONTWAIT)) {
-        uint64_t unused;
-        return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, &unused);
-    }
+    if (!(flags & ZLINK_DONTWAIT))
+        return submit_common(s, rid, NULL, parts, n, ZLINK_SEND_FLAGS_NONE, &x, NULL);
     return submit_with(s, rid, parts, n, flags, user_context, token, &x);
 }
 
@@ -272,19 +292,14 @@ static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_
                        size_t n, int flags, void *user_context, uint64_t *token,
                        const submit_extra_t *x)
 {
-    uint64_t since = 0;
-    int rc = submit_common(s, rid, NULL, parts, n, flags, x, &since);
-    if (rc == EAGAIN && (flags & ZLINK_DONTWAIT) && has_tokens(s->type)) {
-        uint64_t id = 0;
-        zl_mutex_lock(&s->lk);
-        int trc = s->closing ? ESHUTDOWN
-                             : zl_cq_register(s, rid, user_context, x != NULL && x->req != NULL,
-                                              since, &id);
-        zl_mutex_unlock(&s->lk);
-        if (trc != 0)
-            return trc;
+    wait_token_t wt = {user_context, 0, 0};
+    bool want = (flags & ZLINK_DONTWAIT) && has_tokens(s->type);
+    int rc = submit_common(s, rid, NULL, parts, n, flags, x, want ? &wt : NULL);
+    if (rc == EAGAIN && want) {
+        if (wt.rc != 0)
+            return wt.rc;
         if (token != NULL)
-            *token = id;
+            *token = wt.id;
     }
     return rc;
 }
@@ -292,6 +307,5 @@ static int submit_with(zl_socket_t *s, const zlink_routing_id_t *rid, zlink_msg_
 int zl_socket_submit_topic(zl_socket_t *s, const char *topic, zlink_msg_t *parts, size_t n,
                            int flags)
 {
-    uint64_t unused;
-    return submit_common(s, NULL, topic, parts, n, flags, NULL, &unused);
+    return submit_common(s, NULL, topic, parts, n, flags, NULL, NULL);
 }
