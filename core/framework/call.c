@@ -672,10 +672,11 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
     *next = NULL;
     if (c->state != ZF_ST_PENDING) {
         /* Decided meanwhile by a path that did not wait for this answer
-         * (a request's reply). Keep the queue moving if the Core took it. */
+         * (a request's reply). It left its queue then; whatever the Core
+         * said (a refusal left a token nobody will answer for), the queue
+         * moves on. */
         c->adm = rc == ZLINK_SUBMIT_OK ? ZF_ADM_ACCEPTED : ZF_ADM_NONE;
-        if (rc == ZLINK_SUBMIT_OK)
-            *next = waitq_next(c->waitq);
+        *next = waitq_next(c->waitq);
         return -1;
     }
     if (rc == ZLINK_SUBMIT_OK) {
@@ -748,14 +749,20 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
 }
 
 /* Under zf_disp.lk, after offer_result: decides c (finishing it when
- * outcome >= 0) while offer_result's answer is still the truth. */
+ * outcome >= 0) while offer_result's answer is still the truth. A call
+ * that ends here leaves its waiting queue; if it was the head, the Core
+ * wait token it may hold now belongs to nobody (its WRITABLE finds the
+ * call gone), so *next gets the new head to offer at once. */
 static void offer_decide(zf_call_t *c, int outcome, const char *why, bool *wake,
-                         bool *close_now)
+                         bool *close_now, zf_call_t **next)
 {
     *wake = *close_now = false;
     if (outcome < 0)
         return;
+    bool head = c->queued && c->waitq->head == c;
     if (take_locked(c)) {
+        if (head && *next == NULL)
+            *next = waitq_next(c->waitq);
         zf_call_free_parts(c);
         c->outcome.result = outcome;
         c->outcome.message = why != NULL ? why : "";
@@ -783,7 +790,7 @@ static void submit(zf_call_t *c)
             bool wake, close_now;
             pthread_mutex_lock(&zf_disp.lk);
             int outcome = offer_result(c, rc, &why, &again, &next);
-            offer_decide(c, outcome, why, &wake, &close_now);
+            offer_decide(c, outcome, why, &wake, &close_now, &next);
             pthread_mutex_unlock(&zf_disp.lk);
             if (wake)
                 zf_disp_wake();
@@ -966,7 +973,7 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
         pthread_mutex_lock(&zf_disp.lk);
         outcome = offer_result(c, src, &why, &again, &next);
     }
-    offer_decide(c, outcome, why, &wake, &close_now);
+    offer_decide(c, outcome, why, &wake, &close_now, &next);
     pthread_mutex_unlock(&zf_disp.lk);
     if (wake)
         zf_disp_wake();

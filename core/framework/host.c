@@ -1646,8 +1646,11 @@ static int open_sock(zf_host_t *h, zf_sock_t *s)
 
 /* Waits, at most until flush_until (absolute, monotonic ns; 0 = no wait),
  * for the records socket s accepted for sending to leave it: their callers
- * were told they were sent. Reads the Core's pending-output count through a
- * monitor; what is still queued at the bound is dropped by the close. */
+ * were told they were sent. Reads the Core's pending output through a
+ * monitor: the byte charge, which also covers records the I/O thread has
+ * taken from the queue but the kernel has not accepted yet (the record
+ * count drops as soon as they are taken). What is still pending at the
+ * bound is dropped by the close. */
 static void flush_wait(zf_sock_t *s, int64_t flush_until)
 {
     if (flush_until == 0)
@@ -1661,7 +1664,8 @@ static void flush_wait(zf_sock_t *s, int64_t flush_until)
         memset(&st, 0, sizeof st);
         if (zlink_monitor_status(mon, &st) != ZLINK_CONFIG_OK ||
             !(st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS) ||
-            st.snd_pending_msgs == 0 || zf_now_ns() >= flush_until)
+            (st.snd_pending_msgs == 0 && st.snd_pending_bytes == 0) ||
+            zf_now_ns() >= flush_until)
             break;
         struct timespec ts = {0, 1000000}; /* the I/O thread writes them meanwhile */
         nanosleep(&ts, NULL);
