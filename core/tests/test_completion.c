@@ -32,7 +32,8 @@
  *
  * Cases written to the contract where the implementation differs run last
  * (a failed check ends the process): register_then_recheck_stress_observed
- * (a lost wake-up), socket_44_due_writable_not_revoked and
+ * and register_then_recheck_wakes_poller (two lost wake-ups),
+ * socket_44_due_writable_not_revoked and
  * pair_17_disconnect_terminal. doc/contract-tests/completion.md explains
  * each discrepancy.
  */
