@@ -64,8 +64,8 @@ static void first_outcome_wins(const char *tr)
     b.delay_min = b.delay_max = 500;
     atomic_store(&b.reply_mode, SC_REPLY_DELAY);
     sc_done_t db;
+    int64_t t0 = zt_now_ms(); /* before the start: the timeout runs from inside it */
     zlink_call_t *cb = request_start(&a, "b", 200, &db);
-    int64_t t0 = zt_now_ms();
     sc_done_expect(&db, 2000);
     SC_EQ(sc_done_result(&db), ZLINK_FW_DEADLINE_EXCEEDED);
     SC_ON_TIME(db.at_ms - t0, 200);
@@ -175,8 +175,8 @@ static void no_resubmit(const char *tr, sc_mode_t mode)
     atomic_store(&s1.reply_mode, SC_REPLY_HOLD);
     atomic_store(&s2.reply_mode, SC_REPLY_HOLD);
     sc_done_t dt;
+    int64_t t0 = zt_now_ms(); /* before the start: the timeout runs from inside it */
     zlink_call_t *ct = request_start(&a, "t", 300, &dt);
-    int64_t t0 = zt_now_ms();
     ZT_EVENTUALLY(sc_rec_has(&s1.rec, "t") + sc_rec_has(&s2.rec, "t") == 1, 2000);
     sc_server_t *x = sc_rec_has(&s1.rec, "t") ? &s1 : &s2, *y = x == &s1 ? &s2 : &s1;
     sc_done_expect(&dt, 2000);
