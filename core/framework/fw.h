@@ -374,7 +374,14 @@ struct zf_host {
     _Atomic int64_t request_timeout, send_timeout, shutdown_timeout;
     pthread_mutex_t shutdown_lk; /* one shutdown of this host at a time */
     int handler_threads;
-    uint64_t max_jobs;
+    uint64_t max_jobs;          /* M, effective (set at start) */
+    /* the job queue's configuration (seed 001 §2, §6); under lk */
+    int jq_profile;             /* zlink_job_queue_profile_t */
+    uint64_t jq_manual_max;     /* 0: unset */
+    int pause_pct, resume_pct;
+    uint64_t procs_override;    /* 0: detect */
+    uint64_t procs;             /* P in use */
+    uint64_t pause_count, resume_count;
     /* topology */
     zf_sock_t *socks;
     zf_handler_t *handlers;
@@ -399,6 +406,22 @@ struct zf_host {
     uint64_t turns_running, turns_queued;
     uint64_t permits_in_use;
     bool ingress_waits_permit;
+    /* pressure (seed 001 §6), under lk unless noted */
+    uint64_t peak_permits;
+    int pressure;               /* zlink_pressure_state_t */
+    int64_t paused_since;       /* monotonic ns, 0 while RUNNING */
+    int64_t cum_pause_ns;
+    uint64_t m_trans_paused, m_trans_running;
+    int64_t wait_since;         /* the ingress waits for a permit since */
+    uint64_t m_capacity_waits;
+    int64_t m_capacity_wait_ns;
+    _Atomic uint64_t flow_seq;  /* bumped on every pressure transition */
+    /* the applier (pressure_apply), under flow_lk */
+    pthread_mutex_t flow_lk;
+    _Atomic uint64_t flow_applied; /* the flow_seq last applied */
+    int flow_state_applied;     /* the state the sockets have */
+    bool flow_closed;           /* sockets are closing: apply nothing */
+    atomic_llong m_flow_failures;
     /* calls (under zf_disp.lk) */
     zf_call_t *pending;
     uint64_t requests_inflight;

@@ -107,8 +107,41 @@ int64_t zf_sock_request_timeout(zf_sock_t *s)
     return v > 0 ? v : atomic_load_explicit(&s->host->request_timeout, memory_order_relaxed);
 }
 
+/* floor(quota / period) of the cgroup CPU limit (at least 1), or 0 when
+ * there is none or it cannot be read: cgroup v2's cpu.max, else v1's
+ * cfs_quota_us / cfs_period_us. */
+static long cgroup_cpus(void)
+{
+    long long quota = -1, period = 0;
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    if (f != NULL) {
+        char q[32];
+        if (fscanf(f, "%31s %lld", q, &period) == 2 && strcmp(q, "max") != 0)
+            quota = atoll(q);
+        fclose(f);
+    } else {
+        f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+        if (f != NULL) {
+            if (fscanf(f, "%lld", &quota) != 1)
+                quota = -1;
+            fclose(f);
+        }
+        f = fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+        if (f != NULL) {
+            if (fscanf(f, "%lld", &period) != 1)
+                period = 0;
+            fclose(f);
+        }
+    }
+    if (quota <= 0 || period <= 0)
+        return 0;
+    long long n = quota / period;
+    return n < 1 ? 1 : (long)n;
+}
+
 /* P (framework-contract.md §2.1): the smallest known positive count of
- * logical CPUs and the affinity set. */
+ * online CPUs, the affinity set and the cgroup CPU quota; 1 if none is
+ * known. */
 static uint64_t effective_processors(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -118,7 +151,24 @@ static uint64_t effective_processors(void)
         if (a > 0 && (n <= 0 || a < n))
             n = a;
     }
+    long q = cgroup_cpus();
+    if (q > 0 && (n <= 0 || q < n))
+        n = q;
     return n > 0 ? (uint64_t)n : 1;
+}
+
+static const uint64_t jobs_per_processor[] = {32, 64, 128, 256}; /* by profile */
+
+/* Under h->lk: P and M as they are configured now. M may exceed the
+ * range (a huge P override): start refuses it. */
+static uint64_t jq_procs(const zf_host_t *h)
+{
+    return h->procs_override != 0 ? h->procs_override : effective_processors();
+}
+
+static uint64_t jq_max(const zf_host_t *h, uint64_t procs)
+{
+    return h->jq_manual_max != 0 ? h->jq_manual_max : jobs_per_processor[h->jq_profile] * procs;
 }
 
 /* --------------------------------------------------------------- create */
@@ -152,10 +202,16 @@ ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *r
     h->send_timeout = ZLINK_DEFAULT_SEND_TIMEOUT;
     h->shutdown_timeout = ZLINK_DEFAULT_SHUTDOWN_TIMEOUT;
     h->handler_threads = 2;
-    h->max_jobs = 128 * effective_processors(); /* Balanced x P (seed 001) */
+    h->jq_profile = ZLINK_JOB_QUEUE_BALANCED;
+    h->pause_pct = 80;
+    h->resume_pct = 60;
+    h->procs = effective_processors();
+    h->max_jobs = jq_max(h, h->procs); /* Balanced x P (seed 001) */
+    pthread_mutex_init(&h->flow_lk, NULL);
     h->wake_fd = -1;
     if (zf_handle_add(&h->obj) == NULL) {
         pthread_mutex_destroy(&h->lk);
+        pthread_mutex_destroy(&h->flow_lk);
         pthread_mutex_destroy(&h->shutdown_lk);
         pthread_cond_destroy(&h->cv);
         free(h);
@@ -219,6 +275,7 @@ static void host_destroy_obj(zf_obj_t *o)
     free(h->workers);
     free(h->thread_args);
     pthread_mutex_destroy(&h->lk);
+    pthread_mutex_destroy(&h->flow_lk);
     pthread_mutex_destroy(&h->shutdown_lk);
     pthread_cond_destroy(&h->cv);
     free(h);
@@ -247,6 +304,42 @@ static void prepare_leave(zf_host_t *h)
 }
 
 /* -------------------------------------------------------------- options */
+
+/* Under h->lk, PREPARING: one job-queue option, checked alone (the
+ * pause/resume order is checked at start, when both are final). */
+static int set_jq_option(zf_host_t *h, int option, int64_t value)
+{
+    switch (option) {
+    case ZLINK_HOST_OPT_MAX_QUEUED_JOBS:
+        if (value < 1 || value > INT32_MAX)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->jq_manual_max = (uint64_t)value;
+        break;
+    case ZLINK_HOST_OPT_JOB_QUEUE_PROFILE:
+        if (value < ZLINK_JOB_QUEUE_COMPACT || value > ZLINK_JOB_QUEUE_THROUGHPUT)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->jq_profile = (int)value;
+        break;
+    case ZLINK_HOST_OPT_PAUSE_PERCENT:
+        if (value < 1 || value > 100)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->pause_pct = (int)value;
+        break;
+    case ZLINK_HOST_OPT_RESUME_PERCENT:
+        if (value < 0 || value > 99)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->resume_pct = (int)value;
+        break;
+    default: /* EFFECTIVE_PROCESSORS */
+        if (value < 0 || value > 65536)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->procs_override = (uint64_t)value;
+        break;
+    }
+    h->procs = jq_procs(h);
+    h->max_jobs = jq_max(h, h->procs);
+    return ZLINK_FW_OK;
+}
 
 ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int option,
                                                      int64_t value)
@@ -282,12 +375,14 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
             h->handler_threads = (int)value;
         break;
     case ZLINK_HOST_OPT_MAX_QUEUED_JOBS:
+    case ZLINK_HOST_OPT_JOB_QUEUE_PROFILE:
+    case ZLINK_HOST_OPT_PAUSE_PERCENT:
+    case ZLINK_HOST_OPT_RESUME_PERCENT:
+    case ZLINK_HOST_OPT_EFFECTIVE_PROCESSORS:
         if (atomic_load(&h->state) != ZLINK_HOST_PREPARING)
             rc = ZLINK_FW_INVALID_OPERATION;
-        else if (value < 1 || value > INT32_MAX)
-            rc = ZLINK_FW_INVALID_ARGUMENT;
         else
-            h->max_jobs = (uint64_t)value;
+            rc = set_jq_option(h, option, value);
         break;
     case ZLINK_HOST_OPT_ADMISSION_WAITERS:
         rc = ZLINK_FW_INVALID_OPERATION; /* read-only */
@@ -328,6 +423,18 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_get_option(zlink_host_t *host, int opt
         break;
     case ZLINK_HOST_OPT_HANDLER_THREADS:
         v = h->handler_threads;
+        break;
+    case ZLINK_HOST_OPT_JOB_QUEUE_PROFILE:
+        v = h->jq_profile;
+        break;
+    case ZLINK_HOST_OPT_PAUSE_PERCENT:
+        v = h->pause_pct;
+        break;
+    case ZLINK_HOST_OPT_RESUME_PERCENT:
+        v = h->resume_pct;
+        break;
+    case ZLINK_HOST_OPT_EFFECTIVE_PROCESSORS:
+        v = (int64_t)h->procs;
         break;
     default:
         rc = ZLINK_FW_INVALID_ARGUMENT;
@@ -958,12 +1065,96 @@ void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t)
     }
 }
 
+/* ------------------------------------------------------------ pressure
+ *
+ * Seed 001 §6. The state moves under h->lk, at the permit count's change:
+ * RUNNING -> PAUSED when permits in use reach pause_count, PAUSED ->
+ * RUNNING when they fall to resume_count, kept in between. Applying it to
+ * the Core sockets is a Core call, made with no host lock held by
+ * pressure_apply, which any thread runs after it dropped h->lk. */
+
+/* Under h->lk: after a change of permits_in_use. */
+static void pressure_check_locked(zf_host_t *h)
+{
+    uint64_t n = h->permits_in_use;
+    if (n > h->peak_permits)
+        h->peak_permits = n;
+    int st = h->pressure;
+    if (st == ZLINK_PRESSURE_RUNNING && n >= h->pause_count)
+        st = ZLINK_PRESSURE_PAUSED;
+    else if (st == ZLINK_PRESSURE_PAUSED && n <= h->resume_count)
+        st = ZLINK_PRESSURE_RUNNING;
+    if (st == h->pressure)
+        return;
+    int64_t now = zf_now_ns();
+    if (st == ZLINK_PRESSURE_PAUSED) {
+        h->paused_since = now;
+        h->m_trans_paused++;
+    } else {
+        h->cum_pause_ns += now - h->paused_since;
+        h->paused_since = 0;
+        h->m_trans_running++;
+    }
+    h->pressure = st;
+    atomic_fetch_add(&h->flow_seq, 1);
+}
+
+static bool flow_socket(const zf_sock_t *s)
+{
+    /* Requests reach this host only here (seed 001 §6): never a CS client
+     * DEALER, whose input is only the replies it waits for. */
+    return s->s != NULL && (s->role == ZF_SOCK_MESH || s->role == ZF_SOCK_CS_SERVER);
+}
+
+/* No host lock held: brings the receive-flow state of the host's
+ * supported sockets to the newest pressure state. One applier at a time;
+ * it reads state and sequence together and loops until it applied the
+ * newest, so a stale transition never overwrites a newer one, and a state
+ * the sockets already have is not applied again. Nothing once the sockets
+ * started closing. */
+static void pressure_apply(zf_host_t *h)
+{
+    if (atomic_load(&h->flow_seq) == atomic_load(&h->flow_applied))
+        return;
+    pthread_mutex_lock(&h->flow_lk);
+    while (!h->flow_closed) {
+        pthread_mutex_lock(&h->lk);
+        uint64_t seq = atomic_load(&h->flow_seq);
+        int st = h->pressure;
+        pthread_mutex_unlock(&h->lk);
+        if (seq == atomic_load(&h->flow_applied))
+            break;
+        if (st != h->flow_state_applied) {
+            zlink_receive_flow_state_t fs =
+                st == ZLINK_PRESSURE_PAUSED ? ZLINK_RECEIVE_FLOW_PAUSED : ZLINK_RECEIVE_FLOW_RUNNING;
+            for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
+                if (flow_socket(s) && zlink_socket_set_receive_flow_state(s->s, fs) != ZLINK_CONFIG_OK)
+                    atomic_fetch_add(&h->m_flow_failures, 1);
+            h->flow_state_applied = st;
+        }
+        atomic_store(&h->flow_applied, seq);
+    }
+    pthread_mutex_unlock(&h->flow_lk);
+}
+
+/* Under h->lk: one permit for the next receive (seed 001 §3). The
+ * pressure state looks at it once the receive brought a record
+ * (pressure_check_locked after it): a reservation that found nothing and
+ * went straight back must not move the state across a threshold. */
+static void permit_take_locked(zf_host_t *h)
+{
+    h->permits_in_use++;
+}
+
 void zf_host_permit_release(zf_host_t *h)
 {
     if (h->permits_in_use > 0)
         h->permits_in_use--;
+    pressure_check_locked(h);
     if (h->ingress_waits_permit) {
         h->ingress_waits_permit = false;
+        h->m_capacity_wait_ns += zf_now_ns() - h->wait_since;
+        h->wait_since = 0;
         zf_host_wake(h);
     }
 }
@@ -997,6 +1188,7 @@ static void run_gate(zf_host_t *h, zf_gate_t *g)
         tl_running = t;
         tl_ended_inline = false;
         pthread_mutex_unlock(&h->lk);
+        pressure_apply(h); /* the permit left just now (no-op unless it moved) */
         zf_turn_run(t);
         pthread_mutex_lock(&h->lk);
         tl_running = NULL;
@@ -1405,11 +1597,26 @@ static bool receive_batch(zf_host_t *h, zf_sock_t *s)
 {
     for (int i = 0; i < INGRESS_BATCH; i++) {
         if (h->permits_in_use >= h->max_jobs) {
-            h->ingress_waits_permit = true;
+            /* A capacity waiter is a source with a record and no permit:
+             * look (without receiving) whether one is there. */
+            pthread_mutex_unlock(&h->lk);
+            zlink_pollitem_t it = {s->s, 0, ZLINK_POLLIN, 0};
+            bool input = zlink_poll(&it, 1, 0, NULL) > 0 && (it.revents & ZLINK_POLLIN);
+            pthread_mutex_lock(&h->lk);
+            if (!input)
+                return true;
+            if (h->permits_in_use < h->max_jobs)
+                continue; /* a permit came back meanwhile */
+            if (!h->ingress_waits_permit) {
+                h->ingress_waits_permit = true;
+                h->wait_since = zf_now_ns();
+                h->m_capacity_waits++;
+            }
             return false;
         }
-        h->permits_in_use++; /* before the receive (seed 001 §3) */
+        permit_take_locked(h); /* before the receive (seed 001 §3) */
         pthread_mutex_unlock(&h->lk);
+        pressure_apply(h);
         zlink_msg_t small[3];
         zlink_msg_t *parts = small;
         size_t count = 0;
@@ -1435,6 +1642,7 @@ static bool receive_batch(zf_host_t *h, zf_sock_t *s)
             zf_host_permit_release(h);
             return true;
         }
+        pressure_check_locked(h); /* the reservation holds a record now */
         if (parts != small) {
             zlink_multipart_close(parts, count);
             free(parts);
@@ -1483,6 +1691,7 @@ static void ingress_step(zf_host_t *h)
     mesh_tick(h, zf_now_ns());
     bool want = !h->ingress_waits_permit;
     pthread_mutex_unlock(&h->lk);
+    pressure_apply(h);
     if (want != h->pollin) {
         set_pollin(h, want);
         h->pollin = want;
@@ -1707,6 +1916,10 @@ static void stop_threads(zf_host_t *h)
 static void teardown(zf_host_t *h, bool watched, int64_t flush_until)
 {
     stop_threads(h);
+    /* Out of the pressure registry before anything closes (seed 001 §6). */
+    pthread_mutex_lock(&h->flow_lk);
+    h->flow_closed = true;
+    pthread_mutex_unlock(&h->flow_lk);
     if (watched)
         for (zf_sock_t *s = h->socks; s != NULL; s = s->next)
             if (s->s != NULL)
@@ -1722,6 +1935,24 @@ static void teardown(zf_host_t *h, bool watched, int64_t flush_until)
     h->ctx = NULL;
 }
 
+/* Under h->lk, at start: the job queue's values together (seed 001 §2,
+ * §6); fixes P, M and the two thresholds for the host's life. */
+static int check_job_queue(zf_host_t *h)
+{
+    if (h->resume_pct >= h->pause_pct)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    h->procs = jq_procs(h);
+    uint64_t m = jq_max(h, h->procs);
+    if (m < 1 || m > INT32_MAX)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    h->max_jobs = m;
+    h->pause_count = (m * (uint64_t)h->pause_pct + 99) / 100;
+    h->resume_count = m * (uint64_t)h->resume_pct / 100;
+    h->pressure = ZLINK_PRESSURE_RUNNING;
+    h->flow_state_applied = ZLINK_PRESSURE_RUNNING; /* a new Core socket runs */
+    return 0;
+}
+
 ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
 {
     zf_host_t *h;
@@ -1729,6 +1960,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     if (rc != 0)
         return rc;
     rc = check_handlers(h);
+    if (rc == 0)
+        rc = check_job_queue(h);
     if (rc == 0)
         rc = zf_disp_acquire(&h->ctx);
     if (rc == 0) {
@@ -1904,6 +2137,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
      * still run, and running handlers finish. */
     zf_calls_shutdown(h);
     drop_queued_turns(h);
+    pressure_apply(h);
     wait_until(h, callbacks_done, 0);
     wait_until(h, turns_done, 0);
     /* Replies started by the last handlers (a draining host still
@@ -1996,6 +2230,133 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_status(zlink_host_t *host, zlink_host_
     return ZLINK_FW_OK;
 }
 
+/* Under h->lk: the capacity snapshot (zlink_host_capacity and the
+ * zlink.host.application_job_queue.* series read the same numbers). */
+static void capacity_locked(zf_host_t *h, zlink_host_capacity_t *c)
+{
+    int64_t now = zf_now_ns();
+    c->profile = h->jq_profile;
+    c->manual_max = h->jq_manual_max;
+    c->pause_percent = (uint32_t)h->pause_pct;
+    c->resume_percent = (uint32_t)h->resume_pct;
+    c->effective_processors = h->procs;
+    c->effective_max = h->max_jobs;
+    if (atomic_load(&h->state) == ZLINK_HOST_PREPARING) {
+        /* not fixed yet: what start would compute from the values now */
+        c->pause_count = (h->max_jobs * (uint64_t)h->pause_pct + 99) / 100;
+        c->resume_count = h->max_jobs * (uint64_t)h->resume_pct / 100;
+    } else {
+        c->pause_count = h->pause_count;
+        c->resume_count = h->resume_count;
+    }
+    c->queued_jobs = h->turns_queued;
+    c->permits_in_use = h->permits_in_use;
+    c->reserved_supply_permits =
+        h->permits_in_use > h->turns_queued ? h->permits_in_use - h->turns_queued : 0;
+    c->peak_permits_in_use = h->peak_permits;
+    c->pressure_state = h->pressure;
+    c->current_pause_ns = h->pressure == ZLINK_PRESSURE_PAUSED ? now - h->paused_since : 0;
+    c->cumulative_pause_ns = h->cum_pause_ns + c->current_pause_ns;
+    c->transitions_paused = h->m_trans_paused;
+    c->transitions_running = h->m_trans_running;
+    c->capacity_waiters = h->ingress_waits_permit ? 1 : 0;
+    c->capacity_waits = h->m_capacity_waits;
+    c->capacity_wait_ns =
+        h->m_capacity_wait_ns + (h->ingress_waits_permit ? now - h->wait_since : 0);
+    c->flow_state_config_failures = (uint64_t)atomic_load(&h->m_flow_failures);
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_capacity(zlink_host_t *host, zlink_host_capacity_t *c)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if (c == NULL || c->struct_size < sizeof *c) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    uint32_t given = c->struct_size;
+    memset(c, 0, given);
+    c->struct_size = given;
+    pthread_mutex_lock(&h->lk);
+    capacity_locked(h, c);
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_reset_metrics(zlink_host_t *host)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    pthread_mutex_lock(&h->lk);
+    h->peak_permits = h->permits_in_use;
+    h->m_trans_paused = h->m_trans_running = 0;
+    h->cum_pause_ns = 0; /* the current pause, if any, goes on counting */
+    h->m_capacity_waits = 0;
+    h->m_capacity_wait_ns = 0;
+    if (h->ingress_waits_permit)
+        h->wait_since = zf_now_ns(); /* a wait in progress counts from now */
+    pthread_mutex_unlock(&h->lk);
+    atomic_store(&h->m_flow_failures, 0);
+    atomic_llong *epoch[] = {&h->m_dropped_no_handler, &h->m_dropped_decode,
+                             &h->m_dropped_shutdown,   &h->m_request_timeouts,
+                             &h->m_sel_no_member,      &h->m_sel_not_ready,
+                             &h->m_sel_draining,       &h->m_protocol_errors};
+    for (size_t i = 0; i < sizeof epoch / sizeof epoch[0]; i++)
+        atomic_store(epoch[i], 0);
+    zf_obj_unref(&h->obj);
+    return ZLINK_FW_OK;
+}
+
+#define JQ_PREFIX "zlink.host.application_job_queue."
+
+/* The zlink.host.application_job_queue.* series (the prefix stripped):
+ * 0 and *v, or NOT_FOUND. Durations in ns. */
+static int jq_metric(zf_host_t *h, const char *name, const char *labels, int64_t *v)
+{
+    zlink_host_capacity_t c;
+    memset(&c, 0, sizeof c);
+    pthread_mutex_lock(&h->lk);
+    capacity_locked(h, &c);
+    pthread_mutex_unlock(&h->lk);
+    bool none = labels[0] == '\0';
+    if (strcmp(name, "limit") == 0 && none)
+        *v = (int64_t)c.effective_max;
+    else if (strcmp(name, "jobs") == 0 && strcmp(labels, "state=reserved") == 0)
+        *v = (int64_t)c.reserved_supply_permits;
+    else if (strcmp(name, "jobs") == 0 && strcmp(labels, "state=queued") == 0)
+        *v = (int64_t)c.queued_jobs;
+    else if (strcmp(name, "jobs") == 0 && strcmp(labels, "state=in_use") == 0)
+        *v = (int64_t)c.permits_in_use;
+    else if (strcmp(name, "jobs") == 0 && strcmp(labels, "state=peak") == 0)
+        *v = (int64_t)c.peak_permits_in_use;
+    else if (strcmp(name, "capacity_waiters") == 0 && none)
+        *v = (int64_t)c.capacity_waiters;
+    else if (strcmp(name, "capacity_waits") == 0 && none)
+        *v = (int64_t)c.capacity_waits;
+    else if (strcmp(name, "capacity_wait_duration") == 0 && none)
+        *v = c.capacity_wait_ns;
+    else if (strcmp(name, "pressure_state") == 0 && strcmp(labels, "state=running") == 0)
+        *v = c.pressure_state == ZLINK_PRESSURE_RUNNING;
+    else if (strcmp(name, "pressure_state") == 0 && strcmp(labels, "state=paused") == 0)
+        *v = c.pressure_state == ZLINK_PRESSURE_PAUSED;
+    else if (strcmp(name, "pressure_transitions") == 0 && strcmp(labels, "state=paused") == 0)
+        *v = (int64_t)c.transitions_paused;
+    else if (strcmp(name, "pressure_transitions") == 0 && strcmp(labels, "state=running") == 0)
+        *v = (int64_t)c.transitions_running;
+    else if (strcmp(name, "pause_duration") == 0 && strcmp(labels, "state=current") == 0)
+        *v = c.current_pause_ns;
+    else if (strcmp(name, "pause_duration") == 0 && strcmp(labels, "state=cumulative") == 0)
+        *v = c.cumulative_pause_ns;
+    else if (strcmp(name, "flow_state_config_failures") == 0 && none)
+        *v = (int64_t)c.flow_state_config_failures;
+    else
+        return ZLINK_FW_NOT_FOUND;
+    return 0;
+}
+
 ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char *name,
                                                  const char *labels, int64_t *value)
 {
@@ -2037,14 +2398,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char 
             v = atomic_load(&h->m_sel_draining);
         else
             rc = ZLINK_FW_NOT_FOUND;
-    } else if (strcmp(name, "zlink.host.application_job_queue.limit") == 0 &&
-               labels[0] == '\0') {
-        v = (int64_t)h->max_jobs;
-    } else if (strcmp(name, "zlink.host.application_job_queue.jobs") == 0 &&
-               strcmp(labels, "state=in_use") == 0) {
-        pthread_mutex_lock(&h->lk);
-        v = (int64_t)h->permits_in_use;
-        pthread_mutex_unlock(&h->lk);
+    } else if (strncmp(name, JQ_PREFIX, sizeof JQ_PREFIX - 1) == 0) {
+        rc = jq_metric(h, name + sizeof JQ_PREFIX - 1, labels, &v);
     } else if (strcmp(name, "zlink.host.protocol_errors") == 0 && labels[0] == '\0') {
         v = atomic_load(&h->m_protocol_errors);
     } else {

@@ -476,6 +476,16 @@ static long long c_host_status(void *h)
     long long r = zlink_host_status(h, &st);
     return st.state == 77 ? r : R_CHANGED;
 }
+static long long c_host_capacity(void *h)
+{
+    zlink_host_capacity_t c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.profile = 77;
+    long long r = zlink_host_capacity(h, &c);
+    return c.profile == 77 ? r : R_CHANGED;
+}
+static long long c_host_reset_metrics(void *h) { return zlink_host_reset_metrics(h); }
 static long long c_host_metric(void *h)
 {
     int64_t v = 77;
@@ -691,6 +701,8 @@ static const entry_t entries[] = {
     H(zlink_host_state, ROLE_HOST, c_host_state, FW_MINUS1, FW_MINUS1),
     H(zlink_host_status, ROLE_HOST, c_host_status, FW_IH, FW_IH),
     H(zlink_host_metric, ROLE_HOST, c_host_metric, FW_IH, FW_IH),
+    H(zlink_host_capacity, ROLE_HOST, c_host_capacity, FW_IH, FW_IH),
+    H(zlink_host_reset_metrics, ROLE_HOST, c_host_reset_metrics, FW_IH, FW_IH),
     H(zlink_call_send_to_channel, ROLE_HOST, c_call_send_to_channel, FW_IH, FW_IH),
     H(zlink_call_request_to_channel, ROLE_HOST, c_call_request_to_channel, FW_IH, FW_IH),
     H(zlink_call_send_to_node, ROLE_HOST, c_call_send_to_node, FW_IH, FW_IH),

@@ -110,6 +110,41 @@ typedef enum zlink_host_state {
 #define ZLINK_HOST_OPT_MAX_QUEUED_JOBS 5
 #define ZLINK_HOST_OPT_HANDLER_THREADS 6
 
+/* The application job queue (seed 001), PREPARING only; checked again
+ * together at start (a host whose values do not fit never serves: start
+ * returns INVALID_ARGUMENT and the host is FAILED).
+ *   JOB_QUEUE_PROFILE     zlink_job_queue_profile_t, default BALANCED: the
+ *                         permit limit is jobs-per-processor x P unless
+ *                         MAX_QUEUED_JOBS was set
+ *   PAUSE_PERCENT         1..100, default 80: at ceil(M x pause / 100)
+ *                         permits in use the host's receiving sockets are
+ *                         set PAUSED
+ *   RESUME_PERCENT        0..99, default 60, below PAUSE_PERCENT: at
+ *                         floor(M x resume / 100) they are RUNNING again
+ *   EFFECTIVE_PROCESSORS  P, 1..65536, or 0 to detect it (the smallest of
+ *                         online CPUs, the affinity set and the cgroup CPU
+ *                         quota); reads back the value in use
+ * MAX_QUEUED_JOBS reads back the effective limit M (the manual value, or
+ * the profile's). The Core's HWM settings are separate and never mixed in. */
+#define ZLINK_HOST_OPT_JOB_QUEUE_PROFILE 7
+#define ZLINK_HOST_OPT_PAUSE_PERCENT 8
+#define ZLINK_HOST_OPT_RESUME_PERCENT 9
+#define ZLINK_HOST_OPT_EFFECTIVE_PROCESSORS 10
+
+typedef enum zlink_job_queue_profile {
+    ZLINK_JOB_QUEUE_COMPACT = 0,     /* 32 jobs per effective processor */
+    ZLINK_JOB_QUEUE_LOW_LATENCY = 1, /* 64 */
+    ZLINK_JOB_QUEUE_BALANCED = 2,    /* 128, the default */
+    ZLINK_JOB_QUEUE_THROUGHPUT = 3   /* 256 */
+} zlink_job_queue_profile_t;
+
+/* The host's pressure state (seed 001 §6), applied as the receive-flow
+ * state of its RouteMesh ROUTERs and ClientServer server ROUTERs. */
+typedef enum zlink_pressure_state {
+    ZLINK_PRESSURE_RUNNING = 0,
+    ZLINK_PRESSURE_PAUSED = 1
+} zlink_pressure_state_t;
+
 /* Mesh node and ClientServer channel options (zlink_mesh_set_option,
  * zlink_channel_set_option).
  *   SEND_TIMEOUT     ns; the family's send timeout (mesh node: its ROUTER;
@@ -255,6 +290,44 @@ typedef struct zlink_host_status {
 } zlink_host_status_t;
 
 ZLINK_EXPORT zlink_fw_result_t zlink_host_status(zlink_host_t *host, zlink_host_status_t *status);
+
+/* The capacity section of the status (seed 001, framework-contract.md §6):
+ * a snapshot; struct_size as for zlink_host_status. Counters (waits,
+ * transitions, durations) count from creation or the last
+ * zlink_host_reset_metrics. Durations in ns. */
+typedef struct zlink_host_capacity {
+    uint32_t struct_size;
+    int32_t profile;                   /* zlink_job_queue_profile_t */
+    uint64_t manual_max;               /* MAX_QUEUED_JOBS as set; 0 unset */
+    uint32_t pause_percent;
+    uint32_t resume_percent;
+    uint64_t effective_processors;     /* P */
+    uint64_t effective_max;            /* M */
+    uint64_t pause_count;              /* ceil(M x pause / 100) */
+    uint64_t resume_count;             /* floor(M x resume / 100) */
+    uint64_t reserved_supply_permits;  /* taken for a receive, not yet a job */
+    uint64_t queued_jobs;              /* jobs waiting for their handler */
+    uint64_t permits_in_use;           /* reserved + queued */
+    uint64_t peak_permits_in_use;
+    int32_t pressure_state;            /* zlink_pressure_state_t */
+    int32_t reserved0;
+    int64_t current_pause_ns;          /* 0 while RUNNING */
+    int64_t cumulative_pause_ns;
+    uint64_t transitions_paused;       /* RUNNING -> PAUSED edges */
+    uint64_t transitions_running;      /* PAUSED -> RUNNING edges */
+    uint64_t capacity_waiters;         /* sources waiting for a permit now */
+    uint64_t capacity_waits;           /* waits begun */
+    int64_t capacity_wait_ns;          /* time spent in ended waits */
+    uint64_t flow_state_config_failures;
+    uint64_t reserved[8];
+} zlink_host_capacity_t;
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_capacity(zlink_host_t *host,
+                                                   zlink_host_capacity_t *capacity);
+/* Zeroes the epoch counters (waits, transitions, cumulative pause, drops,
+ * timeouts, failures) and rebases the peak to the current permits in use;
+ * configuration, the pressure state and the current pause are kept. */
+ZLINK_EXPORT zlink_fw_result_t zlink_host_reset_metrics(zlink_host_t *host);
 
 /* Metrics: the value of one series, by name and label set ("" for none,
  * else "key=value"), e.g. ("zlink.mesh_node.messages.dropped",
