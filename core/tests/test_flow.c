@@ -518,6 +518,36 @@ static void credit_while_paused(void *ctx, pk_t k)
     link_close(&l);
 }
 
+/* Inproc: a RESUME reaches a sender that only waits for POLLCOMPLETION in
+ * a poller (no send, no receive, no POLLIN or POLLOUT after the pause was
+ * lifted): the poller's look applies the FLOWSTATE the receiver queued, so
+ * the token's WRITABLE makes the wait return. (A framework client waits
+ * for room this way: its dispatcher watches only POLLCOMPLETION.) */
+static void resume_seen_by_completion_poller(void *ctx, pk_t k)
+{
+    link_t l;
+    link_open(&l, ctx, "inproc", k, FLOW_EVENTS);
+    const char *rid = snd_type(k) == ZLINK_ROUTER ? "V" : NULL;
+    link_flow(&l, PAUSED, 1);
+    static int uctx;
+    zlink_completion_id_t tok = link_refused(&l, "held", &uctx);
+    void *pl = zlink_poller_new();
+    ZT_CHECK(pl != NULL);
+    ZT_EQ_INT(zlink_poller_add(pl, l.snd, &uctx, ZLINK_POLLCOMPLETION), ZLINK_CONFIG_OK);
+    zlink_poller_event_t ev[1];
+    ZT_EQ_INT(zlink_poller_wait(pl, ev, 1, 0, NULL), 0); /* nothing yet */
+    flow_set(l.rcv, RUNNING); /* the sender is not entered after this */
+    int n = zlink_poller_wait(pl, ev, 1, ZT_MS(2000), NULL);
+    if (n != 1)
+        ZT_FAIL("POLLCOMPLETION after the RESUME: %d events (a FLOWSTATE left unapplied)", n);
+    ZT_CHECK(ev[0].user_data == &uctx && (ev[0].events & ZLINK_POLLCOMPLETION));
+    ZT_EQ_INT(zlink_poller_destroy(&pl), ZLINK_CLOSE_OK);
+    cq_writable(l.snd, tok, &uctx, rid);
+    cq_none(l.snd);
+    fmon_expect(l.snd, l.m, EV_RESUMED, 2, "V");
+    link_close(&l);
+}
+
 /* ============================================================ raw peers */
 
 /* FLOWSTATE (doc/protocol.md §8.3): "FLOWSTATE" 01 state epoch(u64 BE). */
@@ -1569,6 +1599,8 @@ static void dealer_36_resume_is_writable_edge_not_admission(void)
         if (!zlt_is_tcp(tr)) {
             credit_while_paused(ctx, DD);
             credit_while_paused(ctx, DR);
+            resume_seen_by_completion_poller(ctx, DD);
+            resume_seen_by_completion_poller(ctx, DR);
         }
     }
 }

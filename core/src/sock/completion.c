@@ -121,6 +121,10 @@ int zl_cq_register(zl_socket_t *s, const zlink_routing_id_t *rid, void *user_con
 void zl_cq_process(zl_socket_t *s)
 {
     zl_cq_t *cq = &s->cq;
+    /* Inproc FLOWSTATEs the peer queued are applied first: a RESUME is the
+     * wake edge of tokens held by a pause, and an observer that watches
+     * only the completion queue (a poller's POLLCOMPLETION) must see it. */
+    zl_socket_apply_controls(s);
     if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) {
         /* Replies at the head of an input move into the queue; expired
          * requests end. */
