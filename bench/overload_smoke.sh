@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# overload_smoke.sh — //bench:overload_smoke: the overload benchmark runs end
+# to end with tiny parameters (not a measurement).
+#
+#   overload_smoke.sh <overload program>
+#
+# One short run must exit 0 and print every RESULT line with a number, no
+# drop and no failed send, reach the pause threshold at least once (permits
+# in use up to the pause count of --max-jobs 16 at 80 %: 13) with as many
+# resumes as pauses or one fewer, and print SAMPLE lines. Bad usage must be
+# refused with status 2.
+set -uo pipefail
+
+prog=$1
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+out=$("$prog" --clients 2 --duration-ms 400 --idle-ms 200 --job-us 500 --max-jobs 16 \
+    --window 32 --size 1024 --samples 5)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || fail "exit status $rc"
+
+value() { sed -n "s/^RESULT,overload,$1,//p" <<<"$out"; }
+for m in dropped send_failures rss_high_water_bytes rss_high_water_bytes_short \
+    pause_transitions resume_transitions permits_in_use_max probe_p50_us probe_p99_us \
+    idle_p50_us idle_p99_us flood_sends handled flood_sends_short handled_short; do
+    v=$(value "$m")
+    grep -Eq '^[0-9]+(\.[0-9]+)?$' <<<"$v" || fail "RESULT $m missing or not a number: '$v'"
+done
+[ "$(value dropped)" = 0 ] || fail "dropped is $(value dropped)"
+[ "$(value send_failures)" = 0 ] || fail "send_failures is $(value send_failures)"
+[ "$(value flood_sends)" = "$(value handled)" ] || fail "flood_sends != handled"
+[ "$(value flood_sends_short)" = "$(value handled_short)" ] || fail "short: flood_sends != handled"
+p=$(value pause_transitions)
+r=$(value resume_transitions)
+if [ -n "$p" ] && [ -n "$r" ]; then
+    [ "$p" -ge 1 ] || fail "pressure never reached (pause_transitions $p)"
+    [ "$r" -eq "$p" ] || [ "$r" -eq $((p - 1)) ] || fail "resumes $r for pauses $p"
+fi
+pm=$(value permits_in_use_max)
+[ -n "$pm" ] && { [ "$pm" -ge 13 ] && [ "$pm" -le 16 ]; } || fail "permits_in_use_max $pm not in 13..16"
+grep -Eq '^SAMPLE,[0-9]+,[0-9]+,(running|paused)$' <<<"$out" || fail "no SAMPLE line"
+n=$(grep -c '^SAMPLE,' <<<"$out")
+[ "$n" -le 5 ] || fail "$n SAMPLE lines for --samples 5"
+
+"$prog" --clients 0 >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--clients 0: exit status $rc, want 2"
+"$prog" --bogus 1 >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--bogus: exit status $rc, want 2"
+
+if [ "$failures" -ne 0 ]; then
+    echo "overload_smoke: $failures failure(s)" >&2
+    exit 1
+fi
+echo "overload_smoke: ok"
