@@ -273,6 +273,12 @@ int main(int argc, char **argv)
         demo_die(name, "zlink_host_new", rc);
     if ((rc = zlink_host_add_cs_client(host, "svc", endpoint)) != ZLINK_FW_OK)
         demo_die(name, "zlink_host_add_cs_client", rc);
+    /* A bulk sender lets its one-ways wait for room longer than the 1 s
+     * default: a busy service pauses its clients (seed 001) until its job
+     * queue drains, and a wait past the send timeout is DeadlineExceeded. */
+    if ((rc = zlink_channel_set_option(host, "svc", ZLINK_NODE_OPT_SEND_TIMEOUT,
+                                       ZLINK_MS(30000))) != ZLINK_FW_OK)
+        demo_die(name, "zlink_channel_set_option", rc);
     if ((rc = zlink_host_start(host)) != ZLINK_FW_OK)
         demo_die(name, "zlink_host_start", rc);
 
