@@ -344,7 +344,9 @@ static void on_capped(zlink_call_t *call, const zlink_outcome_t *o, void *user)
 static void dispatcher_cap(const char *tr)
 {
     const int cap = ZLINK_DISPATCHER_CAPACITY;
-    sc_server_t b = {.name = "B", .weight = 100};
+    /* B takes all cap requests as jobs: a B that paused A (seed 001) would
+     * make them wait for room, and the case is about A's dispatcher. */
+    sc_server_t b = {.name = "B", .weight = 100, .max_jobs = 2 * cap};
     atomic_store(&b.reply_mode, SC_REPLY_HOLD);
     sc_server_open(&b, SC_MESH, tr, "sc18");
     sc_client_t a = {0};

@@ -277,6 +277,11 @@ struct zf_sock {
     struct zf_mesh *mesh;       /* ZF_SOCK_MESH */
     struct zf_gate *gate;       /* CS server: the channel's gate */
     zf_waitq_t waitq;           /* CS client: calls waiting for room */
+    /* ingress (under host->lk): the receive rotation and the permit FIFO */
+    int rx_index;               /* place in the host's rotation, -1: none */
+    bool src_waiting;           /* in the host's FIFO of sources waiting for a permit */
+    int64_t src_wait_since;
+    struct zf_sock *src_next;
     bool watched;               /* under zf_disp.lk: in the dispatcher's poller */
     bool watch_pending;         /* under zf_disp.lk: on zf_disp.watch_list */
     struct zf_sock *next_watch;
@@ -412,7 +417,10 @@ struct zf_host {
     int64_t paused_since;       /* monotonic ns, 0 while RUNNING */
     int64_t cum_pause_ns;
     uint64_t m_trans_paused, m_trans_running;
-    int64_t wait_since;         /* the ingress waits for a permit since */
+    zf_sock_t *src_head, *src_tail; /* sources waiting for a permit, oldest first */
+    uint64_t nsrc_waiting;
+    int nrx;                    /* sockets in the receive rotation */
+    int rx_cursor;              /* rx_index where the last rotation stopped */
     uint64_t m_capacity_waits;
     int64_t m_capacity_wait_ns;
     _Atomic uint64_t flow_seq;  /* bumped on every pressure transition */

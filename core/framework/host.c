@@ -1152,9 +1152,7 @@ void zf_host_permit_release(zf_host_t *h)
         h->permits_in_use--;
     pressure_check_locked(h);
     if (h->ingress_waits_permit) {
-        h->ingress_waits_permit = false;
-        h->m_capacity_wait_ns += zf_now_ns() - h->wait_since;
-        h->wait_since = 0;
+        h->ingress_waits_permit = false; /* the ingress serves its FIFO now */
         zf_host_wake(h);
     }
 }
@@ -1590,12 +1588,58 @@ done:
     }
 }
 
-/* Ingress: receives up to a batch from s, one permit per receive. Returns
- * false when it stopped for lack of permits. Called with h->lk held; drops
- * it around each Core receive. */
+/* Under h->lk: s has a record and no permit: it joins the FIFO of
+ * waiting sources (once; seed 001 §3: one waiter per source). */
+static void source_wait(zf_host_t *h, zf_sock_t *s)
+{
+    h->ingress_waits_permit = true;
+    if (s->src_waiting)
+        return;
+    s->src_waiting = true;
+    s->src_wait_since = zf_now_ns();
+    s->src_next = NULL;
+    if (h->src_tail != NULL)
+        h->src_tail->src_next = s;
+    else
+        h->src_head = s;
+    h->src_tail = s;
+    h->nsrc_waiting++;
+    h->m_capacity_waits++;
+}
+
+/* Under h->lk: the oldest waiting source, out of the FIFO, or NULL. */
+static zf_sock_t *source_next(zf_host_t *h)
+{
+    zf_sock_t *s = h->src_head;
+    if (s == NULL)
+        return NULL;
+    h->src_head = s->src_next;
+    if (h->src_head == NULL)
+        h->src_tail = NULL;
+    s->src_next = NULL;
+    s->src_waiting = false;
+    h->nsrc_waiting--;
+    h->m_capacity_wait_ns += zf_now_ns() - s->src_wait_since;
+    return s;
+}
+
+/* Receive bounds per socket per rotation (seed 001 §4): the count is the
+ * seed's; the byte and time bounds are ours. Whichever is hit first ends
+ * the socket's turn; the level-triggered poller brings the rest next. */
+#define RX_BYTES_MAX (1u << 20)
+#define RX_TIME_NS 2000000
+
+/* Ingress: receives up to a bounded batch from s, one permit per receive
+ * (seed 001 §3, §4). Returns false when it stopped for lack of permits (s
+ * then waits in the source FIFO). Called with h->lk held; drops it around
+ * each Core call. */
 static bool receive_batch(zf_host_t *h, zf_sock_t *s)
 {
-    for (int i = 0; i < INGRESS_BATCH; i++) {
+    uint64_t bytes = 0;
+    int64_t until = zf_now_ns() + RX_TIME_NS;
+    for (int i = 0; i < INGRESS_BATCH && bytes < RX_BYTES_MAX; i++) {
+        if (i > 0 && (i & 7) == 0 && zf_now_ns() >= until)
+            break;
         if (h->permits_in_use >= h->max_jobs) {
             /* A capacity waiter is a source with a record and no permit:
              * look (without receiving) whether one is there. */
@@ -1607,11 +1651,7 @@ static bool receive_batch(zf_host_t *h, zf_sock_t *s)
                 return true;
             if (h->permits_in_use < h->max_jobs)
                 continue; /* a permit came back meanwhile */
-            if (!h->ingress_waits_permit) {
-                h->ingress_waits_permit = true;
-                h->wait_since = zf_now_ns();
-                h->m_capacity_waits++;
-            }
+            source_wait(h, s);
             return false;
         }
         permit_take_locked(h); /* before the receive (seed 001 §3) */
@@ -1643,6 +1683,8 @@ static bool receive_batch(zf_host_t *h, zf_sock_t *s)
             return true;
         }
         pressure_check_locked(h); /* the reservation holds a record now */
+        for (size_t k = 0; k < count; k++)
+            bytes += zlink_msg_size(&parts[k]);
         if (parts != small) {
             zlink_multipart_close(parts, count);
             free(parts);
@@ -1689,7 +1731,15 @@ static void ingress_step(zf_host_t *h)
         free(m);
     }
     mesh_tick(h, zf_now_ns());
-    bool want = !h->ingress_waits_permit;
+    /* Sources that waited for a permit go first, oldest first; one that
+     * runs out again goes back to the tail (seed 001 §3). */
+    while (h->src_head != NULL && h->permits_in_use < h->max_jobs && !h->stop) {
+        zf_sock_t *s = source_next(h);
+        receive_batch(h, s);
+        h->rx_cursor = s->rx_index;
+    }
+    bool want = h->src_head == NULL;
+    h->ingress_waits_permit = !want;
     pthread_mutex_unlock(&h->lk);
     pressure_apply(h);
     if (want != h->pollin) {
@@ -1698,6 +1748,8 @@ static void ingress_step(zf_host_t *h)
     }
     int n = zlink_poller_wait(h->poller, ev, 16, 1000, NULL);
     pthread_mutex_lock(&h->lk);
+    zf_sock_t *ready[16];
+    int nready = 0;
     for (int i = 0; i < n && !h->stop; i++) {
         if (ev[i].source_kind == ZLINK_POLLER_SOURCE_FD) {
             uint64_t v;
@@ -1710,7 +1762,23 @@ static void ingress_step(zf_host_t *h)
         if (ev[i].events & ZLINK_POLLROUTE)
             routes_changed(h, s);
         if (ev[i].events & ZLINK_POLLIN)
-            receive_batch(h, s);
+            ready[nready++] = s;
+    }
+    /* The rotation starts right after the socket where the last one
+     * stopped (seed 001 §4), whatever order the poller reported. */
+    for (int k = 1; k <= h->nrx && nready > 0 && !h->stop; k++) {
+        int want_index = (h->rx_cursor + k) % h->nrx;
+        for (int i = 0; i < nready; i++) {
+            if (ready[i]->rx_index != want_index)
+                continue;
+            zf_sock_t *s = ready[i];
+            ready[i] = ready[--nready];
+            h->rx_cursor = want_index;
+            /* Out of permits, the rest still get their turn: each finds
+             * no permit, sees its record and joins the FIFO in order. */
+            (void)receive_batch(h, s);
+            break;
+        }
     }
 }
 
@@ -1916,6 +1984,12 @@ static void stop_threads(zf_host_t *h)
 static void teardown(zf_host_t *h, bool watched, int64_t flush_until)
 {
     stop_threads(h);
+    /* Waiting sources end their wait (counted once) with the ingress. */
+    pthread_mutex_lock(&h->lk);
+    while (source_next(h) != NULL) {
+    }
+    h->ingress_waits_permit = false;
+    pthread_mutex_unlock(&h->lk);
     /* Out of the pressure registry before anything closes (seed 001 §6). */
     pthread_mutex_lock(&h->flow_lk);
     h->flow_closed = true;
@@ -1981,7 +2055,9 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
         if (s->role != ZF_SOCK_CS_SERVER)
             rc = zf_disp_watch(s);
         watched = true;
+        s->rx_index = -1;
         if (rc == 0 && s->role != ZF_SOCK_CS_CLIENT) {
+            s->rx_index = h->nrx++;
             short ev = ZLINK_POLLIN | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
             if (zlink_poller_add(h->poller, s->s, s, ev) != ZLINK_CONFIG_OK)
                 rc = ZLINK_FW_INTERNAL_FAILURE;
@@ -2259,10 +2335,11 @@ static void capacity_locked(zf_host_t *h, zlink_host_capacity_t *c)
     c->cumulative_pause_ns = h->cum_pause_ns + c->current_pause_ns;
     c->transitions_paused = h->m_trans_paused;
     c->transitions_running = h->m_trans_running;
-    c->capacity_waiters = h->ingress_waits_permit ? 1 : 0;
+    c->capacity_waiters = h->nsrc_waiting;
     c->capacity_waits = h->m_capacity_waits;
-    c->capacity_wait_ns =
-        h->m_capacity_wait_ns + (h->ingress_waits_permit ? now - h->wait_since : 0);
+    c->capacity_wait_ns = h->m_capacity_wait_ns;
+    for (zf_sock_t *s = h->src_head; s != NULL; s = s->src_next)
+        c->capacity_wait_ns += now - s->src_wait_since;
     c->flow_state_config_failures = (uint64_t)atomic_load(&h->m_flow_failures);
 }
 
@@ -2296,8 +2373,9 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_reset_metrics(zlink_host_t *host)
     h->cum_pause_ns = 0; /* the current pause, if any, goes on counting */
     h->m_capacity_waits = 0;
     h->m_capacity_wait_ns = 0;
-    if (h->ingress_waits_permit)
-        h->wait_since = zf_now_ns(); /* a wait in progress counts from now */
+    int64_t now = zf_now_ns();
+    for (zf_sock_t *s = h->src_head; s != NULL; s = s->src_next)
+        s->src_wait_since = now; /* a wait in progress counts from now */
     pthread_mutex_unlock(&h->lk);
     atomic_store(&h->m_flow_failures, 0);
     atomic_llong *epoch[] = {&h->m_dropped_no_handler, &h->m_dropped_decode,
