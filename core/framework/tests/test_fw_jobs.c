@@ -239,7 +239,16 @@ static void rig_open(jq_rig_t *r, int64_t max_jobs)
           ZLINK_FW_OK);
     FW_EQ(zlink_host_start(r->server), ZLINK_FW_OK);
     FW_EQ(zlink_host_endpoint(r->server, "svc", r->ep, sizeof r->ep), ZLINK_FW_OK);
-    r->client = fw_cs_client("jq-c", r->ep);
+    /* The client may send right after the server resumed, before the
+     * RESUME reached it: its one-way then waits for room, bounded only by
+     * a generous send timeout. */
+    r->client = zlink_host_new("jq-c", &rc);
+    ZT_CHECK(r->client != NULL);
+    FW_EQ(zlink_host_add_cs_client(r->client, "svc", r->ep), ZLINK_FW_OK);
+    FW_EQ(zlink_channel_set_option(r->client, "svc", ZLINK_NODE_OPT_SEND_TIMEOUT,
+                                   ZLINK_MS(30000)),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(r->client), ZLINK_FW_OK);
     /* The observer: a Core DEALER of its own that only watches the flow
      * state the server's ROUTER announces. */
     r->ctx = zlink_ctx_new();
