@@ -48,6 +48,7 @@ conf_case_fn sc11_no_resubmit_to_another_owner;
 conf_case_fn sc19_no_resend_after_acceptance;
 conf_case_fn sc20_outcomes_by_type;
 /* sc_raw.c */
+conf_case_fn sc12_cs_reply_held_in_fifo;
 conf_case_fn sc13_mesh_reply_while_paused;
 conf_case_fn sc14_raw_reply_to_dealer_backpressured;
 conf_case_fn sc15_raw_reply_to_router_hwm_free;
@@ -90,6 +91,7 @@ const conf_impl_t conf_impls[] = {
     {"SC-06", sc06_send_timeout_validation},
     {"SC-09", sc09_first_outcome_wins},
     {"SC-11", sc11_no_resubmit_to_another_owner},
+    {"SC-12", sc12_cs_reply_held_in_fifo},
     {"SC-13", sc13_mesh_reply_while_paused},
     {"SC-14", sc14_raw_reply_to_dealer_backpressured},
     {"SC-15", sc15_raw_reply_to_router_hwm_free},

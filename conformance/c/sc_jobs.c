@@ -111,7 +111,9 @@ static void mesh_reply_while_paused(const char *tr)
         if (i == 0)
             ZT_EVENTUALLY(sc_gate_waiting(&gate) == 1, 5000);
     }
-    ZT_EVENTUALLY(sc13_capacity(a).permits_in_use == 2, 5000);
+    /* Both permits held as queued jobs (a permit reserved for a receive
+     * counts for the pressure state once the receive brought a record). */
+    ZT_EVENTUALLY(sc13_capacity(a).queued_jobs == 2, 5000);
     zlink_host_capacity_t cap = sc13_capacity(a);
     ZT_EQ_INT(cap.pressure_state, ZLINK_PRESSURE_PAUSED);
     ZT_EQ_INT(cap.queued_jobs, 2);
@@ -156,4 +158,99 @@ void sc13_mesh_reply_while_paused(const conf_params_t *params)
     size_t n = sc_transports(params, trs);
     for (size_t i = 0; i < n; i++)
         mesh_reply_while_paused(trs[i]);
+}
+
+/* -------------------------------------------------------------- SC-12 */
+
+/* SC-12: client C (DEALER) -> S, whose M = 1 and gated handler make it
+ * PAUSE its peers. C sends d1..d20, then a request q with a 300 ms timeout:
+ * q ends DeadlineExceeded on time, once. After open(), S handles d1..d20 in
+ * order; C never sees a second completion and in-flight returns to 0.
+ *
+ * Where q waits: this Core holds a paused peer's records at the sender
+ * (admission), not in the receiver's queue, so q normally waits in C's
+ * per-target FIFO behind d3..d20 and its timeout ends it there, unsent.
+ * Records the Core admitted before the PAUSE reached C do travel; then q,
+ * if it was among them, is handled after d20, and its late reply completes
+ * nothing. Both keep the FIFO: nothing runs before an earlier record. */
+static void cs_reply_held_in_fifo(const char *tr)
+{
+    enum { D = 20 };
+    sc_server_t s = {.name = "S", .weight = 100, .max_jobs = 1};
+    sc_server_open(&s, SC_CS, tr, "sc12");
+    sc_client_t c = {.send_timeout = ZLINK_MS(60000)};
+    sc_server_t *srv[] = {&s};
+    sc_client_open(&c, SC_CS, srv, 1);
+    zlink_call_t *w = sc_call(&c, true, NULL, "warm", 0);
+    SC_EQ(sc_wait(w, NULL), ZLINK_FW_OK); /* the connection is up */
+    zlink_call_release(w);
+
+    atomic_store(&s.gated, true);
+    sc_done_t dd[D];
+    zlink_call_t *dc[D];
+    for (int i = 0; i < D; i++) {
+        char tag[SC_TAG_MAX];
+        snprintf(tag, sizeof tag, "d%d", i + 1);
+        sc_done_init(&dd[i]);
+        dc[i] = sc_call(&c, false, NULL, tag, 0);
+        SC_EQ(zlink_call_start(dc[i], sc_on_done, &dd[i]), ZLINK_FW_OK);
+        if (i == 0)
+            ZT_EVENTUALLY(sc_gate_waiting(&s.gate) == 1, 5000);
+        if (i == 1)
+            ZT_EVENTUALLY(sc13_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
+    }
+    sc_done_t dq;
+    sc_done_init(&dq);
+    int64_t t0 = zt_now_ms();
+    zlink_call_t *q = sc_call(&c, true, NULL, "q", 0);
+    SC_EQ(zlink_call_set_timeout(q, ZLINK_MS(300)), ZLINK_FW_OK);
+    SC_EQ(zlink_call_start(q, sc_on_done, &dq), ZLINK_FW_OK);
+    sc_done_expect(&dq, 2000);
+    SC_EQ(sc_done_result(&dq), ZLINK_FW_DEADLINE_EXCEEDED);
+    SC_ON_TIME(dq.at_ms - t0, 300);
+    ZT_EQ_INT(sc13_capacity(s.h).pressure_state, ZLINK_PRESSURE_PAUSED);
+
+    sc_gate_open(&s.gate);
+    for (int i = 0; i < D; i++) {
+        sc_done_expect(&dd[i], 5000);
+        SC_EQ(sc_done_result(&dd[i]), ZLINK_FW_OK);
+    }
+    zlink_call_t *after = sc_call(&c, true, NULL, "after", 0);
+    SC_EQ(sc_wait(after, NULL), ZLINK_FW_OK); /* behind everything sent before */
+    zlink_call_release(after);
+
+    /* S's evidence: warm, d1..d20, q at most once and only after d20,
+     * then after. */
+    pthread_mutex_lock(&s.rec.lk);
+    size_t n = s.rec.count;
+    bool order = n >= 2 + D && strcmp(s.rec.seen[0], "warm") == 0 &&
+                 strcmp(s.rec.seen[n - 1], "after") == 0;
+    for (int i = 0; order && i < D; i++) {
+        char tag[SC_TAG_MAX];
+        snprintf(tag, sizeof tag, "d%d", i + 1);
+        order = strcmp(s.rec.seen[1 + i], tag) == 0;
+    }
+    bool q_ok = n == 2 + D || (n == 3 + D && strcmp(s.rec.seen[1 + D], "q") == 0);
+    pthread_mutex_unlock(&s.rec.lk);
+    if (!order || !q_ok)
+        ZT_FAIL("S handled %zu records out of FIFO order (warm, d1..d20, [q], after expected)", n);
+    ZT_EQ_INT(sc_done_calls(&dq), 1);
+    ZT_EVENTUALLY(sc_metric(c.h, "zlink.mesh_node.requests.inflight", "") == 0, 2000);
+
+    for (int i = 0; i < D; i++) {
+        zlink_call_release(dc[i]);
+        sc_done_destroy(&dd[i]);
+    }
+    zlink_call_release(q);
+    sc_done_destroy(&dq);
+    sc_client_close(&c);
+    sc_server_close(&s);
+}
+
+void sc12_cs_reply_held_in_fifo(const conf_params_t *params)
+{
+    const char *trs[SC_MAX_TRANSPORTS];
+    size_t n = sc_transports(params, trs);
+    for (size_t i = 0; i < n; i++)
+        cs_reply_held_in_fifo(trs[i]);
 }
