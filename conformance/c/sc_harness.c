@@ -726,7 +726,20 @@ void sc_saturate(sc_client_t *a, sc_server_t *b, sc_sat_t *sat)
             sc_status(a->h).oneway_waiting == 1)
             return; /* pending, and waiting for room */
         /* It completed (or completes now: the window was short). */
-        sc_done_expect(&sat->done, 5000);
+        if (!sc_done_wait(&sat->done, 5000)) {
+            zlink_host_status_t st = sc_status(a->h);
+            zlink_host_capacity_t bc;
+            memset(&bc, 0, sizeof bc);
+            bc.struct_size = sizeof bc;
+            (void)zlink_host_capacity(b->h, &bc);
+            ZT_FAIL("send %s neither completed nor waited for room: A oneway_waiting %llu, "
+                    "dispatcher_in_use %llu; B permits %llu, queued %llu, state %d, "
+                    "gate waiting %d",
+                    sat->tag, (unsigned long long)st.oneway_waiting,
+                    (unsigned long long)st.dispatcher_in_use,
+                    (unsigned long long)bc.permits_in_use, (unsigned long long)bc.queued_jobs,
+                    bc.pressure_state, sc_gate_waiting(&b->gate));
+        }
         pthread_mutex_lock(&sat->done.lk);
         int r = sat->done.result;
         pthread_mutex_unlock(&sat->done.lk);
