@@ -374,7 +374,10 @@ static void *disp_main(void *arg)
         run_commands();
         fire_deadlines();
         run_callbacks();
-        if (zf_disp.cmd_head != NULL)
+        /* run_callbacks and the steps before it drop the lock: a callback
+         * or command queued meanwhile found the thread awake (no wake-up
+         * written), so look again before sleeping. */
+        if (zf_disp.cmd_head != NULL || zf_disp.cb_head != NULL || zf_disp.watch_list != NULL)
             continue;
         long timeout = -1;
         zf_disp.armed = 0;
