@@ -2009,6 +2009,14 @@ static void teardown(zf_host_t *h, bool watched, int64_t flush_until)
     h->ctx = NULL;
 }
 
+/* Under h->lk: pause = ceil(m x pause% / 100), resume = floor(m x resume% /
+ * 100) (seed 001 §6). */
+static void thresholds(const zf_host_t *h, uint64_t m, uint64_t *pause, uint64_t *resume)
+{
+    *pause = (m * (uint64_t)h->pause_pct + 99) / 100;
+    *resume = m * (uint64_t)h->resume_pct / 100;
+}
+
 /* Under h->lk, at start: the job queue's values together (seed 001 §2,
  * §6); fixes P, M and the two thresholds for the host's life. */
 static int check_job_queue(zf_host_t *h)
@@ -2020,8 +2028,7 @@ static int check_job_queue(zf_host_t *h)
     if (m < 1 || m > INT32_MAX)
         return ZLINK_FW_INVALID_ARGUMENT;
     h->max_jobs = m;
-    h->pause_count = (m * (uint64_t)h->pause_pct + 99) / 100;
-    h->resume_count = m * (uint64_t)h->resume_pct / 100;
+    thresholds(h, m, &h->pause_count, &h->resume_count);
     h->pressure = ZLINK_PRESSURE_RUNNING;
     h->flow_state_applied = ZLINK_PRESSURE_RUNNING; /* a new Core socket runs */
     return 0;
@@ -2319,8 +2326,7 @@ static void capacity_locked(zf_host_t *h, zlink_host_capacity_t *c)
     c->effective_max = h->max_jobs;
     if (atomic_load(&h->state) == ZLINK_HOST_PREPARING) {
         /* not fixed yet: what start would compute from the values now */
-        c->pause_count = (h->max_jobs * (uint64_t)h->pause_pct + 99) / 100;
-        c->resume_count = h->max_jobs * (uint64_t)h->resume_pct / 100;
+        thresholds(h, h->max_jobs, &c->pause_count, &c->resume_count);
     } else {
         c->pause_count = h->pause_count;
         c->resume_count = h->resume_count;
