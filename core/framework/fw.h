@@ -302,9 +302,19 @@ typedef struct zf_handler {
     struct zf_handler *next;
 } zf_handler_t;
 
-/* An execution gate: turns of one gate never overlap. */
+/* An execution gate: turns of one gate never overlap. It is the serial
+ * owner of its records (002 §8's execution object): a record is counted
+ * as queued (count and bytes) from the receive that accepted it until its
+ * turn opens, and as running from then until the turn's terminal end; the
+ * move between the two happens in one host->lk hold (no gap, no double
+ * count). accepted_seq numbers the records the gate accepted; a record
+ * refused before the gate (no handler, malformed, draining) takes none. */
 typedef struct zf_gate {
     zf_turn_t *head, *tail;     /* waiting turns */
+    uint64_t accepted_seq;      /* the last accepted record's sequence */
+    uint64_t queued, queued_bytes;
+    uint64_t running, running_bytes;
+    uint64_t handled;           /* turns that ended */
     bool busy;                  /* a turn is open */
     bool in_runq;
     struct zf_gate *next_run;
@@ -470,6 +480,8 @@ struct zf_turn {
     zf_sock_t *sock;
     zlink_routing_id_t src;     /* the sender's routing id */
     uint64_t token;             /* Core reply token (requests) */
+    uint64_t seq;               /* its gate's accepted sequence number */
+    uint64_t bytes;             /* the record's bytes (every part) */
     zlink_msg_t parts[3];
     size_t nparts;
     zf_rec_t rec;

@@ -1017,6 +1017,12 @@ static void gate_push(zf_host_t *h, zf_turn_t *t)
     else
         g->head = t;
     g->tail = t;
+    t->seq = ++g->accepted_seq;
+    t->bytes = 0;
+    for (size_t i = 0; i < t->nparts; i++)
+        t->bytes += zlink_msg_size(&t->parts[i]);
+    g->queued++;
+    g->queued_bytes += t->bytes;
     h->turns_queued++;
     gate_enqueue(h, g, true);
 }
@@ -1049,6 +1055,9 @@ void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t)
     zf_gate_t *g = t->gate;
     pthread_mutex_lock(&h->lk);
     g->busy = false;
+    g->running--;
+    g->running_bytes -= t->bytes;
+    g->handled++;
     if (h->turns_running > 0)
         h->turns_running--;
     if (t == tl_running)
@@ -1165,6 +1174,12 @@ static zf_turn_t *open_turn(zf_host_t *h, zf_gate_t *g)
     if (g->head == NULL)
         g->tail = NULL;
     g->busy = true;
+    /* The record's reservation moves from queued to running here, in this
+     * one lock hold. */
+    g->queued--;
+    g->queued_bytes -= t->bytes;
+    g->running++;
+    g->running_bytes += t->bytes;
     h->turns_queued--;
     h->turns_running++;
     /* The permit goes just before the handler's first instruction
@@ -2163,6 +2178,8 @@ static void drop_queued_turns(zf_host_t *h)
         while (g->head != NULL) {
             zf_turn_t *t = g->head;
             g->head = t->next;
+            g->queued--;
+            g->queued_bytes -= t->bytes;
             h->turns_queued--;
             if (t->token != 0)
                 zf_reply_error_raw(t->sock, &t->src, t->token, &t->rec, ZF_TR_TERMINATED,
@@ -2366,6 +2383,42 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_capacity(zlink_host_t *host, zlink_hos
     pthread_mutex_unlock(&h->lk);
     zf_obj_unref(&h->obj);
     return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_owner_status(zlink_host_t *host,
+                                                       zlink_owner_kind_t owner,
+                                                       const char *owner_name,
+                                                       zlink_owner_status_t *st)
+{
+    zf_host_t *h = zf_host_get(host);
+    if (h == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    if ((owner != ZLINK_OWNER_CHANNEL && owner != ZLINK_OWNER_NODE) || owner_name == NULL ||
+        st == NULL || st->struct_size < sizeof *st) {
+        zf_obj_unref(&h->obj);
+        return ZLINK_FW_INVALID_ARGUMENT;
+    }
+    int rc = ZLINK_FW_NOT_FOUND;
+    pthread_mutex_lock(&h->lk);
+    for (zf_gate_t *g = h->gates; g != NULL; g = g->next) {
+        if (g->owner != (int)owner || strcmp(g->name, owner_name) != 0)
+            continue;
+        uint32_t given = st->struct_size;
+        memset(st, 0, given);
+        st->struct_size = given;
+        st->busy = g->busy;
+        st->accepted_seq = g->accepted_seq;
+        st->queued_records = g->queued;
+        st->queued_bytes = g->queued_bytes;
+        st->running_records = g->running;
+        st->running_bytes = g->running_bytes;
+        st->handled = g->handled;
+        rc = ZLINK_FW_OK;
+        break;
+    }
+    pthread_mutex_unlock(&h->lk);
+    zf_obj_unref(&h->obj);
+    return rc;
 }
 
 ZLINK_EXPORT zlink_fw_result_t zlink_host_reset_metrics(zlink_host_t *host)

@@ -376,6 +376,16 @@ static zlink_call_t *make_reply(zlink_turn_t *turn, int kind, const char *messag
     return c != NULL ? (zlink_call_t *)c->obj.handle : NULL;
 }
 
+ZLINK_EXPORT uint64_t zlink_turn_sequence(zlink_turn_t *turn)
+{
+    zf_turn_t *t = turn_get(turn);
+    if (t == NULL)
+        return 0;
+    uint64_t seq = t->seq; /* set before the turn was published to a worker */
+    zf_obj_unref(&t->obj);
+    return seq;
+}
+
 ZLINK_EXPORT zlink_call_t *zlink_turn_reply(zlink_turn_t *turn, zlink_fw_result_t *result)
 {
     return make_reply(turn, -1, NULL, result);

@@ -486,6 +486,15 @@ static long long c_host_capacity(void *h)
     return c.profile == 77 ? r : R_CHANGED;
 }
 static long long c_host_reset_metrics(void *h) { return zlink_host_reset_metrics(h); }
+static long long c_host_owner_status(void *h)
+{
+    zlink_owner_status_t st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    st.busy = 77;
+    long long r = zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st);
+    return st.busy == 77 ? r : R_CHANGED;
+}
 static long long c_host_metric(void *h)
 {
     int64_t v = 77;
@@ -538,6 +547,7 @@ static long long c_call_release(void *h) { return zlink_call_release(h); }
 
 /* framework: turn */
 static long long c_turn_kind(void *h) { return zlink_turn_kind(h); }
+static long long c_turn_sequence(void *h) { return (long long)zlink_turn_sequence(h); }
 static long long c_turn_packet(void *h) { return zlink_turn_packet(h) == NULL ? R_NULL : R_PTR; }
 static long long c_turn_content_type(void *h)
 {
@@ -604,6 +614,7 @@ static long long c_reply_submit(void *h)
 #define FW_IH EX(ZLINK_FW_INVALID_HANDLE, ERR_KEPT)
 #define FW_MINUS1 EX(-1, ERR_KEPT)
 #define FW_NULL EX(R_NULL, ERR_KEPT)
+#define FW_ZERO EX(0, ERR_KEPT)
 
 static const entry_t entries[] = {
     /* context */
@@ -703,6 +714,7 @@ static const entry_t entries[] = {
     H(zlink_host_metric, ROLE_HOST, c_host_metric, FW_IH, FW_IH),
     H(zlink_host_capacity, ROLE_HOST, c_host_capacity, FW_IH, FW_IH),
     H(zlink_host_reset_metrics, ROLE_HOST, c_host_reset_metrics, FW_IH, FW_IH),
+    H(zlink_host_owner_status, ROLE_HOST, c_host_owner_status, FW_IH, FW_IH),
     H(zlink_call_send_to_channel, ROLE_HOST, c_call_send_to_channel, FW_IH, FW_IH),
     H(zlink_call_request_to_channel, ROLE_HOST, c_call_request_to_channel, FW_IH, FW_IH),
     H(zlink_call_send_to_node, ROLE_HOST, c_call_send_to_node, FW_IH, FW_IH),
@@ -716,6 +728,7 @@ static const entry_t entries[] = {
     H(zlink_call_cancel, ROLE_CALL, c_call_cancel, FW_IH, FW_IH),
     H(zlink_call_release, ROLE_CALL, c_call_release, FW_IH, FW_IH),
     H(zlink_turn_kind, ROLE_TURN, c_turn_kind, FW_MINUS1, FW_MINUS1),
+    H(zlink_turn_sequence, ROLE_TURN, c_turn_sequence, FW_ZERO, FW_ZERO),
     H(zlink_turn_packet, ROLE_TURN, c_turn_packet, FW_NULL, FW_NULL),
     H(zlink_turn_content_type, ROLE_TURN, c_turn_content_type, FW_NULL, FW_NULL),
     H(zlink_turn_payload, ROLE_TURN, c_turn_payload, FW_NULL, FW_NULL),

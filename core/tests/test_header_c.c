@@ -822,6 +822,17 @@ PIN(offsetof(zlink_host_capacity_t, flow_state_config_failures), 152);
 PIN(offsetof(zlink_host_capacity_t, reserved), 160);
 PIN(sizeof(((zlink_host_capacity_t *)0)->reserved), 64);
 PIN(sizeof(zlink_host_capacity_t), 224);
+/* zlink_owner_status_t: an owner's queue, sized by the caller */
+PIN(offsetof(zlink_owner_status_t, struct_size), 0);
+PIN(offsetof(zlink_owner_status_t, busy), 4);
+PIN(offsetof(zlink_owner_status_t, accepted_seq), 8);
+PIN(offsetof(zlink_owner_status_t, queued_records), 16);
+PIN(offsetof(zlink_owner_status_t, queued_bytes), 24);
+PIN(offsetof(zlink_owner_status_t, running_records), 32);
+PIN(offsetof(zlink_owner_status_t, running_bytes), 40);
+PIN(offsetof(zlink_owner_status_t, handled), 48);
+PIN(offsetof(zlink_owner_status_t, reserved), 56);
+PIN(sizeof(zlink_owner_status_t), 120);
 PIN(ZLINK_NODE_OPT_SEND_TIMEOUT, 1);
 PIN(ZLINK_NODE_OPT_REQUEST_TIMEOUT, 2);
 PIN(ZLINK_NODE_OPT_SNDHWM, 3);
@@ -915,6 +926,9 @@ SIG(zlink_host_status, zlink_fw_result_t, (zlink_host_t *, zlink_host_status_t *
 SIG(zlink_host_metric, zlink_fw_result_t, (zlink_host_t *, const char *, const char *, int64_t *));
 SIG(zlink_host_capacity, zlink_fw_result_t, (zlink_host_t *, zlink_host_capacity_t *));
 SIG(zlink_host_reset_metrics, zlink_fw_result_t, (zlink_host_t *));
+SIG(zlink_host_owner_status, zlink_fw_result_t,
+    (zlink_host_t *, zlink_owner_kind_t, const char *, zlink_owner_status_t *));
+SIG(zlink_turn_sequence, uint64_t, (zlink_turn_t *));
 SIG(zlink_call_send_to_channel, zlink_call_t *, (zlink_host_t *, const char *, zlink_fw_result_t *));
 SIG(zlink_call_request_to_channel, zlink_call_t *, (zlink_host_t *, const char *, zlink_fw_result_t *));
 SIG(zlink_call_send_to_node, zlink_call_t *, (zlink_host_t *, const char *, const void *, size_t, zlink_fw_result_t *));

@@ -324,6 +324,32 @@ typedef struct zlink_host_capacity {
 
 ZLINK_EXPORT zlink_fw_result_t zlink_host_capacity(zlink_host_t *host,
                                                    zlink_host_capacity_t *capacity);
+/* An owner's queue (1.2; DECISIONS D4 C3, 002 §8): the execution gate of
+ * (owner kind, owner name), which exists once a handler names it. A record
+ * is queued from the receive that accepted it for this owner until its
+ * turn opens, then running until the turn ends; the move between the two
+ * is one step (never both, never neither). Bytes count every part of the
+ * framework record. accepted_seq is the sequence number of the last record
+ * the owner accepted (the first is 1); a record refused before the owner
+ * (no handler, malformed, the host draining) takes none, and counts
+ * nowhere. struct_size as for zlink_host_status; NOT_FOUND for an owner no
+ * handler names. */
+typedef struct zlink_owner_status {
+    uint32_t struct_size;
+    int32_t busy;                      /* 1 while a turn is open */
+    uint64_t accepted_seq;
+    uint64_t queued_records;
+    uint64_t queued_bytes;
+    uint64_t running_records;
+    uint64_t running_bytes;
+    uint64_t handled;                  /* turns that ended */
+    uint64_t reserved[8];
+} zlink_owner_status_t;
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_owner_status(zlink_host_t *host,
+                                                       zlink_owner_kind_t owner,
+                                                       const char *owner_name,
+                                                       zlink_owner_status_t *status);
 /* Zeroes the epoch counters (waits, transitions, cumulative pause, drops,
  * timeouts, failures) and rebases the peak to the current permits in use;
  * configuration, the pressure state and the current pause are kept. */
@@ -430,6 +456,9 @@ ZLINK_EXPORT const void *zlink_turn_payload(zlink_turn_t *turn, size_t *size);
 ZLINK_EXPORT const char *zlink_turn_metadata(zlink_turn_t *turn, const char *key);
 /* The sender: mesh node routing id (node records) or "" for ClientServer. */
 ZLINK_EXPORT zlink_fw_result_t zlink_turn_source(zlink_turn_t *turn, zlink_routing_id_t *rid);
+/* The record's sequence number in its owner's queue (1.2; see
+ * zlink_owner_status_t), or 0 for a bad handle. */
+ZLINK_EXPORT uint64_t zlink_turn_sequence(zlink_turn_t *turn);
 /* A reply call: finish it with zlink_call_start (completes at send
  * acceptance) or zlink_call_wait (not in a runtime context). */
 ZLINK_EXPORT zlink_call_t *zlink_turn_reply(zlink_turn_t *turn, zlink_fw_result_t *result);

@@ -510,6 +510,103 @@ static void capacity_arguments(void)
     FW_EQ(zlink_host_capacity(h, &c), ZLINK_FW_INVALID_HANDLE); /* destroyed */
 }
 
+/* ------------------------------------------------ an owner's queue */
+
+static zlink_owner_status_t owner_of(zlink_host_t *h)
+{
+    zlink_owner_status_t st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st), ZLINK_FW_OK);
+    return st;
+}
+
+/* 002 §8: a record counts as queued for its owner (count and bytes) until
+ * its turn opens, then as running until the turn ends; never both, never
+ * neither. A record refused before the owner (no handler) leaves no trace
+ * and takes no sequence number. */
+static void owner_queue_accounting(void)
+{
+    jq_rig_t r;
+    rig_open(&r, 10);
+    zlink_owner_status_t st = owner_of(r.server);
+    ZT_EQ_INT(st.accepted_seq, 0);
+    ZT_EQ_INT(st.queued_records + st.running_records + st.handled, 0);
+    /* j0 runs (waits at the turnstile), j1 and j2 queue. The three
+     * payloads have one size, so their records have one size. */
+    for (int i = 0; i < 3; i++)
+        rig_send(&r);
+    rig_expect_in_use(&r, 2);
+    st = owner_of(r.server);
+    ZT_EQ_INT(st.busy, 1);
+    ZT_EQ_INT(st.accepted_seq, 3);
+    ZT_EQ_INT(st.running_records, 1);
+    ZT_EQ_INT(st.queued_records, 2);
+    ZT_CHECK(st.running_bytes > 0);
+    ZT_EQ_INT(st.queued_bytes, 2 * st.running_bytes);
+    uint64_t one = st.running_bytes;
+    /* A one-way for a packet nobody handles: accepted by the sender,
+     * dropped by the server before the owner. */
+    zlink_fw_result_t rc;
+    zlink_call_t *c = zlink_call_send_to_channel(r.client, "svc", &rc);
+    ZT_CHECK(c != NULL);
+    FW_EQ(zlink_call_set_payload(c, "nobody", "", "j9", 2), ZLINK_FW_OK);
+    FW_EQ(fw_wait(c, NULL, 0), ZLINK_FW_OK);
+    zlink_call_release(c);
+    ZT_EVENTUALLY(metric(r.server, "zlink.mesh_node.messages.dropped", "reason=no_handler") == 1,
+                  3000);
+    zlink_owner_status_t after = owner_of(r.server);
+    ZT_EQ_INT(after.accepted_seq, 3);
+    ZT_EQ_INT(after.queued_records, 2);
+    ZT_EQ_INT(after.queued_bytes, 2 * one);
+    ZT_EQ_INT(after.running_records, 1);
+    /* j0 ends, j1 opens: one record moved from queued to running. */
+    ts_give(&r.ts, 1);
+    ZT_EVENTUALLY(ts_passed(&r.ts) == 1 && ts_inside(&r.ts) == 1 && owner_of(r.server).handled == 1,
+                  3000);
+    st = owner_of(r.server);
+    ZT_EQ_INT(st.running_records, 1);
+    ZT_EQ_INT(st.running_bytes, one);
+    ZT_EQ_INT(st.queued_records, 1);
+    ZT_EQ_INT(st.queued_bytes, one);
+    /* The rest ends: nothing left anywhere. */
+    ts_give(&r.ts, 2);
+    ZT_EVENTUALLY(owner_of(r.server).handled == 3, 3000);
+    st = owner_of(r.server);
+    ZT_EQ_INT(st.busy, 0);
+    ZT_EQ_INT(st.queued_records + st.queued_bytes + st.running_records + st.running_bytes, 0);
+    ZT_EQ_INT(st.accepted_seq, 3);
+    rig_close(&r);
+}
+
+/* Bad arguments of zlink_host_owner_status and zlink_turn_sequence. */
+static void owner_status_arguments(void)
+{
+    zlink_owner_status_t st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    FW_EQ(zlink_host_owner_status(NULL, ZLINK_OWNER_CHANNEL, "svc", &st),
+          ZLINK_FW_INVALID_HANDLE);
+    ZT_EQ_INT(zlink_turn_sequence(NULL), 0);
+    zlink_fw_result_t rc;
+    zlink_host_t *h = zlink_host_new("jq-owner", &rc);
+    ZT_CHECK(h != NULL);
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st), ZLINK_FW_NOT_FOUND);
+    FW_EQ(zlink_host_add_cs_server(h, "svc", "inproc://jq-owner"), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_handler(h, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
+                                 on_send_ts, NULL),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st), ZLINK_FW_OK);
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_NODE, "svc", &st), ZLINK_FW_NOT_FOUND);
+    FW_EQ(zlink_host_owner_status(h, (zlink_owner_kind_t)7, "svc", &st),
+          ZLINK_FW_INVALID_ARGUMENT);
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, NULL, &st), ZLINK_FW_INVALID_ARGUMENT);
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", NULL), ZLINK_FW_INVALID_ARGUMENT);
+    st.struct_size = sizeof st - 1;
+    FW_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st), ZLINK_FW_INVALID_ARGUMENT);
+    FW_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(config_profiles_and_checks),
     ZT_CASE(config_detected_processors),
@@ -517,6 +614,8 @@ static const zt_case_t cases[] = {
     ZT_CASE(reset_keeps_state),
     ZT_CASE(client_dealer_gets_no_flow_state),
     ZT_CASE(capacity_arguments),
+    ZT_CASE(owner_queue_accounting),
+    ZT_CASE(owner_status_arguments),
 };
 
 int main(int argc, char **argv)
