@@ -56,6 +56,8 @@ conf_case_fn sc15_raw_reply_to_router_hwm_free;
 conf_case_fn sc16_exactly_once_under_races;
 conf_case_fn sc17_callback_on_new_turn;
 conf_case_fn sc18_dispatcher_cap;
+/* jq_owner.c */
+conf_case_fn jq04_failed_check_leaves_no_trace;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -100,6 +102,7 @@ const conf_impl_t conf_impls[] = {
     {"SC-18", sc18_dispatcher_cap},
     {"SC-19", sc19_no_resend_after_acceptance},
     {"SC-20", sc20_outcomes_by_type},
+    {"JQ-04", jq04_failed_check_leaves_no_trace},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
