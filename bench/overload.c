@@ -6,6 +6,12 @@
  *
  *   overload [--clients N] [--duration-ms D] [--idle-ms I] [--job-us J]
  *            [--max-jobs M] [--size S] [--window W] [--samples K]
+ *            [--hwm BYTES]
+ *
+ * --hwm sets the Core SNDHWM and RCVHWM of every channel (host, floods and
+ * probe; 0, the default, keeps the Core's 4,096,000 bytes). Records a paused
+ * host still receives are the ones already inside those queues and the
+ * kernel's buffers, so the HWM sets how long each pause lasts.
  *
  * Design notes
  * ------------
@@ -97,6 +103,7 @@ typedef struct ov_opts {
     long size;
     long window;
     long samples;   /* SAMPLE lines printed, at most */
+    long hwm;       /* Core SNDHWM and RCVHWM of every channel; 0 = default */
     int port;       /* roles */
 } ov_opts_t;
 
@@ -148,7 +155,19 @@ static int stdin_line(char *buf, size_t cap, int timeout_ms)
 
 /* A client host with channel OV_CHANNEL to 127.0.0.1:port, started; NULL
  * after an ERROR line. */
-static zlink_host_t *client_host(const char *name, int port)
+/* The Core HWMs of the channel on h: both directions hwm bytes, unless 0
+ * (the Core's default). */
+static zlink_fw_result_t set_hwm(zlink_host_t *h, long hwm)
+{
+    if (hwm == 0)
+        return ZLINK_FW_OK;
+    zlink_fw_result_t r = zlink_channel_set_option(h, OV_CHANNEL, ZLINK_NODE_OPT_SNDHWM, hwm);
+    if (r == 0)
+        r = zlink_channel_set_option(h, OV_CHANNEL, ZLINK_NODE_OPT_RCVHWM, hwm);
+    return r;
+}
+
+static zlink_host_t *client_host(const char *name, int port, long hwm)
 {
     zlink_fw_result_t r = 0;
     zlink_host_t *h = zlink_host_new(name, &r);
@@ -161,6 +180,8 @@ static zlink_host_t *client_host(const char *name, int port)
     r = zlink_host_add_cs_client(h, OV_CHANNEL, ep);
     if (r == 0)
         r = zlink_channel_set_option(h, OV_CHANNEL, ZLINK_NODE_OPT_SEND_TIMEOUT, OV_SEND_TIMEOUT);
+    if (r == 0)
+        r = set_hwm(h, hwm);
     if (r == 0)
         r = zlink_host_start(h);
     if (r != 0) {
@@ -252,6 +273,8 @@ static int run_host(const ov_opts_t *o)
     r = zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, o->max_jobs);
     if (r == 0)
         r = zlink_host_add_cs_server(h, OV_CHANNEL, "tcp://127.0.0.1:0");
+    if (r == 0)
+        r = set_hwm(h, o->hwm);
     if (r == 0)
         r = zlink_host_add_handler(h, ZLINK_OWNER_CHANNEL, OV_CHANNEL, ZLINK_MESSAGE_SEND, OV_JOB,
                                    on_job, NULL);
@@ -463,7 +486,7 @@ static int run_flood(const ov_opts_t *o)
         goto out_mem;
     }
     memset(fl.payload, 'f', fl.size);
-    fl.host = client_host("overload-flood", o->port);
+    fl.host = client_host("overload-flood", o->port, o->hwm);
     if (!fl.host)
         goto out_mem;
     printf("READY\n");
@@ -576,7 +599,7 @@ static int probe_phase(zlink_host_t *h, const char *tag, long ms)
 
 static int run_probe(const ov_opts_t *o)
 {
-    zlink_host_t *h = client_host("overload-probe", o->port);
+    zlink_host_t *h = client_host("overload-probe", o->port, o->hwm);
     if (!h)
         return 1;
     int status = 1;
@@ -814,8 +837,9 @@ typedef struct ov_run {
 static int one_run(const ov_opts_t *o, long flood_ms, int relay, ov_run_t *res)
 {
     char a_job[32], a_max[32], a_port[32], a_flood[32], a_idle[32], a_size[32], a_win[32],
-        a_samples[32];
+        a_samples[32], a_hwm[32];
     snprintf(a_job, sizeof a_job, "%ld", o->job_us);
+    snprintf(a_hwm, sizeof a_hwm, "%ld", o->hwm);
     snprintf(a_max, sizeof a_max, "%ld", o->max_jobs);
     snprintf(a_flood, sizeof a_flood, "%ld", flood_ms);
     snprintf(a_idle, sizeof a_idle, "%ld", o->idle_ms);
@@ -825,13 +849,15 @@ static int one_run(const ov_opts_t *o, long flood_ms, int relay, ov_run_t *res)
     char line[OV_LINE];
     uint64_t t = rr_now_ns();
 
-    char *hargs[] = {"--job-us", a_job, "--max-jobs", a_max, "--samples", a_samples, NULL};
+    char *hargs[] = {"--job-us", a_job, "--max-jobs", a_max, "--samples", a_samples,
+                     "--hwm",    a_hwm, NULL};
     ov_child_t *host = spawn("host", hargs);
     if (!host || expect_line(host, "host", "READY,port=", line, sizeof line, t + OV_STALL_NS, 0))
         goto fail;
     snprintf(a_port, sizeof a_port, "%d", atoi(line + 11));
 
-    char *pargs[] = {"--port", a_port, "--idle-ms", a_idle, "--duration-ms", a_flood, NULL};
+    char *pargs[] = {"--port", a_port, "--idle-ms", a_idle, "--duration-ms", a_flood,
+                     "--hwm",  a_hwm,  NULL};
     ov_child_t *probe = spawn("probe", pargs);
     if (!probe ||
         expect_line(probe, "probe", "READY", line, sizeof line, rr_now_ns() + OV_STALL_NS, 0) ||
@@ -843,7 +869,7 @@ static int one_run(const ov_opts_t *o, long flood_ms, int relay, ov_run_t *res)
 
     ov_child_t *floods[OV_MAX_CLIENTS];
     char *fargs[] = {"--port", a_port, "--duration-ms", a_flood, "--size", a_size,
-                     "--window", a_win, NULL};
+                     "--window", a_win, "--hwm", a_hwm, NULL};
     for (int i = 0; i < o->clients; i++) {
         floods[i] = spawn("flood", fargs);
         if (!floods[i])
@@ -941,6 +967,8 @@ static int parse_opts(int argc, char **argv, int first, ov_opts_t *o)
             o->window = v;
         else if (strcmp(k, "--samples") == 0 && parse_long(val, 0, 100000, &v) == 0)
             o->samples = v;
+        else if (strcmp(k, "--hwm") == 0 && parse_long(val, 0, 1L << 30, &v) == 0)
+            o->hwm = v;
         else if (strcmp(k, "--port") == 0 && parse_long(val, 1, 65535, &v) == 0)
             o->port = (int)v;
         else
@@ -949,7 +977,7 @@ static int parse_opts(int argc, char **argv, int first, ov_opts_t *o)
     return 0;
 usage:
     fprintf(stderr, "usage: overload [--clients N] [--duration-ms D] [--idle-ms I] [--job-us J]"
-                    " [--max-jobs M] [--size S] [--window W] [--samples K]\n");
+                    " [--max-jobs M] [--size S] [--window W] [--samples K] [--hwm BYTES]\n");
     return -1;
 }
 
