@@ -58,6 +58,13 @@ conf_case_fn sc17_callback_on_new_turn;
 conf_case_fn sc18_dispatcher_cap;
 /* jq_owner.c */
 conf_case_fn jq04_failed_check_leaves_no_trace;
+/* jq_permits.c */
+conf_case_fn jq02_permit_accounting;
+conf_case_fn jq03_no_receive_without_permit;
+conf_case_fn jq05_saturated_ingress_waits;
+conf_case_fn jq14_reply_reaches_paused_client;
+conf_case_fn jq15_no_holding_while_waiting;
+conf_case_fn jq20_completions_need_no_permit;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -102,7 +109,13 @@ const conf_impl_t conf_impls[] = {
     {"SC-18", sc18_dispatcher_cap},
     {"SC-19", sc19_no_resend_after_acceptance},
     {"SC-20", sc20_outcomes_by_type},
+    {"JQ-02", jq02_permit_accounting},
+    {"JQ-03", jq03_no_receive_without_permit},
     {"JQ-04", jq04_failed_check_leaves_no_trace},
+    {"JQ-05", jq05_saturated_ingress_waits},
+    {"JQ-14", jq14_reply_reaches_paused_client},
+    {"JQ-15", jq15_no_holding_while_waiting},
+    {"JQ-20", jq20_completions_need_no_permit},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
