@@ -410,10 +410,53 @@ static void *disp_main(void *arg)
 
 /* ------------------------------------------------------------ lifetime */
 
-int zf_disp_acquire(void **ctx)
+/* Under init_lk, the context running: 0 when every set value of hwm is the
+ * one in force in zf_disp.ctx, else INVALID_OPERATION (a second host may
+ * not change the Core's HWM settings under the hosts already using it). */
+static int core_hwm_matches(const zf_core_hwm_t *hwm)
+{
+    if (hwm->profile >= 0 && zlink_ctx_get(zf_disp.ctx, ZLINK_PROFILE, NULL) != hwm->profile)
+        return ZLINK_FW_INVALID_OPERATION;
+    const struct {
+        int option;
+        uint64_t want;
+    } bytes[] = {{ZLINK_CORE_BUDGET_BYTES, hwm->budget},
+                 {ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, hwm->memory_limit}};
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        uint64_t v = 0;
+        size_t n = sizeof v;
+        if (bytes[i].want == 0)
+            continue;
+        if (zlink_ctx_get_data(zf_disp.ctx, bytes[i].option, &v, &n) != ZLINK_CONFIG_OK ||
+            v != bytes[i].want)
+            return ZLINK_FW_INVALID_OPERATION;
+    }
+    return 0;
+}
+
+/* Under init_lk, a new context no socket uses yet: passes the set values of
+ * hwm to it as they are (seed 001 §2: the framework computes nothing). */
+static int core_hwm_apply(const zf_core_hwm_t *hwm)
+{
+    if (hwm->profile >= 0 && zlink_ctx_set(zf_disp.ctx, ZLINK_PROFILE, hwm->profile) != ZLINK_CONFIG_OK)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (hwm->budget != 0 &&
+        zlink_ctx_set_data(zf_disp.ctx, ZLINK_CORE_BUDGET_BYTES, &hwm->budget,
+                           sizeof hwm->budget) != ZLINK_CONFIG_OK)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (hwm->memory_limit != 0 &&
+        zlink_ctx_set_data(zf_disp.ctx, ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES, &hwm->memory_limit,
+                           sizeof hwm->memory_limit) != ZLINK_CONFIG_OK)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    return 0;
+}
+
+int zf_disp_acquire(void **ctx, const zf_core_hwm_t *hwm)
 {
     int rc = 0;
     pthread_mutex_lock(&init_lk);
+    if (zf_disp.users > 0)
+        rc = core_hwm_matches(hwm);
     if (zf_disp.users == 0) {
         pthread_mutex_lock(&zf_disp.lk);
         rc = slots_init();
@@ -431,6 +474,8 @@ int zf_disp_acquire(void **ctx)
                 zlink_ctx_set(zf_disp.ctx, ZLINK_IO_THREADS, 1) != ZLINK_CONFIG_OK ||
                 zlink_poller_add_fd(zf_disp.poller, zf_disp.wake_fd, NULL, ZLINK_POLLIN) != 0)
                 rc = ZLINK_FW_INTERNAL_FAILURE;
+            if (rc == 0)
+                rc = core_hwm_apply(hwm);
             zf_disp.stop = false;
             if (rc == 0 && pthread_create(&zf_disp.thread, NULL, disp_main, NULL) != 0)
                 rc = ZLINK_FW_INTERNAL_FAILURE;

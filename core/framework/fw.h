@@ -233,9 +233,22 @@ struct zf_disp {
 
 extern struct zf_disp zf_disp;
 
-/* Starts the dispatcher and the Core context with the first host (users
- * counts started hosts). 0 or a framework result. */
-int zf_disp_acquire(void **ctx);
+/* The Core HWM settings a host passes to the Core context (seed 001 §2),
+ * untouched: profile -1, budget 0 and memory_limit 0 mean unset. */
+typedef struct zf_core_hwm {
+    int profile;                /* ZLINK_PROFILE_* or -1 */
+    uint64_t budget;            /* ZLINK_CORE_BUDGET_BYTES or 0 */
+    uint64_t memory_limit;      /* ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES or 0 */
+} zf_core_hwm_t;
+
+/* Called by zlink_host_start (host->lk held; blocks on the process-wide
+ * init lock only). Starts the dispatcher and the Core context with the
+ * first host (users counts started hosts) and gives the first host's set
+ * Core HWM values to the new context. A later host, while the context
+ * lives, must ask for the values in force (unset takes them):
+ * otherwise INVALID_OPERATION and nothing is acquired. 0 or a framework
+ * result. */
+int zf_disp_acquire(void **ctx, const zf_core_hwm_t *hwm);
 void zf_disp_release(void);
 /* Adds / removes a socket's completion queue to the dispatcher's poller;
  * waits until the thread has done it. */
@@ -397,6 +410,7 @@ struct zf_host {
     uint64_t procs_override;    /* 0: detect */
     uint64_t procs;             /* P in use */
     uint64_t pause_count, resume_count;
+    zf_core_hwm_t core_hwm;     /* the Core's HWM settings, under lk */
     /* topology */
     zf_sock_t *socks;
     zf_handler_t *handlers;
@@ -434,7 +448,7 @@ struct zf_host {
     uint64_t m_capacity_waits;
     int64_t m_capacity_wait_ns;
     _Atomic uint64_t flow_seq;  /* bumped on every pressure transition */
-    /* the applier (pressure_apply), under flow_lk */
+    /* the applier (pressure_apply) and the core_hwm.* readers, under flow_lk */
     pthread_mutex_t flow_lk;
     _Atomic uint64_t flow_applied; /* the flow_seq last applied */
     int flow_state_applied;     /* the state the sockets have */

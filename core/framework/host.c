@@ -207,6 +207,7 @@ ZLINK_EXPORT zlink_host_t *zlink_host_new(const char *name, zlink_fw_result_t *r
     h->resume_pct = 60;
     h->procs = effective_processors();
     h->max_jobs = jq_max(h, h->procs); /* Balanced x P (seed 001) */
+    h->core_hwm.profile = -1;          /* the Core's own default */
     pthread_mutex_init(&h->flow_lk, NULL);
     h->wake_fd = -1;
     if (zf_handle_add(&h->obj) == NULL) {
@@ -341,6 +342,25 @@ static int set_jq_option(zf_host_t *h, int option, int64_t value)
     return ZLINK_FW_OK;
 }
 
+/* Under h->lk, PREPARING: one Core HWM option (seed 001 §2), kept as given
+ * for start to pass on; the machine's memory bound is checked at start. */
+static int set_core_hwm_option(zf_host_t *h, int option, int64_t value)
+{
+    if (option == ZLINK_HOST_OPT_CORE_HWM_PROFILE) {
+        if (value < -1 || value > ZLINK_PROFILE_THROUGHPUT)
+            return ZLINK_FW_INVALID_ARGUMENT;
+        h->core_hwm.profile = (int)value;
+        return ZLINK_FW_OK;
+    }
+    if (value < 0)
+        return ZLINK_FW_INVALID_ARGUMENT;
+    if (option == ZLINK_HOST_OPT_CORE_BUDGET_BYTES)
+        h->core_hwm.budget = (uint64_t)value;
+    else
+        h->core_hwm.memory_limit = (uint64_t)value;
+    return ZLINK_FW_OK;
+}
+
 ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int option,
                                                      int64_t value)
 {
@@ -383,6 +403,14 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_set_option(zlink_host_t *host, int opt
             rc = ZLINK_FW_INVALID_OPERATION;
         else
             rc = set_jq_option(h, option, value);
+        break;
+    case ZLINK_HOST_OPT_CORE_HWM_PROFILE:
+    case ZLINK_HOST_OPT_CORE_BUDGET_BYTES:
+    case ZLINK_HOST_OPT_CORE_MEMORY_LIMIT_BYTES:
+        if (atomic_load(&h->state) != ZLINK_HOST_PREPARING)
+            rc = ZLINK_FW_INVALID_OPERATION;
+        else
+            rc = set_core_hwm_option(h, option, value);
         break;
     case ZLINK_HOST_OPT_ADMISSION_WAITERS:
         rc = ZLINK_FW_INVALID_OPERATION; /* read-only */
@@ -435,6 +463,15 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_get_option(zlink_host_t *host, int opt
         break;
     case ZLINK_HOST_OPT_EFFECTIVE_PROCESSORS:
         v = (int64_t)h->procs;
+        break;
+    case ZLINK_HOST_OPT_CORE_HWM_PROFILE:
+        v = h->core_hwm.profile;
+        break;
+    case ZLINK_HOST_OPT_CORE_BUDGET_BYTES:
+        v = (int64_t)h->core_hwm.budget;
+        break;
+    case ZLINK_HOST_OPT_CORE_MEMORY_LIMIT_BYTES:
+        v = (int64_t)h->core_hwm.memory_limit;
         break;
     default:
         rc = ZLINK_FW_INVALID_ARGUMENT;
@@ -2049,6 +2086,39 @@ static int check_job_queue(zf_host_t *h)
     return 0;
 }
 
+/* The machine's memory bound in bytes: physical memory, or the cgroup's
+ * memory.max (v2) / memory.limit_in_bytes (v1) when smaller; 0 unknown. */
+static uint64_t memory_hard_limit(void)
+{
+    uint64_t limit = 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+        limit = (uint64_t)pages * (uint64_t)page;
+    const char *paths[] = {"/sys/fs/cgroup/memory.max",
+                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        FILE *f = fopen(paths[i], "r");
+        if (f == NULL)
+            continue;
+        unsigned long long v;
+        if (fscanf(f, "%llu", &v) == 1 && v > 0 && (limit == 0 || v < limit))
+            limit = v; /* "max" does not scan: no cgroup limit */
+        fclose(f);
+        break;
+    }
+    return limit;
+}
+
+/* Under h->lk, at start: a Core budget or memory limit above what the
+ * machine has is a startup error (framework-contract.md §2.1). */
+static int check_core_hwm(const zf_host_t *h)
+{
+    uint64_t hard = memory_hard_limit();
+    if (hard != 0 && (h->core_hwm.budget > hard || h->core_hwm.memory_limit > hard))
+        return ZLINK_FW_INVALID_ARGUMENT;
+    return 0;
+}
+
 ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
 {
     zf_host_t *h;
@@ -2059,7 +2129,9 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     if (rc == 0)
         rc = check_job_queue(h);
     if (rc == 0)
-        rc = zf_disp_acquire(&h->ctx);
+        rc = check_core_hwm(h);
+    if (rc == 0)
+        rc = zf_disp_acquire(&h->ctx, &h->core_hwm);
     if (rc == 0) {
         h->poller = zlink_poller_new();
         h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -2494,6 +2566,105 @@ static int jq_metric(zf_host_t *h, const char *name, const char *labels, int64_t
     return 0;
 }
 
+#define CORE_HWM_PREFIX "zlink.host.core_hwm."
+
+/* What zlink.host.core_hwm.* reads from the Core, summed over the host's
+ * sockets (framework-contract.md §6): a read-only projection, never an
+ * input to the pressure state. */
+typedef struct core_hwm_view {
+    uint64_t budget;            /* the context's ZLINK_CORE_BUDGET_BYTES */
+    int profile;                /* the context's ZLINK_PROFILE */
+    uint64_t hwm_send, hwm_receive;           /* SNDHWM / RCVHWM marks */
+    uint64_t pending_send, pending_receive;   /* bytes the Core queues hold */
+    uint64_t blocked_ppm;       /* the largest auto-HWM blocked ratio */
+} core_hwm_view_t;
+
+/* Called by zlink_host_metric with no lock held; takes h->flow_lk, which
+ * the pressure applier and the socket close also take, so the sockets
+ * stay open while it reads them. Each socket's state comes from a monitor
+ * opened and closed here (events 0: it queues nothing); flush_wait, the
+ * other user of a monitor, runs only after flow_closed. Blocks only on
+ * the Core's socket locks. Before start and once the sockets close, the
+ * socket sums are 0 and the profile is the one start would pass. */
+static void core_hwm_read(zf_host_t *h, core_hwm_view_t *v)
+{
+    memset(v, 0, sizeof *v);
+    pthread_mutex_lock(&h->lk);
+    v->profile = h->core_hwm.profile >= 0 ? h->core_hwm.profile : ZLINK_PROFILE_BALANCED;
+    v->budget = h->core_hwm.budget;
+    pthread_mutex_unlock(&h->lk);
+    pthread_mutex_lock(&h->flow_lk);
+    if (atomic_load(&h->state) == ZLINK_HOST_PREPARING || h->flow_closed || h->ctx == NULL) {
+        pthread_mutex_unlock(&h->flow_lk);
+        return;
+    }
+    int p = zlink_ctx_get(h->ctx, ZLINK_PROFILE, NULL);
+    if (p >= 0)
+        v->profile = p;
+    uint64_t budget = 0;
+    size_t n = sizeof budget;
+    if (zlink_ctx_get_data(h->ctx, ZLINK_CORE_BUDGET_BYTES, &budget, &n) == ZLINK_CONFIG_OK)
+        v->budget = budget;
+    for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
+        if (s->s == NULL)
+            continue;
+        uint64_t hwm = 0;
+        size_t len = sizeof hwm;
+        if (zlink_getsockopt(s->s, ZLINK_SNDHWM, &hwm, &len) == ZLINK_CONFIG_OK)
+            v->hwm_send += hwm;
+        len = sizeof hwm;
+        if (zlink_getsockopt(s->s, ZLINK_RCVHWM, &hwm, &len) == ZLINK_CONFIG_OK)
+            v->hwm_receive += hwm;
+        zlink_monitor_config_t cfg = {0, 0, 0};
+        void *mon = zlink_socket_monitor_open(s->s, &cfg);
+        if (mon == NULL)
+            continue;
+        zlink_monitor_status_t st;
+        memset(&st, 0, sizeof st);
+        if (zlink_monitor_status(mon, &st) == ZLINK_CONFIG_OK) {
+            v->pending_send += st.snd_pending_bytes;
+            v->pending_receive += st.rcv_pending_bytes;
+            if ((st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_AUTO_HWM_BUDGET) &&
+                st.auto_hwm_send_blocked_ratio_ppm > v->blocked_ppm)
+                v->blocked_ppm = st.auto_hwm_send_blocked_ratio_ppm;
+        }
+        (void)zlink_monitor_close(&mon);
+    }
+    pthread_mutex_unlock(&h->flow_lk);
+}
+
+/* The zlink.host.core_hwm.* series (the prefix stripped): 0 and *v, or
+ * NOT_FOUND. Bytes, except profile and blocked_ratio (ppm). */
+static int core_hwm_metric(zf_host_t *h, const char *name, const char *labels, int64_t *v)
+{
+    bool none = labels[0] == '\0';
+    bool send = strcmp(labels, "state=send") == 0;
+    bool receive = strcmp(labels, "state=receive") == 0;
+    bool known = (strcmp(name, "effective_budget") == 0 && none) ||
+                 (strcmp(name, "profile") == 0 && none) ||
+                 (strcmp(name, "blocked_ratio") == 0 && none) ||
+                 (strcmp(name, "applied") == 0 && (none || send || receive)) ||
+                 (strcmp(name, "accounted") == 0 && (send || receive)) ||
+                 (strcmp(name, "completion_accounted") == 0 && (send || receive));
+    if (!known)
+        return ZLINK_FW_NOT_FOUND;
+    core_hwm_view_t c;
+    core_hwm_read(h, &c);
+    if (strcmp(name, "effective_budget") == 0)
+        *v = (int64_t)c.budget;
+    else if (strcmp(name, "profile") == 0)
+        *v = c.profile;
+    else if (strcmp(name, "blocked_ratio") == 0)
+        *v = (int64_t)c.blocked_ppm;
+    else if (strcmp(name, "applied") == 0)
+        *v = (int64_t)((send || none ? c.hwm_send : 0) + (receive || none ? c.hwm_receive : 0));
+    else if (strcmp(name, "accounted") == 0)
+        *v = (int64_t)(send ? c.pending_send : c.pending_receive);
+    else
+        *v = 0; /* completion_accounted: inside accounted in this Core */
+    return 0;
+}
+
 ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char *name,
                                                  const char *labels, int64_t *value)
 {
@@ -2537,6 +2708,8 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char 
             rc = ZLINK_FW_NOT_FOUND;
     } else if (strncmp(name, JQ_PREFIX, sizeof JQ_PREFIX - 1) == 0) {
         rc = jq_metric(h, name + sizeof JQ_PREFIX - 1, labels, &v);
+    } else if (strncmp(name, CORE_HWM_PREFIX, sizeof CORE_HWM_PREFIX - 1) == 0) {
+        rc = core_hwm_metric(h, name + sizeof CORE_HWM_PREFIX - 1, labels, &v);
     } else if (strcmp(name, "zlink.host.protocol_errors") == 0 && labels[0] == '\0') {
         v = atomic_load(&h->m_protocol_errors);
     } else {

@@ -131,6 +131,28 @@ typedef enum zlink_host_state {
 #define ZLINK_HOST_OPT_RESUME_PERCENT 9
 #define ZLINK_HOST_OPT_EFFECTIVE_PROCESSORS 10
 
+/* The Core's HWM settings (seed 001 §2), PREPARING only. The host passes
+ * them untouched to the Core context at start (zlink_ctx_set ZLINK_PROFILE,
+ * zlink_ctx_set_data ZLINK_CORE_BUDGET_BYTES and
+ * ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES) and computes nothing from them; they
+ * never move the job queue's values, nor those these.
+ *   CORE_HWM_PROFILE           a ZLINK_PROFILE_* value of zlink.h, or -1
+ *                              (the default): unset, the Core's own
+ *                              default (BALANCED) or the value in force
+ *   CORE_BUDGET_BYTES          1..2^63-1, or 0 (the default): unset
+ *   CORE_MEMORY_LIMIT_BYTES    1..2^63-1, or 0 (the default): unset
+ * A value out of range is refused (INVALID_ARGUMENT, old value kept); a
+ * budget or memory limit above the machine's memory (physical memory or
+ * the cgroup's memory.max) makes start return INVALID_ARGUMENT. The
+ * framework's Core context is shared by every host of the process: a host
+ * that sets one of these while another started host holds the context
+ * must ask for the value in force there, or start returns
+ * INVALID_OPERATION (FAILED, nothing bound); unset takes the value in
+ * force. Each reads back the value set (-1 / 0 unset). */
+#define ZLINK_HOST_OPT_CORE_HWM_PROFILE 11
+#define ZLINK_HOST_OPT_CORE_BUDGET_BYTES 12
+#define ZLINK_HOST_OPT_CORE_MEMORY_LIMIT_BYTES 13
+
 typedef enum zlink_job_queue_profile {
     ZLINK_JOB_QUEUE_COMPACT = 0,     /* 32 jobs per effective processor */
     ZLINK_JOB_QUEUE_LOW_LATENCY = 1, /* 64 */
@@ -358,7 +380,18 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_reset_metrics(zlink_host_t *host);
 /* Metrics: the value of one series, by name and label set ("" for none,
  * else "key=value"), e.g. ("zlink.mesh_node.messages.dropped",
  * "reason=decode_error"). NOT_FOUND for a series this version does not
- * have. Counters count from host creation. */
+ * have. Counters count from host creation.
+ * The zlink.host.core_hwm.* series are a read-only projection of the Core
+ * state of this host's sockets (0 before start and once they close), in
+ * bytes: effective_budget (the Core context's CORE_BUDGET_BYTES; 0 when
+ * unset: this Core computes no auto-HWM budget), applied (the SNDHWM +
+ * RCVHWM marks of the host's sockets; "state=send|receive" for one
+ * direction), accounted{state=send|receive} (bytes the Core queues hold
+ * for the host's sockets, completion lane included),
+ * completion_accounted{state=send|receive} (0: this Core does not count
+ * the completion lane apart; its bytes are in accounted), blocked_ratio
+ * (ppm; 0, no auto-HWM) and profile (the Core context's ZLINK_PROFILE,
+ * also before start: the value start will pass, or the Core default). */
 ZLINK_EXPORT zlink_fw_result_t zlink_host_metric(zlink_host_t *host, const char *name, const char *labels,
                                    int64_t *value);
 
