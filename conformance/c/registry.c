@@ -65,6 +65,11 @@ conf_case_fn jq05_saturated_ingress_waits;
 conf_case_fn jq14_reply_reaches_paused_client;
 conf_case_fn jq15_no_holding_while_waiting;
 conf_case_fn jq20_completions_need_no_permit;
+/* jq_pressure.c */
+conf_case_fn jq01_independent_profiles;
+conf_case_fn jq11_hysteresis;
+conf_case_fn jq12_latest_state_wins;
+conf_case_fn jq13_flow_state_sockets;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -109,10 +114,14 @@ const conf_impl_t conf_impls[] = {
     {"SC-18", sc18_dispatcher_cap},
     {"SC-19", sc19_no_resend_after_acceptance},
     {"SC-20", sc20_outcomes_by_type},
+    {"JQ-01", jq01_independent_profiles},
     {"JQ-02", jq02_permit_accounting},
     {"JQ-03", jq03_no_receive_without_permit},
     {"JQ-04", jq04_failed_check_leaves_no_trace},
     {"JQ-05", jq05_saturated_ingress_waits},
+    {"JQ-11", jq11_hysteresis},
+    {"JQ-12", jq12_latest_state_wins},
+    {"JQ-13", jq13_flow_state_sockets},
     {"JQ-14", jq14_reply_reaches_paused_client},
     {"JQ-15", jq15_no_holding_while_waiting},
     {"JQ-20", jq20_completions_need_no_permit},
