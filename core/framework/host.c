@@ -12,9 +12,12 @@
  * starts the host's threads:
  *  - INGRESS (ingress_main) owns the host's poller: POLLIN on each ROUTER,
  *    POLLROUTE on mesh ROUTERs, an eventfd for messages from other threads.
- *    It takes a job permit before each receive (seed 001 §3; the permit
- *    limit is the Balanced default until the job queue lands) and stops
- *    polling POLLIN while none is free. A record is decoded (wire.c);
+ *    It takes a job permit before each receive (seed 001 §3; the limit M
+ *    comes from the job-queue options) and, at the limit, stops receiving:
+ *    a socket with a record waiting joins the FIFO of waiting sources, and
+ *    freed permits go to the oldest one. Each socket gives at most 64
+ *    records, 1 MiB or 2 ms per rotation, and the next rotation starts
+ *    after the socket where the last one stopped. A record is decoded (wire.c);
  *    control commands are answered here; a data record becomes a turn on
  *    its handler's gate; anything malformed never reaches a handler.
  *    It also owns every mesh peer: routes, hello, probes, deadlines.
