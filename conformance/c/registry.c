@@ -70,6 +70,12 @@ conf_case_fn jq01_independent_profiles;
 conf_case_fn jq11_hysteresis;
 conf_case_fn jq12_latest_state_wins;
 conf_case_fn jq13_flow_state_sockets;
+/* jq_flow.c (JQ-21 is SC-12's body, sc12_cs_reply_held_in_fifo) */
+conf_case_fn jq06_cs_bypass_keeps_fifo;
+conf_case_fn jq07_cross_connection_progress;
+conf_case_fn jq16_room_is_not_an_error;
+conf_case_fn jq17_fifo_never_rejects;
+conf_case_fn jq18_no_handler_only_recorded;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -119,12 +125,18 @@ const conf_impl_t conf_impls[] = {
     {"JQ-03", jq03_no_receive_without_permit},
     {"JQ-04", jq04_failed_check_leaves_no_trace},
     {"JQ-05", jq05_saturated_ingress_waits},
+    {"JQ-06", jq06_cs_bypass_keeps_fifo},
+    {"JQ-07", jq07_cross_connection_progress},
     {"JQ-11", jq11_hysteresis},
     {"JQ-12", jq12_latest_state_wins},
     {"JQ-13", jq13_flow_state_sockets},
     {"JQ-14", jq14_reply_reaches_paused_client},
     {"JQ-15", jq15_no_holding_while_waiting},
+    {"JQ-16", jq16_room_is_not_an_error},
+    {"JQ-17", jq17_fifo_never_rejects},
+    {"JQ-18", jq18_no_handler_only_recorded},
     {"JQ-20", jq20_completions_need_no_permit},
+    {"JQ-21", sc12_cs_reply_held_in_fifo},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];
