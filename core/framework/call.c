@@ -716,11 +716,11 @@ static int offer_result(zf_call_t *c, zlink_submit_result_t rc, const char **why
             }
             c->adm_counted = true;
             c->host->oneway_waiting++;
-            /* Waiting for room: the family's send timeout runs now. */
-            int64_t d = c->send_deadline;
-            if (is_request(c) && c->request_deadline < d)
-                d = c->request_deadline;
-            zf_disp_set_deadline(c, d);
+            /* Waiting for room: a one-way's send timeout runs now; a
+             * request's own timeout bounds its whole life, the wait for
+             * room included (002 §8: the send-timeout stage is the send
+             * family's; JQ-16). */
+            zf_disp_set_deadline(c, is_request(c) ? c->request_deadline : c->send_deadline);
         }
         waitq_push(c); /* the head of its queue: it holds the wait token */
         return -1;
@@ -956,10 +956,7 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
             c->adm = ZF_ADM_WAITING;
             c->adm_counted = true;
             h->oneway_waiting++;
-            int64_t d = c->send_deadline;
-            if (is_request(c) && c->request_deadline < d)
-                d = c->request_deadline;
-            zf_disp_set_deadline(c, d);
+            zf_disp_set_deadline(c, is_request(c) ? c->request_deadline : c->send_deadline);
             waitq_push(c);
         }
     } else {
