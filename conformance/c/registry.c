@@ -76,6 +76,12 @@ conf_case_fn jq07_cross_connection_progress;
 conf_case_fn jq16_room_is_not_an_error;
 conf_case_fn jq17_fifo_never_rejects;
 conf_case_fn jq18_no_handler_only_recorded;
+/* jq_raw.c */
+conf_case_fn jq08_bounded_rotation;
+conf_case_fn jq09_per_peer_accounting;
+conf_case_fn jq10_malformed_input;
+conf_case_fn jq19_core_hwm_backpressure;
+conf_case_fn jq22_no_retained_receive_or_retry;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -127,6 +133,9 @@ const conf_impl_t conf_impls[] = {
     {"JQ-05", jq05_saturated_ingress_waits},
     {"JQ-06", jq06_cs_bypass_keeps_fifo},
     {"JQ-07", jq07_cross_connection_progress},
+    {"JQ-08", jq08_bounded_rotation},
+    {"JQ-09", jq09_per_peer_accounting},
+    {"JQ-10", jq10_malformed_input},
     {"JQ-11", jq11_hysteresis},
     {"JQ-12", jq12_latest_state_wins},
     {"JQ-13", jq13_flow_state_sockets},
@@ -135,8 +144,10 @@ const conf_impl_t conf_impls[] = {
     {"JQ-16", jq16_room_is_not_an_error},
     {"JQ-17", jq17_fifo_never_rejects},
     {"JQ-18", jq18_no_handler_only_recorded},
+    {"JQ-19", jq19_core_hwm_backpressure},
     {"JQ-20", jq20_completions_need_no_permit},
     {"JQ-21", sc12_cs_reply_held_in_fifo},
+    {"JQ-22", jq22_no_retained_receive_or_retry},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];

@@ -1820,9 +1820,12 @@ static void ingress_step(zf_host_t *h)
             ready[nready++] = s;
     }
     /* The rotation starts right after the socket where the last one
-     * stopped (seed 001 §4), whatever order the poller reported. */
+     * stopped (seed 001 §4), whatever order the poller reported. The
+     * walk counts from where this rotation began: rx_cursor moves with
+     * each socket served, and counting from it would skip sockets. */
+    int rotation_start = h->rx_cursor;
     for (int k = 1; k <= h->nrx && nready > 0 && !h->stop; k++) {
-        int want_index = (h->rx_cursor + k) % h->nrx;
+        int want_index = (rotation_start + k) % h->nrx;
         for (int i = 0; i < nready; i++) {
             if (ready[i]->rx_index != want_index)
                 continue;
