@@ -133,7 +133,8 @@ static void enc_record(zlink_msg_t *parts, size_t *n, uint8_t flags, uint64_t co
 /* ------------------------------------------------------- the order log */
 
 /* What a handler saw, in arrival order: the source index (by the peer's
- * routing id, from zlink_turn_source) and the record's sequence (the
+ * routing id, from zlink_turn_source; for ClientServer, whose source is
+ * "", payload byte 4) and the record's sequence (the
  * payload's first 4 bytes, big-endian). A record whose sequence is
  * JQ_BLOCKER waits at the gate and is not logged; JQ_WARM is only
  * counted. */
@@ -149,6 +150,7 @@ typedef struct jq_log {
     sc_gate_t hold; /* the second blocker's gate (channel "hold") */
     atomic_int bad; /* records with an unknown source or a short payload */
     atomic_int warm;
+    bool src_in_payload; /* ClientServer: the source is payload byte 4 */
 } jq_log_t;
 
 static void log_init(jq_log_t *l, size_t cap)
@@ -182,7 +184,13 @@ static void on_logged(zlink_turn_t *turn, void *user)
     zlink_routing_id_t rid;
     memset(&rid, 0, sizeof rid);
     int src = -1;
-    if (zlink_turn_source(turn, &rid) == ZLINK_FW_OK)
+    if (l->src_in_payload) {
+        /* zlink_turn_source gives "" for ClientServer: each raw peer
+         * writes its index after the sequence. */
+        if (zlink_turn_source(turn, &rid) == ZLINK_FW_OK && rid.size == 0 && size >= 5 &&
+            p[4] < l->nnames)
+            src = p[4];
+    } else if (zlink_turn_source(turn, &rid) == ZLINK_FW_OK)
         for (size_t i = 0; i < l->nnames; i++)
             if (rid.size == strlen(l->names[i]) &&
                 memcmp(rid.data, l->names[i], rid.size) == 0)
@@ -304,9 +312,9 @@ static int send_seq(zlink_host_t *h, const char *channel, uint32_t seq, size_t s
  * that started while another source still had records to come, checks
  * its length against max_run; with all sources still sending, checks that
  * the runs go round the sources in one fixed cycle (the run after a stop
- * comes from the next source, never again from one of the last two);
- * one_router: the sources share a ROUTER, whose fair queue takes them
- * record by record. Returns the longest such run. */
+ * comes from the next source, never again from one of the last two).
+ * Each source's records must come in its sending order. On a failure of
+ * the cycle the first runs are printed. Returns the longest run checked. */
 static size_t check_runs(jq_log_t *l, size_t nsrc, size_t per_src, size_t max_run, bool cyclic,
                          const char *what)
 {
@@ -506,15 +514,18 @@ static void *raw_dealer(void *ctx, const char *rid, const char *ep, uint64_t hwm
     return d;
 }
 
-/* One one-way record (DATA) to channel from DEALER d, payload seq padded
- * to size; DONTWAIT when dontwait. */
-static zlink_submit_result_t raw_send_record(void *d, const char *channel, uint32_t seq,
-                                             size_t size, bool dontwait,
+/* One one-way record (DATA) to channel from DEALER d, payload seq (4 bytes
+ * BE) and src (1 byte) padded to size; DONTWAIT when dontwait. */
+static zlink_submit_result_t raw_send_record(void *d, const char *channel, uint8_t src,
+                                             uint32_t seq, size_t size, bool dontwait,
                                              zlink_completion_id_t *wt)
 {
-    uint8_t *p = calloc(1, size < 4 ? 4 : size);
+    if (size < 5)
+        size = 5;
+    uint8_t *p = calloc(1, size);
     ZT_CHECK(p != NULL);
     put32(p, seq);
+    p[4] = src;
     zlink_msg_t parts[2];
     size_t n;
     enc_record(parts, &n, 0, 0, 0, channel, p, size);
@@ -549,6 +560,24 @@ static int raw_request_result(void *d, zlink_completion_id_t id)
 
 /* -------------------------------------------------------------- JQ-09 */
 
+static zlink_monitor_status_t mon_status(void *mon)
+{
+    zlink_monitor_status_t st;
+    memset(&st, 0, sizeof st);
+    st.abi_version = ZLINK_MONITOR_STATUS_ABI_VERSION;
+    st.struct_size = sizeof st;
+    ZT_EQ_INT(zlink_monitor_status(mon, &st), ZLINK_CONFIG_OK);
+    return st;
+}
+
+/* The records a socket's Core still holds toward its peers. */
+static uint64_t snd_pending(void *mon)
+{
+    zlink_monitor_status_t st = mon_status(mon);
+    ZT_CHECK(st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS);
+    return st.snd_pending_msgs;
+}
+
 /* B: CS server "svc" over tcp (HANDLER_THREADS 1), M = 1, RCVHWM hwm and
  * a gated handler; P1 and P2 are raw DEALERs of "svc". Two blockers hold
  * B's threads (see the notes above), so B receives nothing and stays
@@ -567,6 +596,7 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     log.names[0] = "P1";
     log.names[1] = "P2";
     log.nnames = 2;
+    log.src_in_payload = true;
 
     zlink_host_t *b = host_new("B", 1, 1);
     SC_EQ(zlink_host_add_cs_server(b, "svc", "tcp://127.0.0.1:0"), ZLINK_FW_OK);
@@ -587,14 +617,14 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     void *p1 = raw_dealer(ctx, "P1", ep, hwm);
     void *p2 = raw_dealer(ctx, "P2", ep, hwm);
     /* Both connected: a record of each reached the handler. */
-    SC_EQ(raw_send_record(p1, "svc", JQ_WARM, 4, false, NULL), ZLINK_SUBMIT_OK);
-    SC_EQ(raw_send_record(p2, "svc", JQ_WARM, 4, false, NULL), ZLINK_SUBMIT_OK);
+    SC_EQ(raw_send_record(p1, "svc", 0, JQ_WARM, 4, false, NULL), ZLINK_SUBMIT_OK);
+    SC_EQ(raw_send_record(p2, "svc", 1, JQ_WARM, 4, false, NULL), ZLINK_SUBMIT_OK);
     ZT_EVENTUALLY(atomic_load(&log.warm) == 2, 5000);
     void *hd = raw_dealer(ctx, "H", hold_ep, 0);
     /* The blockers hold both of B's threads: B receives nothing more. */
-    SC_EQ(raw_send_record(p1, "svc", JQ_BLOCKER, 4, false, NULL), ZLINK_SUBMIT_OK);
+    SC_EQ(raw_send_record(p1, "svc", 0, JQ_BLOCKER, 4, false, NULL), ZLINK_SUBMIT_OK);
     ZT_EVENTUALLY(sc_gate_waiting(&log.gate) == 1, 5000);
-    SC_EQ(raw_send_record(hd, "hold", 0, 4, false, NULL), ZLINK_SUBMIT_OK);
+    SC_EQ(raw_send_record(hd, "hold", 2, 0, 4, false, NULL), ZLINK_SUBMIT_OK);
     ZT_EVENTUALLY(sc_gate_waiting(&log.hold) == 1, 5000);
 
     /* P1 fills its pipe: DONTWAIT until refused; each WRITABLE edge (the
@@ -606,7 +636,7 @@ void jq09_per_peer_accounting(const conf_params_t *params)
         ZT_CHECK(round < 100000);
         for (;;) {
             zlink_completion_id_t wt = 0;
-            zlink_submit_result_t rc = raw_send_record(p1, "svc", (uint32_t)p1_sent, size, true, &wt);
+            zlink_submit_result_t rc = raw_send_record(p1, "svc", 0, (uint32_t)p1_sent, size, true, &wt);
             if (rc == ZLINK_SUBMIT_BACKPRESSURED) {
                 ZT_CHECK(wt != 0);
                 break;
@@ -624,9 +654,15 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     }
     ZT_CHECK(p1_sent > 0);
     /* P1 is still refused; P2, another peer of the same ROUTER, is not. */
-    SC_EQ(raw_send_record(p1, "svc", (uint32_t)p1_sent, size, true, NULL), ZLINK_SUBMIT_BACKPRESSURED);
+    SC_EQ(raw_send_record(p1, "svc", 0, (uint32_t)p1_sent, size, true, NULL), ZLINK_SUBMIT_BACKPRESSURED);
     for (int i = 0; i < p2_records; i++)
-        SC_EQ(raw_send_record(p2, "svc", (uint32_t)i, size, true, NULL), ZLINK_SUBMIT_OK);
+        SC_EQ(raw_send_record(p2, "svc", 1, (uint32_t)i, size, true, NULL), ZLINK_SUBMIT_OK);
+    /* P2's records left P2: its Core handed them all to the kernel. */
+    zlink_monitor_config_t mc = {0, 0, 0};
+    void *mon = zlink_socket_monitor_open(p2, &mc);
+    ZT_CHECK(mon != NULL);
+    ZT_EVENTUALLY(snd_pending(mon) == 0, 5000);
+    ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CLOSE_OK);
     ZT_EQ_INT(log.n, 0);
     ZT_EQ_INT(capacity(b).permits_in_use, 0);
     ZT_EQ_INT(capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
@@ -1087,7 +1123,6 @@ void jq22_no_retained_receive_or_retry(const conf_params_t *params)
     ZT_CHECK(r != NULL);
     zlt_set_int(r, ZLINK_LINGER, 0);
     zlt_set_u64(r, ZLINK_RCVHWM, 16384);
-    zlt_set_int(r, ZLINK_RCVBUF, 4096);
     zlt_set_int(r, ZLINK_RCVTIMEO, JQ_MS(5000));
     char ep[256];
     zlt_bind(r, "tcp", ep, sizeof ep);
