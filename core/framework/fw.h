@@ -293,6 +293,7 @@ struct zf_sock {
     /* ingress (under host->lk): the receive rotation and the permit FIFO */
     int rx_index;               /* place in the host's rotation, -1: none */
     bool src_waiting;           /* in the host's FIFO of sources waiting for a permit */
+    bool rx_pollin;             /* leader only: the host's poller has POLLIN on it */
     int64_t src_wait_since;
     struct zf_sock *src_next;
     bool watched;               /* under zf_disp.lk: in the dispatcher's poller */
@@ -425,7 +426,6 @@ struct zf_host {
     int64_t leader_turn_since;
     int idle;                   /* host threads waiting for work */
     int watcher;                /* the idle thread that looks periodically */
-    bool pollin;                /* the leader polls POLLIN (permits free) */
     bool stop;
     int wake_fd;
     void *poller;

@@ -15,11 +15,12 @@
  *    It takes a job permit before each receive (seed 001 §3; the limit M
  *    comes from the job-queue options) and, at the limit, stops receiving:
  *    a socket with a record waiting joins the FIFO of waiting sources, and
- *    freed permits go to the oldest one. Each socket gives at most 64
- *    records, 1 MiB or 2 ms per rotation, and the next rotation starts
- *    after the socket where the last one stopped. A record is decoded (wire.c);
- *    control commands are answered here; a data record becomes a turn on
- *    its handler's gate; anything malformed never reaches a handler.
+ *    freed permits go to the oldest one; only a waiting socket stops being
+ *    polled for input. Each socket gives at most 64 records, 1 MiB or 2 ms
+ *    per rotation, and the next rotation starts after the socket where the
+ *    last one stopped. A record is decoded (wire.c); control commands are
+ *    answered here; a data record becomes a turn on its handler's gate;
+ *    anything malformed never reaches a handler.
  *    It also owns every mesh peer: routes, hello, probes, deadlines.
  *  - WORKERS run turns: a gate with waiting turns and no open turn sits in
  *    the run queue; a worker opens the gate's next turn, releases its permit
@@ -1760,13 +1761,21 @@ static bool receive_batch(zf_host_t *h, zf_sock_t *s)
     return true;
 }
 
-static void set_pollin(zf_host_t *h, bool on)
+/* Ingress leader, h->lk not held: POLLIN on each receiving socket unless
+ * it waits in the permit FIFO, which serves it (polling it while no permit
+ * is free would only wake the ingress again and again). A socket that does
+ * not wait keeps POLLIN, so a record it gets while others wait makes it
+ * join the FIFO behind them (seed 001 §3). Only the leader writes
+ * src_waiting and rx_pollin, so it reads them here without the lock. */
+static void sync_pollin(zf_host_t *h)
 {
     for (zf_sock_t *s = h->socks; s != NULL; s = s->next) {
-        if (s->role == ZF_SOCK_CS_CLIENT)
+        if (s->rx_index < 0 || s->rx_pollin == !s->src_waiting)
             continue;
+        bool on = !s->src_waiting;
         short ev = (on ? ZLINK_POLLIN : 0) | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
-        (void)zlink_poller_modify(h->poller, s->s, ev);
+        if (zlink_poller_modify(h->poller, s->s, ev) == ZLINK_CONFIG_OK)
+            s->rx_pollin = on;
     }
 }
 
@@ -1793,14 +1802,10 @@ static void ingress_step(zf_host_t *h)
         receive_batch(h, s);
         h->rx_cursor = s->rx_index;
     }
-    bool want = h->src_head == NULL;
-    h->ingress_waits_permit = !want;
+    h->ingress_waits_permit = h->src_head != NULL;
     pthread_mutex_unlock(&h->lk);
     pressure_apply(h);
-    if (want != h->pollin) {
-        set_pollin(h, want);
-        h->pollin = want;
-    }
+    sync_pollin(h);
     int n = zlink_poller_wait(h->poller, ev, 16, 1000, NULL);
     pthread_mutex_lock(&h->lk);
     zf_sock_t *ready[16];
@@ -2161,6 +2166,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
             short ev = ZLINK_POLLIN | (s->mesh != NULL ? ZLINK_POLLROUTE : 0);
             if (zlink_poller_add(h->poller, s->s, s, ev) != ZLINK_CONFIG_OK)
                 rc = ZLINK_FW_INTERNAL_FAILURE;
+            s->rx_pollin = true;
         }
     }
     if (rc == 0) {
@@ -2173,7 +2179,6 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_start(zlink_host_t *host)
     pthread_mutex_unlock(&h->lk);
     /* handler_threads run turns, plus one so that a thread can always
      * hold the ingress role while the others run handlers. */
-    h->pollin = true;
     /* A host with only CS client channels receives nothing itself (its
      * replies come through the dispatcher): it needs no host thread. */
     bool receives = false;

@@ -13,6 +13,11 @@
  * holding a permit. A raw Core DEALER connected to the server's ROUTER
  * sends nothing: its monitor shows whether the ROUTER asked its peers to
  * pause (flow_paused_connections).
+ *
+ * The permit FIFO of receiving sockets (seed 001 §3) is driven by raw ZMP
+ * peers (zltest_rawzmp.h): they ignore FLOWSTATE, so their records reach
+ * a saturated host's Core queues, which the Core's own peers would hold
+ * back at the sender.
  */
 #include "fwtest.h"
 #include "zltest_rawzmp.h"
@@ -656,6 +661,153 @@ static void core_hwm_metrics(void)
     raw_close(&raw);
 }
 
+/* ------------------------------------------------ the source FIFO */
+
+/* What the handlers of the FIFO case saw: one letter per record, 'a' for
+ * channel c1 and 'b' for c2 (the payload's first byte). */
+typedef struct src_log {
+    pthread_mutex_t lk;
+    char seen[64];
+    int n;
+    fw_gate_t gate; /* the first record ('x') waits here */
+} src_log_t;
+
+static void on_src(zlink_turn_t *turn, void *user)
+{
+    src_log_t *l = user;
+    size_t n = 0;
+    const char *p = zlink_turn_payload(turn, &n);
+    if (n == 1 && p[0] == 'x') {
+        fw_gate_pass(&l->gate);
+    } else {
+        pthread_mutex_lock(&l->lk);
+        if (n >= 1 && l->n < (int)sizeof l->seen - 1)
+            l->seen[l->n++] = p[0];
+        pthread_mutex_unlock(&l->lk);
+    }
+    zlink_turn_end(turn, 0, NULL);
+}
+
+static int src_log_count(src_log_t *l)
+{
+    pthread_mutex_lock(&l->lk);
+    int n = l->n;
+    pthread_mutex_unlock(&l->lk);
+    return n;
+}
+
+static int gate_waiting(fw_gate_t *g)
+{
+    pthread_mutex_lock(&g->lk);
+    int n = g->waiting;
+    pthread_mutex_unlock(&g->lk);
+    return n;
+}
+
+/* A raw ZMP DEALER named rid connected to ep, past its handshake. */
+static void src_peer(raw_t *r, const char *ep, const char *rid)
+{
+    raw_connect(r, ep);
+    wire_t w;
+    w_init(&w);
+    w_hello(&w, ZLINK_DEALER, rid);
+    w_ready_dr(&w, ZLINK_DEALER, rid, 1, 0);
+    raw_send(r, &w);
+    w_free(&w);
+    raw_wait_frames(r, 2); /* the ROUTER's HELLO and READY */
+}
+
+/* n CHANNEL_SEND records to channel, each with the one-byte payload text
+ * (doc/protocol.md §14), in one write. */
+static void src_send(raw_t *r, const char *channel, char text, int n)
+{
+    wire_t w;
+    w_init(&w);
+    for (int i = 0; i < n; i++) {
+        uint8_t f0[64] = {0x5A, 0x4D, 0x01, 18, 0x00};
+        size_t k = 21; /* prefix + op_high + op_low (zero: allowed) */
+        f0[k++] = (uint8_t)strlen(channel);
+        memcpy(f0 + k, channel, strlen(channel));
+        k += strlen(channel);
+        uint8_t env[9] = {0x01, 0, 0, 0, 1, 1, 'm', 0, (uint8_t)text};
+        w_frame0(&w, ZR_F_MORE, f0, k);
+        w_frame0(&w, 0x00, env, sizeof env);
+    }
+    raw_send(r, &w);
+    w_free(&w);
+}
+
+/* Seed 001 §3: every receiving socket with a record and no permit waits in
+ * the FIFO, and freed permits go to the oldest waiter. M = 1; c1's first
+ * record holds its handler, the next one is a queued job holding the only
+ * permit, and c1 (20 more records) waits in the FIFO. Then c2 gets 5
+ * records: it must join the FIFO too (capacity_waiters 2), behind c1, and
+ * once the gate opens the two take turns: a1, a2, b, a, b ... A socket
+ * that a waiter's records kept out of the poll would never be counted and
+ * would get its turn only after c1 ran dry. */
+static void sources_wait_in_one_fifo(void)
+{
+    src_log_t log;
+    memset(&log, 0, sizeof log);
+    pthread_mutex_init(&log.lk, NULL);
+    fw_gate_init(&log.gate);
+    zlink_fw_result_t rc;
+    zlink_host_t *h = zlink_host_new("jq-fifo", &rc);
+    ZT_CHECK(h != NULL);
+    FW_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, 1), ZLINK_FW_OK);
+    const char *chans[2] = {"c1", "c2"};
+    char ep[2][256];
+    for (int i = 0; i < 2; i++) {
+        FW_EQ(zlink_host_add_cs_server(h, chans[i], "tcp://127.0.0.1:0"), ZLINK_FW_OK);
+        FW_EQ(zlink_host_add_handler(h, ZLINK_OWNER_CHANNEL, chans[i], ZLINK_MESSAGE_SEND, "m",
+                                     on_src, &log),
+              ZLINK_FW_OK);
+    }
+    FW_EQ(zlink_host_start(h), ZLINK_FW_OK);
+    for (int i = 0; i < 2; i++)
+        FW_EQ(zlink_host_endpoint(h, chans[i], ep[i], sizeof ep[i]), ZLINK_FW_OK);
+    raw_t r1, r2;
+    src_peer(&r1, ep[0], "r1");
+    src_peer(&r2, ep[1], "r2");
+
+    src_send(&r1, "c1", 'x', 1);
+    ZT_EVENTUALLY(gate_waiting(&log.gate) == 1, 3000);
+    src_send(&r1, "c1", 'a', 21);
+    ZT_EVENTUALLY(cap_of(h).queued_jobs == 1 && cap_of(h).capacity_waiters == 1, 3000);
+    src_send(&r2, "c2", 'b', 5);
+    ZT_EVENTUALLY(cap_of(h).capacity_waiters == 2, 3000);
+    ZT_EQ_INT(cap_of(h).permits_in_use, 1);
+
+    fw_gate_open(&log.gate);
+    ZT_EVENTUALLY(src_log_count(&log) == 26, 5000);
+    pthread_mutex_lock(&log.lk);
+    log.seen[log.n] = '\0';
+    char got[64];
+    snprintf(got, sizeof got, "%s", log.seen);
+    pthread_mutex_unlock(&log.lk);
+    /* a1 was the queued job; then c1 (the older waiter), c2, c1, ...:
+     * "aababababab" and the rest of c1. The handlers of c1 and c2 run on
+     * different gates, so one may log just before the other that started
+     * first: the k-th 'b' (from 0) is at most one place late. */
+    int k = 0;
+    for (int i = 0; got[i] != '\0'; i++) {
+        if (got[i] != 'b')
+            continue;
+        if (i > 3 + 2 * k)
+            ZT_FAIL("c2's record %d ran at place %d (\"%s\"): c2 waited behind c1's whole "
+                    "backlog instead of taking turns",
+                    k, i, got);
+        k++;
+    }
+    ZT_EQ_INT(k, 5);
+    ZT_EVENTUALLY(cap_of(h).permits_in_use == 0 && cap_of(h).capacity_waiters == 0, 3000);
+    FW_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
+    raw_close(&r1);
+    raw_close(&r2);
+    pthread_mutex_destroy(&log.lk);
+}
+
 /* Bad handles and arguments of the two capacity calls. */
 static void capacity_arguments(void)
 {
@@ -793,6 +945,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(owner_status_arguments),
     ZT_CASE(core_hwm_options),
     ZT_CASE(core_hwm_metrics),
+    ZT_CASE(sources_wait_in_one_fifo),
 };
 
 int main(int argc, char **argv)
