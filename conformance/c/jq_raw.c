@@ -657,7 +657,11 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     SC_EQ(raw_send_record(p1, "svc", 0, (uint32_t)p1_sent, size, true, NULL), ZLINK_SUBMIT_BACKPRESSURED);
     for (int i = 0; i < p2_records; i++)
         SC_EQ(raw_send_record(p2, "svc", 1, (uint32_t)i, size, true, NULL), ZLINK_SUBMIT_OK);
-    /* P2's records left P2: its Core handed them all to the kernel. */
+    /* P2's records left P2: its Core handed them all to the kernel, and
+     * loopback gives them to B's Core I/O thread, which keeps reading
+     * (B is RUNNING and P2's pipe is far from its HWM) while B's
+     * framework threads are held; the ingress looks again only after both
+     * gates opened and a thread woke. */
     zlink_monitor_config_t mc = {0, 0, 0};
     void *mon = zlink_socket_monitor_open(p2, &mc);
     ZT_CHECK(mon != NULL);
@@ -1213,6 +1217,7 @@ void jq22_no_retained_receive_or_retry(const conf_params_t *params)
     uint8_t *seen = calloc((size_t)started, 1);
     ZT_CHECK(seen != NULL);
     int next_tag = 0;
+    uint64_t last_high = 0, last_low = 0;
     for (int got = 0; got < started; got++) {
         const zlink_routing_id_t *rid = NULL;
         zlink_reply_token_t tok = 0;
@@ -1239,7 +1244,6 @@ void jq22_no_retained_receive_or_retry(const conf_params_t *params)
         next_tag++;
         /* one OperationId per record: the tags are distinct and ordered,
          * and so must their ids be */
-        static uint64_t last_high, last_low;
         ZT_CHECK(got == 0 || op_high != last_high || op_low != last_low);
         last_high = op_high;
         last_low = op_low;
