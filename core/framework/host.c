@@ -1849,8 +1849,6 @@ static void ingress_step(zf_host_t *h)
  * the ingress from it, and how often idle threads look. */
 #define RESCUE_NS 1000000
 #define IDLE_LOOK_NS 2000000
-/* How long the watcher keeps looking after the leader's last turn began. */
-#define WATCH_LINGER_NS (5 * IDLE_LOOK_NS)
 
 typedef struct host_arg {
     zf_host_t *h;
@@ -1868,8 +1866,8 @@ static void lead(zf_host_t *h, int id)
         zf_gate_t *g = runq_pop(h);
         if (g == NULL)
             continue;
-        if ((h->run_head != NULL || h->watcher == 0) && h->idle > 0)
-            pthread_cond_signal(&h->cv); /* other gates are runnable, or none watches */
+        if (h->run_head != NULL && h->idle > 0)
+            pthread_cond_signal(&h->cv); /* other gates are runnable too */
         h->leader_in_turn = true;
         h->leader_turn_since = zf_now_ns();
         run_gate(h, g);
@@ -1886,9 +1884,9 @@ static void lead(zf_host_t *h, int id)
  * a record reaches its handler with no thread hop and no wake-up of
  * another thread. Should a turn run long (a handler that blocks), an idle
  * thread takes the ingress over after RESCUE_NS, so control records,
- * permits and other gates never wait for a handler. While the leader runs
- * turns an idle thread looks every IDLE_LOOK_NS; gates made runnable by
- * other threads (an async turn that ended) wake one at once. */
+ * permits and other gates never wait for a handler. Idle threads look
+ * every IDLE_LOOK_NS; gates made runnable by other threads (an async turn
+ * that ended) wake one at once. */
 static void *host_main(void *arg)
 {
     host_arg_t *ha = arg;
@@ -1916,15 +1914,10 @@ static void *host_main(void *arg)
             lead(h, id);
             continue;
         }
-        /* While the leader runs turns, one idle thread (the watcher)
-         * looks every IDLE_LOOK_NS whether it got stuck in one; the others
-         * sleep until signalled. Once the leader started no turn for
-         * WATCH_LINGER_NS the watcher sleeps too (the leader signals one
-         * idle thread as it enters a turn with no watcher), so an idle or
-         * blocked host does not wake every IDLE_LOOK_NS. */
+        /* One idle thread (the watcher) looks every IDLE_LOOK_NS for a
+         * leader stuck in a turn; the others sleep until signalled. */
         h->idle++;
-        bool watch = h->leader_in_turn || zf_now_ns() - h->leader_turn_since < WATCH_LINGER_NS;
-        if (watch && (h->watcher == 0 || h->watcher == id)) {
+        if (h->watcher == 0 || h->watcher == id) {
             h->watcher = id;
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
