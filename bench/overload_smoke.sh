@@ -6,8 +6,8 @@
 #
 # One short run must exit 0 and print every RESULT line with a number, no
 # drop and no failed send, reach the pause threshold at least once (permits
-# in use up to the pause count of --max-jobs 16 at 80 %: 13) with as many
-# resumes as pauses or one fewer, and print SAMPLE lines. Bad usage must be
+# in use up to the pause count of --max-jobs 16 at 80 %: 13) with resumes
+# within one of pauses, and print SAMPLE lines. Bad usage must be
 # refused with status 2.
 set -uo pipefail
 
@@ -39,7 +39,10 @@ p=$(value pause_transitions)
 r=$(value resume_transitions)
 if [ -n "$p" ] && [ -n "$r" ]; then
     [ "$p" -ge 1 ] || fail "pressure never reached (pause_transitions $p)"
-    [ "$r" -eq "$p" ] || [ "$r" -eq $((p - 1)) ] || fail "resumes $r for pauses $p"
+    # Edges alternate, so resumes are within one of pauses: one fewer when
+    # the run ends paused, one more when the host's metric reset at GO fell
+    # inside a pause (its first counted edge is then a resume).
+    [ "$r" -ge $((p - 1)) ] && [ "$r" -le $((p + 1)) ] || fail "resumes $r for pauses $p"
 fi
 pm=$(value permits_in_use_max)
 [ -n "$pm" ] && { [ "$pm" -ge 13 ] && [ "$pm" -le 16 ]; } || fail "permits_in_use_max $pm not in 13..16"
