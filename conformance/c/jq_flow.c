@@ -27,39 +27,6 @@
 
 #define JQ_SAT_HWM (16 * 1024)
 
-/* The five reasons of zlink.mesh_node.messages.dropped. */
-static const char *const jq_drop_reasons[] = {"reason=no_handler", "reason=decode_error",
-                                              "reason=shutdown", "reason=backpressure",
-                                              "reason=stale_target"};
-#define JQ_NREASONS (sizeof jq_drop_reasons / sizeof jq_drop_reasons[0])
-
-static zlink_host_capacity_t jq_capacity(zlink_host_t *h)
-{
-    zlink_host_capacity_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
-    return c;
-}
-
-/* Fails the case unless h dropped nothing for any reason. */
-static void jq_no_drops(zlink_host_t *h, const char *who)
-{
-    for (size_t i = 0; i < JQ_NREASONS; i++) {
-        int64_t v = sc_metric(h, "zlink.mesh_node.messages.dropped", jq_drop_reasons[i]);
-        if (v != 0)
-            ZT_FAIL("%s dropped %lld records (%s)", who, (long long)v, jq_drop_reasons[i]);
-    }
-}
-
-static void jq_endpoint(char *buf, size_t cap, const char *tr, const char *tag, const char *name)
-{
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(buf, cap, "tcp://127.0.0.1:0");
-    else
-        snprintf(buf, cap, "inproc://jq-%s-%s-%d", tag, name, (int)getpid());
-}
-
 /* A handler that waits at the gate (user), then ends its turn. */
 static void jq_on_gated(zlink_turn_t *turn, void *user)
 {
@@ -219,13 +186,8 @@ static void cs_bypass_keeps_fifo(const char *tr)
 
     sc_gate_t cgate;
     sc_gate_init(&cgate);
-    zlink_fw_result_t rc;
-    char ep[256], c_bound[256];
-    jq_endpoint(ep, sizeof ep, tr, "jq06", "C");
-    zlink_host_t *ch = zlink_host_new("C", &rc);
-    ZT_CHECK(ch != NULL);
-    SC_EQ(zlink_host_set_option(ch, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, 1), ZLINK_FW_OK);
-    SC_EQ(zlink_host_add_mesh_node(ch, "m", "C", 1, ep), ZLINK_FW_OK);
+    char c_bound[256];
+    zlink_host_t *ch = sc_mesh_host("C", tr, true, 1);
     SC_EQ(zlink_mesh_add_channel_server(ch, "m", "flood", 100), ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(ch, ZLINK_OWNER_CHANNEL, "flood", ZLINK_MESSAGE_SEND, "m",
                                  jq_on_gated, &cgate),
@@ -237,9 +199,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
     SC_EQ(zlink_host_endpoint(ch, "m", c_bound, sizeof c_bound), ZLINK_FW_OK);
     sc_client_t c = {.h = ch, .mode = SC_CS}; /* for sc_call */
 
-    zlink_host_t *fh = zlink_host_new("F", &rc);
-    ZT_CHECK(fh != NULL);
-    SC_EQ(zlink_host_add_mesh_node(fh, "m", "F", 1, NULL), ZLINK_FW_OK);
+    zlink_host_t *fh = sc_mesh_host("F", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(fh, "m", "flood"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_set_option(fh, "m", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(60000)),
           ZLINK_FW_OK);
@@ -262,6 +222,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
         char tag[SC_TAG_MAX];
         snprintf(tag, sizeof tag, "f%d", i);
         sc_done_init(&fd[i]);
+        zlink_fw_result_t rc;
         fc[i] = zlink_call_send_to_channel(fh, "flood", &rc);
         ZT_CHECK(fc[i] != NULL);
         SC_EQ(zlink_call_set_payload(fc[i], "m", "", tag, strlen(tag)), ZLINK_FW_OK);
@@ -269,8 +230,8 @@ static void cs_bypass_keeps_fifo(const char *tr)
         if (i == 0)
             ZT_EVENTUALLY(sc_gate_waiting(&cgate) == 1, 5000);
     }
-    ZT_EVENTUALLY(jq_capacity(ch).queued_jobs == 1, 5000);
-    zlink_host_capacity_t before = jq_capacity(ch);
+    ZT_EVENTUALLY(sc_capacity(ch).queued_jobs == 1, 5000);
+    zlink_host_capacity_t before = sc_capacity(ch);
     ZT_EQ_INT(before.pressure_state, ZLINK_PRESSURE_PAUSED);
     ZT_EQ_INT(before.permits_in_use, 1);
     ZT_EQ_INT(before.effective_max, 1);
@@ -282,7 +243,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
     ZT_CHECK(o.payload_size == 2 && memcmp(o.payload, "q1", 2) == 0);
     zlink_call_release(q1);
 
-    zlink_host_capacity_t after = jq_capacity(ch);
+    zlink_host_capacity_t after = sc_capacity(ch);
     ZT_EQ_INT(after.pressure_state, ZLINK_PRESSURE_PAUSED);
     ZT_EQ_INT(after.permits_in_use, before.permits_in_use);
     ZT_EQ_INT(after.reserved_supply_permits, before.reserved_supply_permits);
@@ -300,7 +261,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
         sc_done_expect(&fd[i], 5000);
         SC_EQ(sc_done_result(&fd[i]), ZLINK_FW_OK);
     }
-    ZT_EVENTUALLY(jq_capacity(ch).permits_in_use == 0, 5000);
+    ZT_EVENTUALLY(sc_capacity(ch).permits_in_use == 0, 5000);
 
     /* Part 2. S saturated: d1 waits at S's gate, d2 holds S's permit. */
     atomic_store(&s.gated, true);
@@ -315,7 +276,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
         if (i == 0)
             ZT_EVENTUALLY(sc_gate_waiting(&s.gate) == 1, 5000);
         if (i == 1)
-            ZT_EVENTUALLY(jq_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
+            ZT_EVENTUALLY(sc_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
     }
     sc_done_t dq;
     sc_done_init(&dq);
@@ -365,10 +326,8 @@ static void cs_bypass_keeps_fifo(const char *tr)
     }
     zlink_call_release(q);
     sc_done_destroy(&dq);
-    SC_EQ(zlink_host_shutdown(fh, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(fh), ZLINK_FW_OK);
-    SC_EQ(zlink_host_shutdown(ch, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(ch), ZLINK_FW_OK);
+    sc_host_end(fh);
+    sc_host_end(ch);
     sc_gate_destroy(&cgate);
     sc_server_close(&s);
 }
@@ -404,10 +363,7 @@ static void cross_connection_progress(const char *tr, int oneways, int window, i
     sc_server_t *srv[] = {&b};
     sc_client_open(&a1, SC_MESH, srv, 1);
 
-    zlink_fw_result_t rc;
-    zlink_host_t *a2 = zlink_host_new("A2", &rc);
-    ZT_CHECK(a2 != NULL);
-    SC_EQ(zlink_host_add_mesh_node(a2, "m", "A2", 2, NULL), ZLINK_FW_OK);
+    zlink_host_t *a2 = sc_mesh_host("A2", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(a2, "m", "svc"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_connect(a2, "m", b.bound, "B", 1), ZLINK_FW_OK);
     SC_EQ(zlink_host_start(a2), ZLINK_FW_OK);
@@ -437,8 +393,8 @@ static void cross_connection_progress(const char *tr, int oneways, int window, i
             ZT_FAIL("%s: A2's request %d ended %s (%d) after %lld ms, B capacity: in use %llu, "
                     "state %d",
                     tr, k, zlink_result_name(res), res, (long long)lat[k],
-                    (unsigned long long)jq_capacity(b.h).permits_in_use,
-                    jq_capacity(b.h).pressure_state);
+                    (unsigned long long)sc_capacity(b.h).permits_in_use,
+                    sc_capacity(b.h).pressure_state);
         ZT_CHECK(o.payload_size == strlen(tag) && memcmp(o.payload, tag, strlen(tag)) == 0);
         zlink_call_release(r);
         if (k == requests - 1)
@@ -454,7 +410,7 @@ static void cross_connection_progress(const char *tr, int oneways, int window, i
     qsort(lat, (size_t)requests, sizeof *lat, cmp_i64);
     size_t p99_at = (size_t)((requests * 99 + 99) / 100) - 1; /* nearest rank */
     int64_t p99 = lat[p99_at];
-    zlink_host_capacity_t bc = jq_capacity(b.h);
+    zlink_host_capacity_t bc = sc_capacity(b.h);
     fprintf(stderr,
             "JQ-07 %s: %d one-ways in %lld ms; A2 latency ms min %lld median %lld p99 %lld; "
             "B paused %llu times, peak permits %llu of %llu\n",
@@ -464,11 +420,10 @@ static void cross_connection_progress(const char *tr, int oneways, int window, i
     if (p99 >= ZT_MS(p99_ms))
         ZT_FAIL("%s: A2's request p99 %lld ms, bound %d ms (B paused %llu times)", tr,
                 (long long)p99, ZT_MS(p99_ms), (unsigned long long)bc.transitions_paused);
-    jq_no_drops(b.h, "B");
+    sc_expect_no_drops(b.h, "B");
     free(lat);
 
-    SC_EQ(zlink_host_shutdown(a2, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(a2), ZLINK_FW_OK);
+    sc_host_end(a2);
     sc_client_close(&a1);
     sc_server_close(&b);
 }
@@ -608,15 +563,15 @@ static void fifo_never_rejects(const char *tr, int oneways, int window)
     jq_flood_start(&f, a.h, oneways, window);
     jq_flood_finish_all(&f, 60000); /* every send OK, with the gate closed */
     int64_t sent_ms = zt_now_ms() - t0;
-    ZT_EVENTUALLY(jq_capacity(b.h).queued_jobs == (uint64_t)(oneways - 1), 30000);
-    zlink_host_capacity_t bc = jq_capacity(b.h);
+    ZT_EVENTUALLY(sc_capacity(b.h).queued_jobs == (uint64_t)(oneways - 1), 30000);
+    zlink_host_capacity_t bc = sc_capacity(b.h);
     ZT_EQ_INT(sc_gate_waiting(&b.gate), 1); /* f0, at the gate */
     ZT_EQ_INT(sc_rec_count(&b.rec), 0);
     ZT_EQ_INT(bc.pressure_state, ZLINK_PRESSURE_RUNNING);
 
     sc_gate_open(&b.gate);
     ZT_EVENTUALLY(sc_rec_count(&b.rec) == (size_t)oneways, 60000);
-    ZT_EVENTUALLY(jq_capacity(b.h).permits_in_use == 0, 5000);
+    ZT_EVENTUALLY(sc_capacity(b.h).permits_in_use == 0, 5000);
     int64_t all_ms = zt_now_ms() - t0;
     pthread_mutex_lock(&b.rec.lk);
     size_t n = b.rec.count;
@@ -637,8 +592,8 @@ static void fifo_never_rejects(const char *tr, int oneways, int window)
     fprintf(stderr, "JQ-17 %s: %d one-ways completed in %lld ms, handled by %lld ms; peak %llu\n",
             tr, oneways, (long long)sent_ms, (long long)all_ms,
             (unsigned long long)bc.peak_permits_in_use);
-    jq_no_drops(b.h, "B");
-    jq_no_drops(a.h, "A");
+    sc_expect_no_drops(b.h, "B");
+    sc_expect_no_drops(a.h, "A");
 
     sc_client_close(&a);
     sc_server_close(&b);
@@ -669,7 +624,7 @@ static void no_handler_only_recorded(const char *tr, sc_mode_t mode)
     sc_client_t a = {0};
     sc_server_t *srv[] = {&b};
     sc_client_open(&a, mode, srv, 1);
-    jq_no_drops(b.h, "B");
+    sc_expect_no_drops(b.h, "B");
 
     zlink_fw_result_t rc;
     zlink_call_t *c = zlink_call_send_to_channel(a.h, "svc", &rc);
@@ -686,11 +641,11 @@ static void no_handler_only_recorded(const char *tr, sc_mode_t mode)
     SC_EQ(sc_wait(after, NULL), ZLINK_FW_OK);
     zlink_call_release(after);
     ZT_EQ_INT(sc_metric(b.h, "zlink.mesh_node.messages.dropped", "reason=no_handler"), 1);
-    for (size_t i = 1; i < JQ_NREASONS; i++)
-        ZT_EQ_INT(sc_metric(b.h, "zlink.mesh_node.messages.dropped", jq_drop_reasons[i]), 0);
+    for (size_t i = 1; i < SC_NREASONS; i++)
+        ZT_EQ_INT(sc_metric(b.h, "zlink.mesh_node.messages.dropped", sc_drop_reasons[i]), 0);
     ZT_EQ_INT(sc_rec_has(&b.rec, "x"), 0);
     ZT_EQ_INT(sc_rec_count(&b.rec), 1); /* "after" only */
-    jq_no_drops(a.h, "A");
+    sc_expect_no_drops(a.h, "A");
 
     sc_client_close(&a);
     sc_server_close(&b);

@@ -17,7 +17,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct jq04_seen {
     pthread_mutex_t lk;
@@ -53,11 +52,7 @@ static int jq04_count(jq04_seen_t *s)
 
 static zlink_owner_status_t jq04_owner(zlink_host_t *h)
 {
-    zlink_owner_status_t st;
-    memset(&st, 0, sizeof st);
-    st.struct_size = sizeof st;
-    SC_EQ(zlink_host_owner_status(h, ZLINK_OWNER_CHANNEL, "svc", &st), ZLINK_FW_OK);
-    return st;
+    return sc_owner_status(h, ZLINK_OWNER_CHANNEL, "svc");
 }
 
 static void jq04_send(zlink_host_t *a, const char *tag)
@@ -91,17 +86,10 @@ static void failed_check_leaves_no_trace(const char *tr)
     jq04_seen_t seen;
     memset(&seen, 0, sizeof seen);
     pthread_mutex_init(&seen.lk, NULL);
-    zlink_fw_result_t rc;
-    char ep[256], bound[256];
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(ep, sizeof ep, "tcp://127.0.0.1:0");
-    else
-        snprintf(ep, sizeof ep, "inproc://jq04-%d", (int)getpid());
+    char bound[256];
 
     /* X serves "svc" with a one-way handler for packet "m" only. */
-    zlink_host_t *x = zlink_host_new("X", &rc);
-    ZT_CHECK(x != NULL);
-    SC_EQ(zlink_host_add_mesh_node(x, "m", "X", 1, ep), ZLINK_FW_OK);
+    zlink_host_t *x = sc_mesh_host("X", tr, true, 0);
     SC_EQ(zlink_mesh_add_channel_server(x, "m", "svc", 100), ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(x, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
                                  jq04_on_send, &seen),
@@ -109,9 +97,7 @@ static void failed_check_leaves_no_trace(const char *tr)
     SC_EQ(zlink_host_start(x), ZLINK_FW_OK);
     SC_EQ(zlink_host_endpoint(x, "m", bound, sizeof bound), ZLINK_FW_OK);
 
-    zlink_host_t *a = zlink_host_new("A", &rc);
-    ZT_CHECK(a != NULL);
-    SC_EQ(zlink_host_add_mesh_node(a, "m", "A", 1, NULL), ZLINK_FW_OK);
+    zlink_host_t *a = sc_mesh_host("A", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(a, "m", "svc"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_connect(a, "m", bound, "X", 1), ZLINK_FW_OK);
     SC_EQ(zlink_host_start(a), ZLINK_FW_OK);
@@ -148,10 +134,7 @@ static void failed_check_leaves_no_trace(const char *tr)
     ZT_EQ_INT(end.accepted_seq, 2);
     ZT_EQ_INT(end.queued_records + end.queued_bytes + end.running_records + end.running_bytes, 0);
     /* The job queue is back where it was: no permit kept by a refusal. */
-    zlink_host_capacity_t cap;
-    memset(&cap, 0, sizeof cap);
-    cap.struct_size = sizeof cap;
-    SC_EQ(zlink_host_capacity(x, &cap), ZLINK_FW_OK);
+    zlink_host_capacity_t cap = sc_capacity(x);
     ZT_EQ_INT(cap.permits_in_use, 0);
     ZT_EQ_INT(cap.queued_jobs, 0);
 

@@ -104,15 +104,6 @@ static int jq_awaited(jq_owner_t *o)
     return n;
 }
 
-static zlink_host_capacity_t jq_cap(zlink_host_t *h)
-{
-    zlink_host_capacity_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
-    return c;
-}
-
 static void jq_copy_tag(char *dst, const void *p, size_t n)
 {
     size_t k = 0;
@@ -157,7 +148,7 @@ static void jq_on_awaited(zlink_call_t *call, const zlink_outcome_t *out, void *
 static void jq_on_send(zlink_turn_t *turn, void *user)
 {
     jq_owner_t *o = user;
-    zlink_host_capacity_t c = jq_cap(o->h); /* the first instruction */
+    zlink_host_capacity_t c = sc_capacity(o->h); /* the first instruction */
     size_t n = 0;
     const void *p = zlink_turn_payload(turn, &n);
     pthread_mutex_lock(&o->lk);
@@ -219,27 +210,6 @@ static void jq_on_request(zlink_turn_t *turn, void *user)
 
 /* ------------------------------------------------------------- the hosts */
 
-/* A mesh host of mesh "m" named name (its routing id), listening on a
- * fresh endpoint of tr unless listen is false, with M = max_jobs (0: the
- * default). Not started. */
-static zlink_host_t *jq_host(const char *name, const char *tr, bool listen, int64_t max_jobs)
-{
-    static atomic_int seq;
-    zlink_fw_result_t rc;
-    zlink_host_t *h = zlink_host_new(name, &rc);
-    ZT_CHECK(h != NULL);
-    if (max_jobs > 0)
-        SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, max_jobs), ZLINK_FW_OK);
-    char ep[256];
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(ep, sizeof ep, "tcp://127.0.0.1:0");
-    else
-        snprintf(ep, sizeof ep, "inproc://jq-%s-%d-%d", name, (int)getpid(),
-                 atomic_fetch_add(&seq, 1));
-    SC_EQ(zlink_host_add_mesh_node(h, "m", name, strlen(name), listen ? ep : NULL), ZLINK_FW_OK);
-    return h;
-}
-
 /* Adds channel server ch to h with owner o's handlers (one-way: jq_on_send,
  * request: jq_on_request). */
 static void jq_serve(zlink_host_t *h, const char *ch, jq_owner_t *send_owner,
@@ -262,12 +232,6 @@ static void jq_start(zlink_host_t *h, char *bound, size_t cap)
     SC_EQ(zlink_host_start(h), ZLINK_FW_OK);
     if (bound != NULL)
         SC_EQ(zlink_host_endpoint(h, "m", bound, cap), ZLINK_FW_OK);
-}
-
-static void jq_end(zlink_host_t *h)
-{
-    SC_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
 }
 
 /* A one-way from h to channel ch with payload tag: started with collector
@@ -309,22 +273,6 @@ static int jq_request(zlink_host_t *h, const char *ch, const char *packet, const
     return r;
 }
 
-static zlink_host_status_t jq_status(zlink_host_t *h)
-{
-    return sc_status(h);
-}
-
-static int64_t jq_dropped(zlink_host_t *h)
-{
-    static const char *const reasons[] = {"reason=no_handler", "reason=decode_error",
-                                          "reason=backpressure", "reason=stale_target",
-                                          "reason=shutdown"};
-    int64_t sum = 0;
-    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-        sum += sc_metric(h, "zlink.mesh_node.messages.dropped", reasons[i]);
-    return sum;
-}
-
 /* Fails unless owner o started exactly the turns "<prefix>0".."<prefix>n-1"
  * in that order (from start index from). */
 static void jq_expect_order(jq_owner_t *o, int from, const char *prefix, int first, int n)
@@ -351,7 +299,7 @@ static void jq_expect_order(jq_owner_t *o, int from, const char *prefix, int fir
 static zlink_host_t *jq_flooder(const char *tr, const char *ch, const char *bound,
                                 const char *peer)
 {
-    zlink_host_t *c = jq_host("C", tr, false, 0);
+    zlink_host_t *c = sc_mesh_host("C", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(c, "m", ch), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_set_option(c, "m", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(30000)),
           ZLINK_FW_OK);
@@ -359,15 +307,40 @@ static zlink_host_t *jq_flooder(const char *tr, const char *ch, const char *boun
     return c;
 }
 
+/* The trio of JQ-02 and JQ-20, started and peered: B serves "back"
+ * (requests: owner ob); A, with M = max_jobs, serves "svc" (one-ways:
+ * owner oa) and is a client of "back" with B as its peer; C floods A's
+ * "svc". Returns once C sees A ready and A sees both. */
+static void jq_trio_open(const char *tr, int64_t max_jobs, jq_owner_t *oa, jq_owner_t *ob,
+                         zlink_host_t **a_out, zlink_host_t **b_out, zlink_host_t **c_out)
+{
+    char bound_a[256], bound_b[256];
+    zlink_host_t *b = sc_mesh_host("B", tr, true, 0);
+    jq_serve(b, "back", NULL, ob);
+    jq_start(b, bound_b, sizeof bound_b);
+    zlink_host_t *a = sc_mesh_host("A", tr, true, max_jobs);
+    jq_serve(a, "svc", oa, NULL);
+    SC_EQ(zlink_mesh_add_channel_client(a, "m", "back"), ZLINK_FW_OK);
+    SC_EQ(zlink_mesh_connect(a, "m", bound_b, "B", 1), ZLINK_FW_OK);
+    jq_start(a, bound_a, sizeof bound_a);
+    zlink_host_t *c = jq_flooder(tr, "svc", bound_a, "A");
+    jq_start(c, NULL, 0);
+    ZT_EVENTUALLY(zlink_mesh_ready_peers(c, "m", NULL) == 1, 5000);
+    ZT_EVENTUALLY(zlink_mesh_ready_peers(a, "m", NULL) == 2, 5000);
+    *a_out = a;
+    *b_out = b;
+    *c_out = c;
+}
+
 /* h is saturated: no free permit (in use = M), PAUSED, and a record that
  * has no permit waits: at h's ingress (a capacity waiter) or at the
  * sender c (a one-way waiting for room). */
 static bool jq_saturated(zlink_host_t *h, zlink_host_t *c)
 {
-    zlink_host_capacity_t cap = jq_cap(h);
+    zlink_host_capacity_t cap = sc_capacity(h);
     return cap.permits_in_use == cap.effective_max &&
            cap.pressure_state == ZLINK_PRESSURE_PAUSED &&
-           (cap.capacity_waiters >= 1 || jq_status(c).oneway_waiting >= 1);
+           (cap.capacity_waiters >= 1 || sc_status(c).oneway_waiting >= 1);
 }
 
 /* -------------------------------------------------------------- JQ-02 */
@@ -393,7 +366,6 @@ static void jq_expect_start(jq_owner_t *o, int i, int64_t queued)
  * start lowers it by 1 (j2: 2, j3: 1, j4: 0). */
 static void permit_accounting(const char *tr)
 {
-    char bound_a[256], bound_b[256];
     jq_owner_t oa, ob;
     jq_owner_init(&oa, true);
     jq_owner_init(&ob, true);
@@ -401,32 +373,22 @@ static void permit_accounting(const char *tr)
     oa.await_channel = "back";
     oa.await_timeout_ms = 10000;
 
-    zlink_host_t *b = jq_host("B", tr, true, 0);
-    jq_serve(b, "back", NULL, &ob);
-    jq_start(b, bound_b, sizeof bound_b);
-    zlink_host_t *a = jq_host("A", tr, true, 4);
-    jq_serve(a, "svc", &oa, NULL);
-    SC_EQ(zlink_mesh_add_channel_client(a, "m", "back"), ZLINK_FW_OK);
-    SC_EQ(zlink_mesh_connect(a, "m", bound_b, "B", 1), ZLINK_FW_OK);
-    jq_start(a, bound_a, sizeof bound_a);
-    zlink_host_t *c = jq_flooder(tr, "svc", bound_a, "A");
-    jq_start(c, NULL, 0);
-    ZT_EVENTUALLY(zlink_mesh_ready_peers(c, "m", NULL) == 1, 5000);
-    ZT_EVENTUALLY(zlink_mesh_ready_peers(a, "m", NULL) == 2, 5000);
+    zlink_host_t *a, *b, *c;
+    jq_trio_open(tr, 4, &oa, &ob, &a, &b, &c);
 
     jq_send(c, "svc", "j1", NULL);
     ZT_EVENTUALLY(sc_gate_waiting(&oa.gate) == 1, 5000);
     jq_expect_start(&oa, 0, 0); /* read at j1's first instruction */
     /* j1's permit went back before its first instruction: with j1 running
      * nothing is in use (once any reservation of the ingress is back). */
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0, 5000);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
     for (int i = 2; i <= 4; i++) {
         char tag[8];
         snprintf(tag, sizeof tag, "j%d", i);
         jq_send(c, "svc", tag, NULL);
     }
-    ZT_EVENTUALLY(jq_cap(a).queued_jobs == 3 && jq_cap(a).permits_in_use == 3, 5000);
-    zlink_host_capacity_t cap = jq_cap(a);
+    ZT_EVENTUALLY(sc_capacity(a).queued_jobs == 3 && sc_capacity(a).permits_in_use == 3, 5000);
+    zlink_host_capacity_t cap = sc_capacity(a);
     ZT_EQ_INT(cap.queued_jobs, 3);
     ZT_EQ_INT(cap.pressure_state, ZLINK_PRESSURE_RUNNING); /* pause count is 4 */
 
@@ -436,9 +398,9 @@ static void permit_accounting(const char *tr)
     ZT_EVENTUALLY(sc_gate_waiting(&ob.gate) == 1, 5000);
     sc_gate_close(&oa.gate);
     /* the await took no permit */
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 3, 5000);
-    ZT_EQ_INT(jq_cap(a).queued_jobs, 3);
-    ZT_EQ_INT(jq_status(a).turns_running, 1);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 3, 5000);
+    ZT_EQ_INT(sc_capacity(a).queued_jobs, 3);
+    ZT_EQ_INT(sc_status(a).turns_running, 1);
     ZT_EQ_INT(jq_started(&oa), 1);
 
     /* The reply ends j1's turn; j2 starts and lowers in use to 2. */
@@ -448,19 +410,19 @@ static void permit_accounting(const char *tr)
     ZT_EQ_STR(oa.await_reply[0], "j1");
     ZT_EQ_INT(jq_started(&oa), 2);
     jq_expect_start(&oa, 1, 2);
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 2, 5000);
-    ZT_EQ_INT(jq_cap(a).queued_jobs, 2);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 2, 5000);
+    ZT_EQ_INT(sc_capacity(a).queued_jobs, 2);
 
     sc_gate_open(&oa.gate);
     ZT_EVENTUALLY(jq_ended(&oa) == 4, 5000);
     jq_expect_order(&oa, 0, "j", 1, 4);
     jq_expect_start(&oa, 2, 1);
     jq_expect_start(&oa, 3, 0);
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0, 5000);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
 
-    jq_end(c);
-    jq_end(a);
-    jq_end(b);
+    sc_host_end(c);
+    sc_host_end(a);
+    sc_host_end(b);
     jq_owner_destroy(&oa);
     jq_owner_destroy(&ob);
 }
@@ -475,87 +437,20 @@ void jq02_permit_accounting(const conf_params_t *params)
 
 /* -------------------------------------------------------------- JQ-03 */
 
-/* The service-wire records of JQ-03's raw peer (doc/protocol.md §14),
- * built in a fixed buffer (every record here is far below its size). */
-typedef struct jq_wire {
-    uint8_t b[512];
-    size_t n;
-} jq_wire_t;
-
-static void w_init(jq_wire_t *w)
-{
-    w->n = 0;
-}
-
-static void w_free(jq_wire_t *w)
-{
-    w->n = 0;
-}
-
-static void w_bytes(jq_wire_t *w, const void *p, size_t n)
-{
-    ZT_CHECK(w->n + n <= sizeof w->b);
-    memcpy(w->b + w->n, p, n);
-    w->n += n;
-}
-
-static void w_u8(jq_wire_t *w, uint8_t v)
-{
-    w_bytes(w, &v, 1);
-}
-
-static void w_u16(jq_wire_t *w, uint16_t v)
-{
-    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 2);
-}
-
-static void w_u32(jq_wire_t *w, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    w_bytes(w, b, 4);
-}
-
-static void w_u64(jq_wire_t *w, uint64_t v)
-{
-    w_u32(w, (uint32_t)(v >> 32));
-    w_u32(w, (uint32_t)v);
-}
-
-static void jq_put_l8(jq_wire_t *w, const char *s)
-{
-    w_u8(w, (uint8_t)strlen(s));
-    w_bytes(w, s, strlen(s));
-}
-
-static void jq_prefix(jq_wire_t *w, uint8_t command)
-{
-    static const uint8_t magic[3] = {0x5A, 0x4D, 0x01};
-    w_bytes(w, magic, 3);
-    w_u8(w, command);
-    w_u8(w, 0); /* flags: no metadata */
-}
-
-static void jq_msg_of(zlink_msg_t *m, const jq_wire_t *w)
-{
-    zlt_msg_set(m, w->b, w->n);
-}
-
 /* HELLO (1) of node rid "C" of mesh "m", no server channels, as a Core
  * request to A; returns the completion id. */
 static bool jq_raw_hello(void *peer, zlink_completion_id_t *id)
 {
-    jq_wire_t w;
-    w_init(&w);
-    jq_prefix(&w, 1);
-    jq_put_l8(&w, "m");
-    jq_put_l8(&w, "C");
-    jq_put_l8(&w, "framework-service-v11");
-    w_u64(&w, 1); /* lifecycle */
-    w_u16(&w, 0); /* channel count */
+    sc_wire_t w;
+    sc_wire_init(&w);
+    sc_wire_prefix(&w, 1, 0); /* flags: no metadata */
+    sc_wire_l8(&w, "m");
+    sc_wire_l8(&w, "C");
+    sc_wire_l8(&w, "framework-service-v11");
+    sc_wire_u64(&w, 1); /* lifecycle */
+    sc_wire_u16(&w, 0); /* channel count */
     zlink_msg_t m;
-    jq_msg_of(&m, &w);
-    w_free(&w);
+    sc_wire_msg(&m, &w);
     zlink_routing_id_t to;
     zlt_rid_set(&to, "A");
     *id = 0;
@@ -572,28 +467,14 @@ static bool jq_raw_hello(void *peer, zlink_completion_id_t *id)
  * DONTWAIT; the submit result (a refusal's wait token in *wt). */
 static zlink_submit_result_t jq_raw_send(void *peer, const char *tag, zlink_completion_id_t *wt)
 {
-    jq_wire_t w0, w1;
-    w_init(&w0);
-    w_init(&w1);
-    jq_prefix(&w0, 18);
-    w_u64(&w0, 0);
-    w_u64(&w0, 0);
-    jq_put_l8(&w0, "svc");
-    w_u8(&w1, 1);
-    w_u32(&w1, (uint32_t)strlen(tag));
-    jq_put_l8(&w1, "m");
-    w_u8(&w1, 0); /* content type "" */
-    w_bytes(&w1, tag, strlen(tag));
     zlink_msg_t m[2];
-    jq_msg_of(&m[0], &w0);
-    jq_msg_of(&m[1], &w1);
-    w_free(&w0);
-    w_free(&w1);
+    size_t n;
+    sc_wire_record(m, &n, 0, 0, 0, "svc", tag, strlen(tag));
     zlink_routing_id_t to;
     zlt_rid_set(&to, "A");
     *wt = 0;
-    zlink_submit_result_t rc = zlink_send_rid(peer, &to, m, 2, ZLINK_DONTWAIT, NULL, wt);
-    zlink_multipart_close(m, 2);
+    zlink_submit_result_t rc = zlink_send_rid(peer, &to, m, n, ZLINK_DONTWAIT, NULL, wt);
+    zlink_multipart_close(m, n);
     return rc;
 }
 
@@ -646,7 +527,7 @@ static void no_receive_without_permit(void)
     jq_owner_t oa;
     jq_owner_init(&oa, true);
     char bound[256];
-    zlink_host_t *a = jq_host("A", "tcp", true, 2);
+    zlink_host_t *a = sc_mesh_host("A", "tcp", true, 2);
     jq_serve(a, "svc", &oa, NULL);
     jq_start(a, bound, sizeof bound);
 
@@ -694,18 +575,18 @@ static void no_receive_without_permit(void)
     }
     /* A pauses only once r2 and r3 were received: both left the peer. */
     ZT_CHECK(sent >= 3);
-    ZT_EVENTUALLY(jq_cap(a).queued_jobs == 2, 5000);
+    ZT_EVENTUALLY(sc_capacity(a).queued_jobs == 2, 5000);
     ZT_EVENTUALLY(jq_paused_seen(peer, mon) == 1, 5000);
     if (sent >= 4)
-        ZT_EVENTUALLY(jq_cap(a).capacity_waiters >= 1, 5000);
-    zlink_host_capacity_t cap = jq_cap(a);
+        ZT_EVENTUALLY(sc_capacity(a).capacity_waiters >= 1, 5000);
+    zlink_host_capacity_t cap = sc_capacity(a);
     ZT_EQ_INT(cap.permits_in_use, 2);
     ZT_EQ_INT(cap.queued_jobs, 2);
     ZT_EQ_INT(cap.pressure_state, ZLINK_PRESSURE_PAUSED);
     if (sent >= 4)
         ZT_CHECK(cap.capacity_waiters >= 1); /* r4 waits in A's Core */
     ZT_EQ_INT(jq_started(&oa), 1);            /* only r1 ran */
-    ZT_EQ_INT(jq_status(a).turns_queued, 2);  /* r2, r3 */
+    ZT_EQ_INT(sc_status(a).turns_queued, 2);  /* r2, r3 */
 
     sc_gate_open(&oa.gate);
     while (sent < 5) {
@@ -726,15 +607,15 @@ static void no_receive_without_permit(void)
     }
     ZT_EVENTUALLY(jq_ended(&oa) == 5, 5000);
     jq_expect_order(&oa, 0, "r", 1, 5);
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0, 5000);
-    ZT_EQ_INT(jq_cap(a).pressure_state, ZLINK_PRESSURE_RUNNING);
-    ZT_EQ_INT(jq_dropped(a), 0);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_dropped(a), 0);
     ZT_EQ_INT(jq_started(&oa), 5);
 
     ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CLOSE_OK);
     ZT_EQ_INT(zlink_close(peer), ZLINK_CLOSE_OK);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CLOSE_OK);
-    jq_end(a);
+    sc_host_end(a);
     jq_owner_destroy(&oa);
 }
 
@@ -772,10 +653,10 @@ static void saturated_ingress(const char *tr)
     char bound_a[256], bound_b[256];
     jq_owner_t oa;
     jq_owner_init(&oa, true);
-    zlink_host_t *b = jq_host("B", tr, true, 0);
+    zlink_host_t *b = sc_mesh_host("B", tr, true, 0);
     jq_serve(b, "back", NULL, NULL);
     jq_start(b, bound_b, sizeof bound_b);
-    zlink_host_t *a = jq_host("A", tr, true, 2);
+    zlink_host_t *a = sc_mesh_host("A", tr, true, 2);
     jq_serve(a, "svc", &oa, NULL);
     SC_EQ(zlink_mesh_add_channel_client(a, "m", "back"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_connect(a, "m", bound_b, "B", 1), ZLINK_FW_OK);
@@ -806,8 +687,8 @@ static void saturated_ingress(const char *tr)
     SC_EQ(jq_request(a, "back", "nope", "u", NULL, &took), ZLINK_FW_NOT_FOUND);
     if (took >= ZT_MS(200))
         ZT_FAIL("the unknown packet's NotFound took %lld ms", (long long)took);
-    ZT_EQ_INT(jq_cap(a).pressure_state, ZLINK_PRESSURE_PAUSED);
-    ZT_EQ_INT(jq_cap(a).transitions_running, 0);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_PAUSED);
+    ZT_EQ_INT(sc_capacity(a).transitions_running, 0);
 
     sc_timer_t timer;
     sc_timer_start(&timer);
@@ -818,22 +699,22 @@ static void saturated_ingress(const char *tr)
     SC_ON_TIME(elapsed, D);
     sc_timer_finish(&timer);
     ZT_EQ_INT(zlink_host_state(a), ZLINK_HOST_STOPPED);
-    zlink_host_capacity_t cap = jq_cap(a);
+    zlink_host_capacity_t cap = sc_capacity(a);
     ZT_EQ_INT(cap.capacity_waiters, 0);
     ZT_EQ_INT(cap.permits_in_use, 0);
-    jq_end(c); /* ends what still waited for room toward A */
+    sc_host_end(c); /* ends what still waited for room toward A */
     for (int i = 1; i < JQ05_FLOOD; i++) {
         sc_done_expect(&dd[i], 5000);
         zlink_call_release(fc[i]);
         sc_done_destroy(&dd[i]);
     }
-    jq_end(a);
-    jq_end(b);
+    sc_host_end(a);
+    sc_host_end(b);
     jq_owner_destroy(&oa);
 
     /* Part 2: no shutdown; open() delivers everything. */
     jq_owner_init(&oa, true);
-    a = jq_host("A", tr, true, 2);
+    a = sc_mesh_host("A", tr, true, 2);
     jq_serve(a, "svc", &oa, NULL);
     jq_start(a, bound_a, sizeof bound_a);
     c = jq_flooder(tr, "svc", bound_a, "A");
@@ -855,15 +736,15 @@ static void saturated_ingress(const char *tr)
     }
     ZT_EVENTUALLY(jq_ended(&oa) == JQ05_FLOOD, 10000);
     jq_expect_order(&oa, 0, "f", 0, JQ05_FLOOD);
-    ZT_EQ_INT(jq_dropped(a), 0);
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0, 5000);
-    ZT_EQ_INT(jq_cap(a).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_dropped(a), 0);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
     for (int i = 1; i < JQ05_FLOOD; i++) {
         zlink_call_release(fc[i]);
         sc_done_destroy(&dd[i]);
     }
-    jq_end(c);
-    jq_end(a);
+    sc_host_end(c);
+    sc_host_end(a);
     jq_owner_destroy(&oa);
 }
 
@@ -882,13 +763,8 @@ void jq05_saturated_ingress_waits(const conf_params_t *params)
  * promptly while H stays PAUSED. */
 static void reply_to_paused_client(const char *tr)
 {
-    static atomic_int seq;
     char bound_h[256], bound_s[256], ep[256];
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(ep, sizeof ep, "tcp://127.0.0.1:0");
-    else
-        snprintf(ep, sizeof ep, "inproc://jq14-s-%d-%d", (int)getpid(),
-                 atomic_fetch_add(&seq, 1));
+    sc_endpoint(ep, sizeof ep, tr, "jq14", "S");
     zlink_fw_result_t rc;
     zlink_host_t *s = zlink_host_new("S", &rc);
     ZT_CHECK(s != NULL);
@@ -901,7 +777,7 @@ static void reply_to_paused_client(const char *tr)
 
     jq_owner_t oh;
     jq_owner_init(&oh, true);
-    zlink_host_t *h = jq_host("H", tr, true, 1);
+    zlink_host_t *h = sc_mesh_host("H", tr, true, 1);
     jq_serve(h, "svc", &oh, NULL);
     SC_EQ(zlink_host_add_cs_client(h, "cs-out", bound_s), ZLINK_FW_OK);
     jq_start(h, bound_h, sizeof bound_h);
@@ -924,13 +800,13 @@ static void reply_to_paused_client(const char *tr)
         fc[i] = jq_send(c, "svc", tag, &dd[i]);
     }
     ZT_EVENTUALLY(jq_saturated(h, c), 5000);
-    zlink_host_capacity_t before = jq_cap(h);
+    zlink_host_capacity_t before = sc_capacity(h);
 
     SC_EQ(jq_request(h, "cs-out", "m", "q", reply, &took), ZLINK_FW_OK);
     ZT_EQ_STR(reply, "q");
     if (took >= ZT_MS(200))
         ZT_FAIL("the request to S took %lld ms while H was PAUSED", (long long)took);
-    zlink_host_capacity_t after = jq_cap(h);
+    zlink_host_capacity_t after = sc_capacity(h);
     ZT_EQ_INT(after.pressure_state, ZLINK_PRESSURE_PAUSED);
     ZT_EQ_INT(after.transitions_running, before.transitions_running); /* paused throughout */
     ZT_EQ_INT(after.permits_in_use, 1);
@@ -944,9 +820,9 @@ static void reply_to_paused_client(const char *tr)
     }
     ZT_EVENTUALLY(jq_ended(&oh) == 4, 5000);
     jq_expect_order(&oh, 0, "f", 0, 4);
-    jq_end(c);
-    jq_end(h);
-    jq_end(s);
+    sc_host_end(c);
+    sc_host_end(h);
+    sc_host_end(s);
     jq_owner_destroy(&oh);
 }
 
@@ -982,16 +858,16 @@ static void no_holding_while_waiting(const char *tr)
     ob.await_channel = "svc-a";
     ob.await_timeout_ms = 1000;
 
-    zlink_host_t *b = jq_host("B", tr, true, 2);
+    zlink_host_t *b = sc_mesh_host("B", tr, true, 2);
     jq_serve(b, "svc-b", &ob, NULL);
     SC_EQ(zlink_mesh_add_channel_client(b, "m", "svc-a"), ZLINK_FW_OK);
     jq_start(b, bound_b, sizeof bound_b);
-    zlink_host_t *a = jq_host("A", tr, true, 2);
+    zlink_host_t *a = sc_mesh_host("A", tr, true, 2);
     jq_serve(a, "svc-a", &oa, NULL);
     SC_EQ(zlink_mesh_add_channel_client(a, "m", "svc-b"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_connect(a, "m", bound_b, "B", 1), ZLINK_FW_OK);
     jq_start(a, bound_a, sizeof bound_a);
-    zlink_host_t *c = jq_host("C", tr, false, 0);
+    zlink_host_t *c = sc_mesh_host("C", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(c, "m", "svc-a"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_add_channel_client(c, "m", "svc-b"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_set_option(c, "m", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(30000)),
@@ -1046,8 +922,8 @@ static void no_holding_while_waiting(const char *tr)
         }
         pthread_mutex_unlock(&o->lk);
     }
-    ZT_CHECK(jq_cap(a).transitions_paused >= 1); /* both were saturated */
-    ZT_CHECK(jq_cap(b).transitions_paused >= 1);
+    ZT_CHECK(sc_capacity(a).transitions_paused >= 1); /* both were saturated */
+    ZT_CHECK(sc_capacity(b).transitions_paused >= 1);
     for (int i = 0; i < 2 * JQ15_FLOOD; i++) {
         sc_done_expect(&dd[i], 5000);
         SC_EQ(sc_done_result(&dd[i]), ZLINK_FW_OK);
@@ -1055,18 +931,18 @@ static void no_holding_while_waiting(const char *tr)
         sc_done_destroy(&dd[i]);
     }
     /* Load over: both RUNNING with nothing held, every flood handled. */
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0 && jq_cap(b).permits_in_use == 0 &&
-                      jq_status(a).turns_running == 0 && jq_status(b).turns_running == 0,
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0 && sc_capacity(b).permits_in_use == 0 &&
+                      sc_status(a).turns_running == 0 && sc_status(b).turns_running == 0,
                   5000);
-    ZT_EQ_INT(jq_cap(a).pressure_state, ZLINK_PRESSURE_RUNNING);
-    ZT_EQ_INT(jq_cap(b).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
     ZT_EQ_INT(jq_awaited(&oa), JQ15_FLOOD);
     ZT_EQ_INT(jq_awaited(&ob), JQ15_FLOOD);
-    ZT_EQ_INT(jq_dropped(a), 0);
-    ZT_EQ_INT(jq_dropped(b), 0);
-    jq_end(c);
-    jq_end(a);
-    jq_end(b);
+    ZT_EQ_INT(sc_dropped(a), 0);
+    ZT_EQ_INT(sc_dropped(b), 0);
+    sc_host_end(c);
+    sc_host_end(a);
+    sc_host_end(b);
     jq_owner_destroy(&oa);
     jq_owner_destroy(&ob);
 }
@@ -1087,7 +963,6 @@ void jq15_no_holding_while_waiting(const conf_params_t *params)
  * permit), h0's turn ends, and then the flood runs. */
 static void completion_needs_no_permit(const char *tr)
 {
-    char bound_a[256], bound_b[256];
     jq_owner_t oa, ob;
     jq_owner_init(&oa, false);
     jq_owner_init(&ob, true);
@@ -1095,18 +970,8 @@ static void completion_needs_no_permit(const char *tr)
     oa.await_channel = "back";
     oa.await_timeout_ms = 10000;
 
-    zlink_host_t *b = jq_host("B", tr, true, 0);
-    jq_serve(b, "back", NULL, &ob);
-    jq_start(b, bound_b, sizeof bound_b);
-    zlink_host_t *a = jq_host("A", tr, true, 1);
-    jq_serve(a, "svc", &oa, NULL);
-    SC_EQ(zlink_mesh_add_channel_client(a, "m", "back"), ZLINK_FW_OK);
-    SC_EQ(zlink_mesh_connect(a, "m", bound_b, "B", 1), ZLINK_FW_OK);
-    jq_start(a, bound_a, sizeof bound_a);
-    zlink_host_t *c = jq_flooder(tr, "svc", bound_a, "A");
-    jq_start(c, NULL, 0);
-    ZT_EVENTUALLY(zlink_mesh_ready_peers(c, "m", NULL) == 1, 5000);
-    ZT_EVENTUALLY(zlink_mesh_ready_peers(a, "m", NULL) == 2, 5000);
+    zlink_host_t *a, *b, *c;
+    jq_trio_open(tr, 1, &oa, &ob, &a, &b, &c);
 
     jq_send(c, "svc", "h0", NULL);
     ZT_EVENTUALLY(sc_gate_waiting(&ob.gate) == 1, 5000); /* h0 awaits B */
@@ -1140,11 +1005,11 @@ static void completion_needs_no_permit(const char *tr)
     ZT_EVENTUALLY(jq_ended(&oa) == F + 1, 5000);
     ZT_EQ_STR(oa.tag[0], "h0");
     jq_expect_order(&oa, 1, "f", 1, F);
-    ZT_EVENTUALLY(jq_cap(a).permits_in_use == 0, 5000);
-    ZT_EQ_INT(jq_cap(a).pressure_state, ZLINK_PRESSURE_RUNNING);
-    jq_end(c);
-    jq_end(a);
-    jq_end(b);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
+    sc_host_end(c);
+    sc_host_end(a);
+    sc_host_end(b);
     jq_owner_destroy(&oa);
     jq_owner_destroy(&ob);
 }

@@ -90,15 +90,6 @@ static void on_turnstile(zlink_turn_t *turn, void *user)
     zlink_turn_end(turn, 0, NULL);
 }
 
-static zlink_host_capacity_t cap_of(zlink_host_t *h)
-{
-    zlink_host_capacity_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
-    return c;
-}
-
 static int64_t opt_of(zlink_host_t *h, int o)
 {
     int64_t v = -2;
@@ -156,12 +147,7 @@ static void obs_close(jq_observer_t *o)
  * the default). Not started. */
 static zlink_host_t *mesh_host(const char *name, int64_t max_jobs, jq_turnstile_t *t)
 {
-    zlink_fw_result_t rc;
-    zlink_host_t *h = zlink_host_new(name, &rc);
-    ZT_CHECK(h != NULL);
-    if (max_jobs > 0)
-        SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, max_jobs), ZLINK_FW_OK);
-    SC_EQ(zlink_host_add_mesh_node(h, "m", name, strlen(name), "tcp://127.0.0.1:0"), ZLINK_FW_OK);
+    zlink_host_t *h = sc_mesh_host(name, "tcp", true, max_jobs);
     if (t != NULL) {
         SC_EQ(zlink_mesh_add_channel_server(h, "m", "svc", 100), ZLINK_FW_OK);
         SC_EQ(zlink_host_add_handler(h, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
@@ -176,10 +162,7 @@ static zlink_host_t *mesh_host(const char *name, int64_t max_jobs, jq_turnstile_
  * wait for room while H pauses it: 30 s allowed. */
 static zlink_host_t *mesh_client(const char *name, const char *ep, zlink_host_t *h)
 {
-    zlink_fw_result_t rc;
-    zlink_host_t *c = zlink_host_new(name, &rc);
-    ZT_CHECK(c != NULL);
-    SC_EQ(zlink_host_add_mesh_node(c, "m", name, strlen(name), NULL), ZLINK_FW_OK);
+    zlink_host_t *c = sc_mesh_host(name, "tcp", false, 0);
     SC_EQ(zlink_mesh_add_channel_client(c, "m", "svc"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_set_option(c, "m", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(30000)),
           ZLINK_FW_OK);
@@ -204,12 +187,6 @@ static int oneway(zlink_host_t *c, const char *chan, const char *tag)
     return r;
 }
 
-static void host_end(zlink_host_t *h)
-{
-    SC_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
-}
-
 /* -------------------------------------------------------------- JQ-01 */
 
 /* A host with P forced to 2 and one CS server channel (not started). */
@@ -228,7 +205,7 @@ static zlink_host_t *p2_host(const char *name)
 static void expect_started(zlink_host_t *h, int64_t m, int jq_profile, int core_profile)
 {
     SC_EQ(zlink_host_start(h), ZLINK_FW_OK);
-    zlink_host_capacity_t c = cap_of(h);
+    zlink_host_capacity_t c = sc_capacity(h);
     ZT_EQ_INT(c.effective_max, (uint64_t)m);
     ZT_EQ_INT(c.profile, jq_profile);
     ZT_EQ_INT(sc_metric(h, JQ "limit", ""), m);
@@ -260,7 +237,7 @@ void jq01_independent_profiles(const conf_params_t *params)
     ZT_EQ_INT(opt_of(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS), 256);
     expect_started(h, 256, ZLINK_JOB_QUEUE_BALANCED, ZLINK_PROFILE_BALANCED);
     ZT_EQ_INT(sc_metric(h, CORE "effective_budget", ""), 0);
-    host_end(h);
+    sc_host_end(h);
 
     /* Core Compact + job queue Throughput: 512, and the Core runs Compact. */
     h = p2_host("jq01-both");
@@ -275,20 +252,20 @@ void jq01_independent_profiles(const conf_params_t *params)
     expect_started(h, 512, ZLINK_JOB_QUEUE_THROUGHPUT, ZLINK_PROFILE_COMPACT);
     ZT_EQ_INT(opt_of(h, ZLINK_HOST_OPT_CORE_HWM_PROFILE), ZLINK_PROFILE_COMPACT);
     ZT_EQ_INT(sc_metric(h, CORE "effective_budget", ""), 4 << 20);
-    host_end(h);
+    sc_host_end(h);
 
     /* One at a time: each leaves the other at its default. */
     h = p2_host("jq01-core-only");
     SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_CORE_HWM_PROFILE, ZLINK_PROFILE_COMPACT),
           ZLINK_FW_OK);
     expect_started(h, 256, ZLINK_JOB_QUEUE_BALANCED, ZLINK_PROFILE_COMPACT);
-    host_end(h);
+    sc_host_end(h);
     h = p2_host("jq01-jq-only");
     SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_JOB_QUEUE_PROFILE, ZLINK_JOB_QUEUE_THROUGHPUT),
           ZLINK_FW_OK);
     expect_started(h, 512, ZLINK_JOB_QUEUE_THROUGHPUT, ZLINK_PROFILE_BALANCED);
     ZT_EQ_INT(opt_of(h, ZLINK_HOST_OPT_CORE_HWM_PROFILE), -1);
-    host_end(h);
+    sc_host_end(h);
 
     /* Manual 17: 17, pause 14, resume 10. */
     h = p2_host("jq01-manual");
@@ -296,11 +273,11 @@ void jq01_independent_profiles(const conf_params_t *params)
     SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_JOB_QUEUE_PROFILE, ZLINK_JOB_QUEUE_COMPACT),
           ZLINK_FW_OK); /* the manual value wins over a profile */
     expect_started(h, 17, ZLINK_JOB_QUEUE_COMPACT, ZLINK_PROFILE_BALANCED);
-    zlink_host_capacity_t c = cap_of(h);
+    zlink_host_capacity_t c = sc_capacity(h);
     ZT_EQ_INT(c.manual_max, 17);
     ZT_EQ_INT(c.pause_count, 14);
     ZT_EQ_INT(c.resume_count, 10);
-    host_end(h);
+    sc_host_end(h);
 
     /* Startup errors before bind: refused by the setter (old value kept;
      * the host then starts with its defaults), or by start (FAILED). */
@@ -323,10 +300,10 @@ void jq01_independent_profiles(const conf_params_t *params)
         ZT_EQ_INT(opt_of(h, bad[i].o), before);
     }
     expect_started(h, 256, ZLINK_JOB_QUEUE_BALANCED, ZLINK_PROFILE_BALANCED);
-    c = cap_of(h);
+    c = sc_capacity(h);
     ZT_EQ_INT(c.pause_percent, 80);
     ZT_EQ_INT(c.resume_percent, 60);
-    host_end(h);
+    sc_host_end(h);
     /* resume >= pause: each fits alone, the pair stops the start. */
     static const int pairs[][2] = {{60, 60}, {50, 70}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -348,7 +325,7 @@ void jq01_independent_profiles(const conf_params_t *params)
  * the mesh ROUTER's flow state as the observer (a peer) sees it. */
 static void expect_state(zlink_host_t *h, jq_observer_t *obs, int q, int want)
 {
-    zlink_host_capacity_t c = cap_of(h);
+    zlink_host_capacity_t c = sc_capacity(h);
     if (c.pressure_state != want)
         ZT_FAIL("queued %d: pressure state %d, expected %d", q, c.pressure_state, want);
     bool paused = want == ZLINK_PRESSURE_PAUSED;
@@ -362,8 +339,8 @@ static void expect_state(zlink_host_t *h, jq_observer_t *obs, int q, int want)
  * the turnstile. */
 static void expect_queued(zlink_host_t *h, jq_turnstile_t *t, int q)
 {
-    ZT_EVENTUALLY(ts_get(t, &t->inside) == 1 && cap_of(h).queued_jobs == (uint64_t)q &&
-                      cap_of(h).permits_in_use == (uint64_t)q,
+    ZT_EVENTUALLY(ts_get(t, &t->inside) == 1 && sc_capacity(h).queued_jobs == (uint64_t)q &&
+                      sc_capacity(h).permits_in_use == (uint64_t)q,
                   5000);
 }
 
@@ -375,7 +352,7 @@ static void hysteresis(void *ctx, int64_t m, int pause, int resume)
     SC_EQ(zlink_host_start(h), ZLINK_FW_OK);
     char ep[256];
     SC_EQ(zlink_host_endpoint(h, "m", ep, sizeof ep), ZLINK_FW_OK);
-    zlink_host_capacity_t c = cap_of(h);
+    zlink_host_capacity_t c = sc_capacity(h);
     ZT_EQ_INT(c.pause_count, pause);
     ZT_EQ_INT(c.resume_count, resume);
     zlink_host_t *cl = mesh_client("C", ep, h);
@@ -388,7 +365,7 @@ static void hysteresis(void *ctx, int64_t m, int pause, int resume)
     /* Its permit counted from its receive to its handler's first line, as
      * did each mesh control record's (HELLO ...) until it was handled: with
      * a pause count of 1 each was one pause and one resume, else none. */
-    c = cap_of(h);
+    c = sc_capacity(h);
     uint64_t tp = c.transitions_paused, tr = c.transitions_running;
     if (pause == 1)
         ZT_CHECK(tp >= 1);
@@ -406,7 +383,7 @@ static void hysteresis(void *ctx, int64_t m, int pause, int resume)
         expect_queued(h, &t, q);
         expect_state(h, &obs, q, q >= pause ? ZLINK_PRESSURE_PAUSED : ZLINK_PRESSURE_RUNNING);
     }
-    c = cap_of(h);
+    c = sc_capacity(h);
     ZT_EQ_INT(c.transitions_paused, tp + 1);
     ZT_EQ_INT(c.transitions_running, tr);
     ZT_EQ_INT(sc_metric(h, JQ "pressure_transitions", "state=paused"), (int64_t)(tp + 1));
@@ -418,7 +395,7 @@ static void hysteresis(void *ctx, int64_t m, int pause, int resume)
         expect_queued(h, &t, q);
         expect_state(h, &obs, q, q <= resume ? ZLINK_PRESSURE_RUNNING : ZLINK_PRESSURE_PAUSED);
     }
-    c = cap_of(h);
+    c = sc_capacity(h);
     ZT_EQ_INT(c.transitions_paused, tp + 1);
     ZT_EQ_INT(c.transitions_running, tr + 1);
     ZT_EQ_INT(sc_metric(h, JQ "pressure_transitions", "state=running"), (int64_t)(tr + 1));
@@ -427,14 +404,14 @@ static void hysteresis(void *ctx, int64_t m, int pause, int resume)
     expect_queued(h, &t, resume + 1);
     bool again = resume + 1 >= pause;
     expect_state(h, &obs, resume + 1, again ? ZLINK_PRESSURE_PAUSED : ZLINK_PRESSURE_RUNNING);
-    ZT_EQ_INT(cap_of(h).transitions_paused, tp + 1 + (again ? 1 : 0));
-    ZT_EQ_INT(cap_of(h).transitions_running, tr + 1);
-    ZT_EQ_INT(cap_of(h).flow_state_config_failures, 0);
+    ZT_EQ_INT(sc_capacity(h).transitions_paused, tp + 1 + (again ? 1 : 0));
+    ZT_EQ_INT(sc_capacity(h).transitions_running, tr + 1);
+    ZT_EQ_INT(sc_capacity(h).flow_state_config_failures, 0);
 
     ts_give(&t, 1 << 20);
     obs_close(&obs);
-    host_end(cl);
-    host_end(h);
+    sc_host_end(cl);
+    sc_host_end(h);
     ts_destroy(&t);
 }
 
@@ -488,8 +465,8 @@ static void new_peer_paused(void *ctx)
         if (i == 0)
             ZT_EVENTUALLY(ts_get(&t, &t.inside) == 1, 5000);
     }
-    ZT_EVENTUALLY(cap_of(h).queued_jobs == 2, 5000);
-    ZT_EQ_INT(cap_of(h).pressure_state, ZLINK_PRESSURE_PAUSED);
+    ZT_EVENTUALLY(sc_capacity(h).queued_jobs == 2, 5000);
+    ZT_EQ_INT(sc_capacity(h).pressure_state, ZLINK_PRESSURE_PAUSED);
     int64_t dropped = sc_metric(h, "zlink.mesh_node.messages.dropped", "reason=decode_error");
 
     /* A Core peer connecting now sees remote pause and keeps its records. */
@@ -526,7 +503,7 @@ static void new_peer_paused(void *ctx)
     raw_send(&raw, &w);
     w_free(&w);
     ZT_EVENTUALLY(sc_metric(h, CORE "accounted", "state=receive") > 0, 5000);
-    zlink_host_capacity_t c = cap_of(h);
+    zlink_host_capacity_t c = sc_capacity(h);
     ZT_EQ_INT(c.queued_jobs, 2);
     ZT_EQ_INT(c.permits_in_use, 2);
     ZT_EQ_INT(sc_metric(h, "zlink.mesh_node.messages.dropped", "reason=decode_error"), dropped);
@@ -538,7 +515,7 @@ static void new_peer_paused(void *ctx)
     ZT_EVENTUALLY(sc_metric(h, "zlink.mesh_node.messages.dropped", "reason=decode_error") ==
                       dropped + 1,
                   5000);
-    ZT_EVENTUALLY(cap_of(h).pressure_state == ZLINK_PRESSURE_RUNNING, 5000);
+    ZT_EVENTUALLY(sc_capacity(h).pressure_state == ZLINK_PRESSURE_RUNNING, 5000);
     ZT_EVENTUALLY(obs_paused(&obs) == 0, 5000);
     bool running = false;
     int64_t end = zt_now_ms() + ZT_MS(5000);
@@ -551,11 +528,11 @@ static void new_peer_paused(void *ctx)
         }
     }
     ZT_CHECK(running); /* the raw peer was told RUNNING too */
-    ZT_EQ_INT(cap_of(h).flow_state_config_failures, 0);
+    ZT_EQ_INT(sc_capacity(h).flow_state_config_failures, 0);
     raw_close(&raw);
     obs_close(&obs);
-    host_end(cl);
-    host_end(h);
+    sc_host_end(cl);
+    sc_host_end(h);
     ts_destroy(&t);
 }
 
@@ -631,7 +608,7 @@ static void toggles(void *ctx, bool shutdown_mid)
     SC_EQ(zlink_host_start(cc), ZLINK_FW_OK);
     SC_EQ(oneway(cc, "cs", "warm"), ZLINK_FW_OK);
     ZT_EVENTUALLY(ts_get(&t, &t.passed) == 1, 5000);
-    zlink_host_capacity_t c0 = cap_of(h);
+    zlink_host_capacity_t c0 = sc_capacity(h);
 
     jq_sender_t s[2] = {{.c = mc, .chan = NULL, .n = PER_SENDER},
                         {.c = cc, .chan = "cs", .n = PER_SENDER}};
@@ -657,7 +634,7 @@ static void toggles(void *ctx, bool shutdown_mid)
         /* H closes while its senders still toggle it. */
         SC_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
         ZT_EQ_INT(zlink_host_state(h), ZLINK_HOST_STOPPED);
-        zlink_host_capacity_t c = cap_of(h);
+        zlink_host_capacity_t c = sc_capacity(h);
         ZT_CHECK(c.transitions_paused >= 200 && c.transitions_paused - c.transitions_running <= 1);
         /* The registry took H's sockets out before closing them: no close
          * race could make an application fail. */
@@ -678,8 +655,8 @@ static void toggles(void *ctx, bool shutdown_mid)
             ZT_EQ_INT(atomic_load(&s[i].sent), PER_SENDER);
         }
         ZT_EVENTUALLY(ts_get(&t, &t.passed) == 1 + 2 * PER_SENDER, 10000);
-        ZT_EVENTUALLY(cap_of(h).permits_in_use == 0, 5000);
-        zlink_host_capacity_t c = cap_of(h);
+        ZT_EVENTUALLY(sc_capacity(h).permits_in_use == 0, 5000);
+        zlink_host_capacity_t c = sc_capacity(h);
         /* M = 1: every record paused and resumed H once. */
         ZT_EQ_INT(c.transitions_paused - c0.transitions_paused, 2 * PER_SENDER);
         ZT_EQ_INT(c.transitions_running - c0.transitions_running, 2 * PER_SENDER);
@@ -700,8 +677,8 @@ static void toggles(void *ctx, bool shutdown_mid)
     obs_close(&keep[0]);
     obs_close(&keep[1]);
     if (!shutdown_mid) {
-        host_end(mc);
-        host_end(cc);
+        sc_host_end(mc);
+        sc_host_end(cc);
     } else {
         SC_EQ(zlink_host_destroy(mc), ZLINK_FW_OK);
         SC_EQ(zlink_host_destroy(cc), ZLINK_FW_OK);
@@ -776,8 +753,8 @@ void jq13_flow_state_sockets(const conf_params_t *params)
         if (i == 0)
             ZT_EVENTUALLY(ts_get(&t, &t.inside) == 1, 5000);
     }
-    ZT_EVENTUALLY(cap_of(h).queued_jobs == 2, 5000);
-    ZT_EQ_INT(cap_of(h).pressure_state, ZLINK_PRESSURE_PAUSED);
+    ZT_EVENTUALLY(sc_capacity(h).queued_jobs == 2, 5000);
+    ZT_EQ_INT(sc_capacity(h).pressure_state, ZLINK_PRESSURE_PAUSED);
     /* Both ROUTERs PAUSED as their peers see it. */
     ZT_EVENTUALLY(obs_paused(&om) == 1 && obs_paused(&oc) == 1, 5000);
     /* The DEALER: its peer S is not paused and never was; H's DEALER can
@@ -801,15 +778,15 @@ void jq13_flow_state_sockets(const conf_params_t *params)
     ZT_EQ_INT(zlink_router_recv(srv, &rid, NULL, parts, 4, &n, 0), ZLINK_RECV_OK);
     ZT_CHECK(n >= 1);
     zlink_multipart_close(parts, n);
-    ZT_EQ_INT(cap_of(h).pressure_state, ZLINK_PRESSURE_PAUSED); /* still, throughout */
+    ZT_EQ_INT(sc_capacity(h).pressure_state, ZLINK_PRESSURE_PAUSED); /* still, throughout */
     memset(&st, 0, sizeof st);
     ZT_EQ_INT(zlink_monitor_status(smon, &st), ZLINK_CONFIG_OK);
     ZT_EQ_INT(st.flow_pause_applied_total, 0);
-    ZT_EQ_INT(cap_of(h).flow_state_config_failures, 0);
+    ZT_EQ_INT(sc_capacity(h).flow_state_config_failures, 0);
 
     /* Open: both ROUTERs RUNNING again; S still never paused. */
     ts_give(&t, 1 << 20);
-    ZT_EVENTUALLY(cap_of(h).pressure_state == ZLINK_PRESSURE_RUNNING, 5000);
+    ZT_EVENTUALLY(sc_capacity(h).pressure_state == ZLINK_PRESSURE_RUNNING, 5000);
     ZT_EVENTUALLY(obs_paused(&om) == 0 && obs_paused(&oc) == 0, 5000);
     memset(&st, 0, sizeof st);
     ZT_EQ_INT(zlink_monitor_status(smon, &st), ZLINK_CONFIG_OK);
@@ -818,8 +795,8 @@ void jq13_flow_state_sockets(const conf_params_t *params)
 
     obs_close(&om);
     obs_close(&oc);
-    host_end(cl);
-    host_end(h);
+    sc_host_end(cl);
+    sc_host_end(h);
     ZT_EQ_INT(zlink_monitor_close(&smon), ZLINK_CONFIG_OK);
     ZT_EQ_INT(zlink_close(srv), ZLINK_CLOSE_OK);
     ZT_EQ_INT(zlink_ctx_term(ctx), ZLINK_CONFIG_OK);

@@ -52,84 +52,6 @@
 #define JQ_BLOCKER 0xFFFFFFFFu
 #define JQ_WARM 0xFFFFFFFEu /* counted in warm, not logged */
 
-/* ---------------------------------------------------- record encoding */
-
-static void put32(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)(v >> 24);
-    b[1] = (uint8_t)(v >> 16);
-    b[2] = (uint8_t)(v >> 8);
-    b[3] = (uint8_t)v;
-}
-
-static void put64(uint8_t *b, uint64_t v)
-{
-    put32(b, (uint32_t)(v >> 32));
-    put32(b + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | b[i];
-    return v;
-}
-
-/* Frame 0 of a CHANNEL_SEND (command 18) or, with correlation != 0, of a
- * CHANNEL_REQUEST (19) to channel, with the given flags byte, into b
- * (at least 300 bytes); returns its size. */
-static size_t enc_frame0(uint8_t *b, uint8_t flags, uint64_t correlation, uint64_t op,
-                         const char *channel)
-{
-    size_t n = 0, cl = strlen(channel);
-    b[n++] = 0x5A;
-    b[n++] = 0x4D;
-    b[n++] = 0x01;
-    b[n++] = correlation != 0 ? 19 : 18;
-    b[n++] = flags;
-    if (correlation != 0) {
-        put64(b + n, correlation);
-        n += 8;
-    }
-    put64(b + n, 0); /* op_high */
-    n += 8;
-    put64(b + n, op); /* op_low */
-    n += 8;
-    if (correlation != 0) {
-        put32(b + n, 0); /* timeout_ms: none given */
-        n += 4;
-    }
-    b[n++] = (uint8_t)cl;
-    memcpy(b + n, channel, cl);
-    return n + cl;
-}
-
-/* The payload envelope (packet "m", content type "") around payload. */
-static void enc_envelope(zlink_msg_t *m, const void *payload, size_t size)
-{
-    ZT_EQ_INT(zlink_msg_init_size(m, 8 + size), ZLINK_CONFIG_OK);
-    uint8_t *b = zlink_msg_data(m);
-    b[0] = 0x01;
-    put32(b + 1, (uint32_t)size);
-    b[5] = 1;
-    b[6] = 'm';
-    b[7] = 0; /* content type: empty */
-    if (size > 0)
-        memcpy(b + 8, payload, size);
-}
-
-/* parts[0..*n) of a framework one-way (correlation 0) or request. */
-static void enc_record(zlink_msg_t *parts, size_t *n, uint8_t flags, uint64_t correlation,
-                       uint64_t op, const char *channel, const void *payload, size_t size)
-{
-    uint8_t f0[300];
-    size_t k = enc_frame0(f0, flags, correlation, op, channel);
-    zlt_msg_set(&parts[0], f0, k);
-    enc_envelope(&parts[1], payload, size);
-    *n = 2;
-}
-
 /* ------------------------------------------------------- the order log */
 
 /* What a handler saw, in arrival order: the source index (by the peer's
@@ -249,30 +171,6 @@ static void log_wait(jq_log_t *l, size_t n, int ms)
 
 /* ---------------------------------------------------------- hosts */
 
-static zlink_host_capacity_t capacity(zlink_host_t *h)
-{
-    zlink_host_capacity_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
-    return c;
-}
-
-static int64_t metric(zlink_host_t *h, const char *name, const char *labels)
-{
-    int64_t v = -1;
-    SC_EQ(zlink_host_metric(h, name, labels, &v), ZLINK_FW_OK);
-    return v;
-}
-
-static void endpoint_for(char *ep, size_t cap, const char *tr, const char *tag)
-{
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(ep, cap, "tcp://127.0.0.1:0");
-    else
-        snprintf(ep, cap, "inproc://jq-%s-%d", tag, (int)getpid());
-}
-
 static zlink_host_t *host_new(const char *name, int threads, int64_t max_jobs)
 {
     zlink_fw_result_t rc;
@@ -285,12 +183,6 @@ static zlink_host_t *host_new(const char *name, int threads, int64_t max_jobs)
     return h;
 }
 
-static void host_end(zlink_host_t *h)
-{
-    SC_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
-    SC_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
-}
-
 /* A one-way to channel of h whose payload is seq (4 bytes BE)
  * padded with zero bytes to size (at least 4); waits for its outcome. */
 static int send_seq(zlink_host_t *h, const char *channel, uint32_t seq, size_t size,
@@ -299,7 +191,7 @@ static int send_seq(zlink_host_t *h, const char *channel, uint32_t seq, size_t s
     zlink_fw_result_t rc;
     zlink_call_t *c = zlink_call_send_to_channel(h, channel, &rc);
     ZT_CHECK(c != NULL);
-    put32(buf, seq);
+    sc_put_u32(buf, seq);
     SC_EQ(zlink_call_set_payload(c, "m", "", buf, size), ZLINK_FW_OK);
     int r = sc_wait(c, NULL);
     zlink_call_release(c);
@@ -398,7 +290,7 @@ static size_t rotation_round(const char *tr, int layout, size_t per_src, size_t 
     char bound[3][256];
     for (int i = 0; i < layout; i++) {
         char ep[128];
-        endpoint_for(ep, sizeof ep, tr, meshes[i]);
+        sc_endpoint(ep, sizeof ep, tr, "jq08", meshes[i]);
         SC_EQ(zlink_host_add_mesh_node(b, meshes[i], "B", 1, ep), ZLINK_FW_OK);
         SC_EQ(zlink_mesh_add_channel_server(b, meshes[i], "svc", 100), ZLINK_FW_OK);
         SC_EQ(zlink_mesh_set_option(b, meshes[i], ZLINK_NODE_OPT_RCVHWM, hwm * 3), ZLINK_FW_OK);
@@ -449,8 +341,8 @@ static size_t rotation_round(const char *tr, int layout, size_t per_src, size_t 
     free(buf);
     ZT_EQ_INT(log.n, 0);
     /* Nothing received yet: every record is in B's Core queues. */
-    ZT_EQ_INT(capacity(b).permits_in_use, 0);
-    ZT_EQ_INT(capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_capacity(b).permits_in_use, 0);
+    ZT_EQ_INT(sc_capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
 
     sc_gate_open(&log.hold);
     sc_gate_open(&log.gate);
@@ -465,10 +357,10 @@ static size_t rotation_round(const char *tr, int layout, size_t per_src, size_t 
         ZT_FAIL("%s: peers of one ROUTER were not interleaved record by record (a run of %zu)",
                 what, longest);
     printf("# %s %s: longest run %zu (first %zu)\n", what, tr, longest, first_run);
-    ZT_EQ_INT(capacity(b).permits_in_use, 0);
+    ZT_EQ_INT(sc_capacity(b).permits_in_use, 0);
     for (int i = 0; i < 3; i++)
-        host_end(a[i]);
-    host_end(b);
+        sc_host_end(a[i]);
+    sc_host_end(b);
     log_free(&log);
     return longest;
 }
@@ -524,11 +416,11 @@ static zlink_submit_result_t raw_send_record(void *d, const char *channel, uint8
         size = 5;
     uint8_t *p = calloc(1, size);
     ZT_CHECK(p != NULL);
-    put32(p, seq);
+    sc_put_u32(p, seq);
     p[4] = src;
     zlink_msg_t parts[2];
     size_t n;
-    enc_record(parts, &n, 0, 0, 0, channel, p, size);
+    sc_wire_record(parts, &n, 0, 0, 0, channel, p, size);
     free(p);
     zlink_completion_id_t id = 0;
     zlink_submit_result_t rc =
@@ -668,8 +560,8 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     ZT_EVENTUALLY(snd_pending(mon) == 0, 5000);
     ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CLOSE_OK);
     ZT_EQ_INT(log.n, 0);
-    ZT_EQ_INT(capacity(b).permits_in_use, 0);
-    ZT_EQ_INT(capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EQ_INT(sc_capacity(b).permits_in_use, 0);
+    ZT_EQ_INT(sc_capacity(b).pressure_state, ZLINK_PRESSURE_RUNNING);
 
     sc_gate_open(&log.hold);
     sc_gate_open(&log.gate);
@@ -692,12 +584,12 @@ void jq09_per_peer_accounting(const conf_params_t *params)
     pthread_mutex_unlock(&log.lk);
     printf("# P1 sent %d before refusal; first handled after open: %s\n", p1_sent,
            log.names[first]);
-    ZT_EVENTUALLY(capacity(b).permits_in_use == 0, 5000);
+    ZT_EVENTUALLY(sc_capacity(b).permits_in_use == 0, 5000);
     zlt_close(p1);
     zlt_close(p2);
     zlt_close(hd);
     zlt_ctx_term(ctx);
-    host_end(b);
+    sc_host_end(b);
     log_free(&log);
 }
 
@@ -732,7 +624,7 @@ static const char *bad_name[BAD_SHAPES] = {"undefined flag 0x10", "an extra fram
 static void enc_bad(zlink_msg_t *parts, size_t *n, int bad, uint64_t correlation, uint64_t op)
 {
     const char *payload = "bad";
-    enc_record(parts, n, bad == BAD_FLAG ? 0x10 : 0x00, correlation, op, "svc", payload, 3);
+    sc_wire_record(parts, n, bad == BAD_FLAG ? 0x10 : 0x00, correlation, op, "svc", payload, 3);
     switch (bad) {
     case BAD_EXTRA_FRAME: /* frame count 3 without META */
         zlt_msg_set(&parts[2], "x", 1);
@@ -775,8 +667,8 @@ void jq10_malformed_input(const conf_params_t *params)
     void *ctx = zlt_ctx_new();
     void *d = raw_dealer(ctx, "raw", ep, 0);
     zlt_set_int(d, ZLINK_RCVTIMEO, JQ_MS(5000));
-    int64_t dropped0 = metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error");
-    int64_t proto0 = metric(b, "zlink.host.protocol_errors", "");
+    int64_t dropped0 = sc_metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error");
+    int64_t proto0 = sc_metric(b, "zlink.host.protocol_errors", "");
 
     for (int bad = 0; bad < BAD_SHAPES; bad++) {
         /* As a request: an error reply, ProtocolError (EPROTO), and no
@@ -794,34 +686,34 @@ void jq10_malformed_input(const conf_params_t *params)
         /* As a one-way: dropped as a decode error, no handler. */
         enc_bad(parts, &n, bad, 0, 300 + (uint64_t)bad);
         SC_EQ(zlink_send(d, parts, n, 0, NULL, NULL), ZLINK_SUBMIT_OK);
-        ZT_EVENTUALLY(metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error") ==
+        ZT_EVENTUALLY(sc_metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error") ==
                           dropped0 + bad + 1,
                       5000);
-        ZT_EVENTUALLY(capacity(b).permits_in_use == 0, 5000); /* the permit came back */
+        ZT_EVENTUALLY(sc_capacity(b).permits_in_use == 0, 5000); /* the permit came back */
     }
-    ZT_EQ_INT(metric(b, "zlink.host.protocol_errors", ""), proto0 + 2 * BAD_SHAPES);
+    ZT_EQ_INT(sc_metric(b, "zlink.host.protocol_errors", ""), proto0 + 2 * BAD_SHAPES);
 
     /* The same DEALER's valid records still reach their handlers: the
      * single permit was released after each malformed one. */
     zlink_msg_t parts[2];
     size_t n = 0;
-    enc_record(parts, &n, 0, 0, 400, "svc", "ok", 2);
+    sc_wire_record(parts, &n, 0, 0, 400, "svc", "ok", 2);
     SC_EQ(zlink_send(d, parts, n, 0, NULL, NULL), ZLINK_SUBMIT_OK);
-    enc_record(parts, &n, 0, 401, 402, "svc", "ok", 2);
+    sc_wire_record(parts, &n, 0, 401, 402, "svc", "ok", 2);
     zlink_completion_id_t id = 0;
     SC_EQ(zlink_request(d, NULL, parts, n, 0, (uint32_t)JQ_MS(5000), NULL, &id), ZLINK_SUBMIT_OK);
     ZT_EQ_INT(raw_request_result(d, id), ZLINK_REQUEST_OK);
     ZT_EVENTUALLY(atomic_load(&seen.sends) == 1, 5000);
     ZT_EQ_INT(atomic_load(&seen.requests), 1);
-    ZT_EQ_INT(metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error"),
+    ZT_EQ_INT(sc_metric(b, "zlink.mesh_node.messages.dropped", "reason=decode_error"),
               dropped0 + BAD_SHAPES);
-    ZT_EVENTUALLY(capacity(b).permits_in_use == 0, 5000);
-    zlink_host_capacity_t c = capacity(b);
+    ZT_EVENTUALLY(sc_capacity(b).permits_in_use == 0, 5000);
+    zlink_host_capacity_t c = sc_capacity(b);
     ZT_EQ_INT(c.reserved_supply_permits, 0);
     ZT_EQ_INT(c.queued_jobs, 0);
     zlt_close(d);
     zlt_ctx_term(ctx);
-    host_end(b);
+    sc_host_end(b);
 }
 
 /* ------------------------------------------- windowed one-way sender */
@@ -990,8 +882,8 @@ static void backpressure_round(sc_mode_t mode, const char *tr, int records, size
     static const char *reasons[] = {"reason=no_handler", "reason=decode_error",
                                     "reason=backpressure", "reason=shutdown"};
     for (size_t k = 0; k < sizeof reasons / sizeof reasons[0]; k++)
-        ZT_EQ_INT(metric(b.h, "zlink.mesh_node.messages.dropped", reasons[k]), 0);
-    ZT_EVENTUALLY(capacity(b.h).permits_in_use == 0, 5000);
+        ZT_EQ_INT(sc_metric(b.h, "zlink.mesh_node.messages.dropped", reasons[k]), 0);
+    ZT_EVENTUALLY(sc_capacity(b.h).permits_in_use == 0, 5000);
     sc_client_close(&a);
     sc_server_close(&b);
     flow_destroy(&f);
@@ -1202,7 +1094,7 @@ void jq22_no_retained_receive_or_retry(const conf_params_t *params)
         ZT_EQ_INT(n, 2);
         const uint8_t *f0 = zlink_msg_data(&parts[0]);
         ZT_CHECK(zlink_msg_size(&parts[0]) >= 21 && f0[0] == 0x5A && f0[3] == 18);
-        uint64_t op_high = get64(f0 + 5), op_low = get64(f0 + 13);
+        uint64_t op_high = sc_get_u64(f0 + 5), op_low = sc_get_u64(f0 + 13);
         ZT_CHECK(op_high != 0 || op_low != 0);
         const uint8_t *env = zlink_msg_data(&parts[1]);
         size_t el = zlink_msg_size(&parts[1]);
@@ -1232,7 +1124,7 @@ void jq22_no_retained_receive_or_retry(const conf_params_t *params)
     ZT_EQ_INT(zlink_poll(&it, 1, JQ_MS(100), NULL), 0);
     ZT_EQ_U64(rcv_pending(mon), 0);
 
-    host_end(a);
+    sc_host_end(a);
     flow_destroy(&f);
     ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CLOSE_OK);
     zlt_close(r);

@@ -248,6 +248,66 @@ typedef struct sc_sat {
 void sc_saturate(sc_client_t *a, sc_server_t *b, sc_sat_t *sat);
 void sc_sat_free(sc_sat_t *sat);
 
+/* ------------------------------------------------ small host helpers */
+
+/* A fresh endpoint of transport tr into buf: "tcp://127.0.0.1:0", or an
+ * inproc name unique in this process (tag, name, pid and a counter). */
+void sc_endpoint(char *buf, size_t cap, const char *tr, const char *tag, const char *name);
+/* A mesh host of mesh "m" named name (also its routing id), listening on
+ * a fresh endpoint of tr unless listen is false, with M = max_jobs (0:
+ * the default). Not started; fails the case on error. */
+zlink_host_t *sc_mesh_host(const char *name, const char *tr, bool listen, int64_t max_jobs);
+/* Shuts h down (2 s deadline) and destroys it; fails the case on error. */
+void sc_host_end(zlink_host_t *h);
+/* h's job-queue capacity (zlink_host_capacity; fails the case on error). */
+zlink_host_capacity_t sc_capacity(zlink_host_t *h);
+/* The status of owner (kind, name) on h (fails the case on error). */
+zlink_owner_status_t sc_owner_status(zlink_host_t *h, zlink_owner_kind_t kind, const char *name);
+
+/* The label sets of zlink.mesh_node.messages.dropped, one per reason;
+ * "reason=no_handler" first. */
+#define SC_NREASONS 5
+extern const char *const sc_drop_reasons[SC_NREASONS];
+/* The sum of h's messages.dropped over every reason. */
+int64_t sc_dropped(zlink_host_t *h);
+/* Fails the case, naming who and the reason, unless h dropped nothing. */
+void sc_expect_no_drops(zlink_host_t *h, const char *who);
+
+/* -------------------------------------------- raw-wire encoding (sc_wire.c) */
+
+/* Big-endian stores and load of the service wire (doc/protocol.md §14). */
+void sc_put_u32(uint8_t *b, uint32_t v);
+void sc_put_u64(uint8_t *b, uint64_t v);
+uint64_t sc_get_u64(const uint8_t *b);
+
+/* A frame built in a fixed buffer; a write past it fails the case. */
+typedef struct sc_wire {
+    uint8_t b[512];
+    size_t n;
+} sc_wire_t;
+
+/* Empties w. */
+void sc_wire_init(sc_wire_t *w);
+/* Appends n bytes of p. */
+void sc_wire_bytes(sc_wire_t *w, const void *p, size_t n);
+/* Appends v big-endian. */
+void sc_wire_u8(sc_wire_t *w, uint8_t v);
+void sc_wire_u16(sc_wire_t *w, uint16_t v);
+void sc_wire_u32(sc_wire_t *w, uint32_t v);
+void sc_wire_u64(sc_wire_t *w, uint64_t v);
+/* Appends s with its one-byte length (s at most 255 bytes). */
+void sc_wire_l8(sc_wire_t *w, const char *s);
+/* Appends the magic "ZM" 1, the command byte and the flags byte. */
+void sc_wire_prefix(sc_wire_t *w, uint8_t command, uint8_t flags);
+/* m gets a copy of w's bytes (the caller closes or sends m). */
+void sc_wire_msg(zlink_msg_t *m, const sc_wire_t *w);
+/* parts[0..*n) (*n = 2) of a framework record to channel: a CHANNEL_SEND
+ * (correlation 0) or CHANNEL_REQUEST (no timeout) with the flags byte and
+ * op_low op, and the envelope of packet "m", content type "", around
+ * payload[0..size). The caller owns the parts (sends or closes them). */
+void sc_wire_record(zlink_msg_t *parts, size_t *n, uint8_t flags, uint64_t correlation,
+                    uint64_t op, const char *channel, const void *payload, size_t size);
+
 /* A deadline-exceeded check: elapsed must not be below want_ms and at most
  * want_ms + 250 ms (the tolerance scaled by ZT_TIMEOUT_MULT). */
 #define SC_ON_TIME(elapsed, want_ms) sc__on_time(__FILE__, __LINE__, (elapsed), (want_ms))

@@ -454,13 +454,72 @@ static void on_ping(zlink_turn_t *turn, void *user)
 
 /* ---------------------------------------------------------------- hosts */
 
-static void endpoint_for(char *buf, size_t cap, const char *tr, const char *tag,
-                         const char *name)
+void sc_endpoint(char *buf, size_t cap, const char *tr, const char *tag, const char *name)
 {
+    static atomic_int seq;
     if (strcmp(tr, "tcp") == 0)
         snprintf(buf, cap, "tcp://127.0.0.1:0");
     else
-        snprintf(buf, cap, "inproc://sc-%s-%s-%d", tag, name, (int)getpid());
+        snprintf(buf, cap, "inproc://sc-%s-%s-%d-%d", tag, name, (int)getpid(),
+                 atomic_fetch_add(&seq, 1));
+}
+
+zlink_host_t *sc_mesh_host(const char *name, const char *tr, bool listen, int64_t max_jobs)
+{
+    zlink_fw_result_t rc;
+    zlink_host_t *h = zlink_host_new(name, &rc);
+    ZT_CHECK(h != NULL);
+    if (max_jobs > 0)
+        SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, max_jobs), ZLINK_FW_OK);
+    char ep[256];
+    sc_endpoint(ep, sizeof ep, tr, "mesh", name);
+    SC_EQ(zlink_host_add_mesh_node(h, "m", name, strlen(name), listen ? ep : NULL), ZLINK_FW_OK);
+    return h;
+}
+
+void sc_host_end(zlink_host_t *h)
+{
+    SC_EQ(zlink_host_shutdown(h, ZLINK_MS(2000)), ZLINK_FW_OK);
+    SC_EQ(zlink_host_destroy(h), ZLINK_FW_OK);
+}
+
+zlink_host_capacity_t sc_capacity(zlink_host_t *h)
+{
+    zlink_host_capacity_t c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
+    return c;
+}
+
+zlink_owner_status_t sc_owner_status(zlink_host_t *h, zlink_owner_kind_t kind, const char *name)
+{
+    zlink_owner_status_t st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    SC_EQ(zlink_host_owner_status(h, kind, name, &st), ZLINK_FW_OK);
+    return st;
+}
+
+const char *const sc_drop_reasons[SC_NREASONS] = {"reason=no_handler", "reason=decode_error",
+                                                  "reason=shutdown", "reason=backpressure",
+                                                  "reason=stale_target"};
+
+int64_t sc_dropped(zlink_host_t *h)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < SC_NREASONS; i++)
+        sum += sc_metric(h, "zlink.mesh_node.messages.dropped", sc_drop_reasons[i]);
+    return sum;
+}
+
+void sc_expect_no_drops(zlink_host_t *h, const char *who)
+{
+    for (size_t i = 0; i < SC_NREASONS; i++) {
+        int64_t v = sc_metric(h, "zlink.mesh_node.messages.dropped", sc_drop_reasons[i]);
+        if (v != 0)
+            ZT_FAIL("%s dropped %lld records (%s)", who, (long long)v, sc_drop_reasons[i]);
+    }
 }
 
 static void add_handlers(sc_server_t *s, zlink_owner_kind_t owner, const char *owner_name)
@@ -485,7 +544,7 @@ void sc_server_open(sc_server_t *s, sc_mode_t mode, const char *tr, const char *
     pthread_mutex_init(&s->held_lk, NULL);
     s->rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)s;
     char ep[256];
-    endpoint_for(ep, sizeof ep, tr, tag, s->name);
+    sc_endpoint(ep, sizeof ep, tr, tag, s->name);
     s->h = zlink_host_new(s->name, &rc);
     ZT_CHECK(s->h != NULL);
     if (s->max_jobs > 0)

@@ -14,7 +14,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* -------------------------------------------------------------- SC-13 */
 
@@ -33,34 +32,6 @@ static void sc13_on_back(zlink_turn_t *turn, void *user)
         zlink_turn_end(turn, 1, "respond failed");
 }
 
-/* A started mesh host of mesh "m" with routing id name, listening on a
- * fresh endpoint of tr (bound gets the address), or connecting only
- * (listen false). */
-static zlink_host_t *sc13_host(const char *name, const char *tr, bool listen, int64_t max_jobs)
-{
-    zlink_fw_result_t rc;
-    zlink_host_t *h = zlink_host_new(name, &rc);
-    ZT_CHECK(h != NULL);
-    if (max_jobs > 0)
-        SC_EQ(zlink_host_set_option(h, ZLINK_HOST_OPT_MAX_QUEUED_JOBS, max_jobs), ZLINK_FW_OK);
-    char ep[256];
-    if (strcmp(tr, "tcp") == 0)
-        snprintf(ep, sizeof ep, "tcp://127.0.0.1:0");
-    else
-        snprintf(ep, sizeof ep, "inproc://sc13-%s-%d", name, (int)getpid());
-    SC_EQ(zlink_host_add_mesh_node(h, "m", name, strlen(name), listen ? ep : NULL), ZLINK_FW_OK);
-    return h;
-}
-
-static zlink_host_capacity_t sc13_capacity(zlink_host_t *h)
-{
-    zlink_host_capacity_t c;
-    memset(&c, 0, sizeof c);
-    c.struct_size = sizeof c;
-    SC_EQ(zlink_host_capacity(h, &c), ZLINK_FW_OK);
-    return c;
-}
-
 static void mesh_reply_while_paused(const char *tr)
 {
     sc_gate_t gate;
@@ -68,7 +39,7 @@ static void mesh_reply_while_paused(const char *tr)
     char bound_b[256], bound_a[256];
 
     /* B serves "back" and answers at once. */
-    zlink_host_t *b = sc13_host("B", tr, true, 0);
+    zlink_host_t *b = sc_mesh_host("B", tr, true, 0);
     SC_EQ(zlink_mesh_add_channel_server(b, "m", "back", 100), ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(b, ZLINK_OWNER_CHANNEL, "back", ZLINK_MESSAGE_REQUEST, "m",
                                  sc13_on_back, NULL),
@@ -77,7 +48,7 @@ static void mesh_reply_while_paused(const char *tr)
     SC_EQ(zlink_host_endpoint(b, "m", bound_b, sizeof bound_b), ZLINK_FW_OK);
 
     /* A: M = 2 (pause at 2), a gated server of "svc", a client of "back". */
-    zlink_host_t *a = sc13_host("A", tr, true, 2);
+    zlink_host_t *a = sc_mesh_host("A", tr, true, 2);
     SC_EQ(zlink_mesh_add_channel_server(a, "m", "svc", 100), ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(a, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "m",
                                  sc13_on_flood, &gate),
@@ -88,7 +59,7 @@ static void mesh_reply_while_paused(const char *tr)
     SC_EQ(zlink_host_endpoint(a, "m", bound_a, sizeof bound_a), ZLINK_FW_OK);
 
     /* C floods A's "svc" (its sends may wait for room: 30 s allowed). */
-    zlink_host_t *c = sc13_host("C", tr, false, 0);
+    zlink_host_t *c = sc_mesh_host("C", tr, false, 0);
     SC_EQ(zlink_mesh_add_channel_client(c, "m", "svc"), ZLINK_FW_OK);
     SC_EQ(zlink_mesh_set_option(c, "m", ZLINK_NODE_OPT_SEND_TIMEOUT, ZLINK_MS(30000)),
           ZLINK_FW_OK);
@@ -113,8 +84,8 @@ static void mesh_reply_while_paused(const char *tr)
     }
     /* Both permits held as queued jobs (a permit reserved for a receive
      * counts for the pressure state once the receive brought a record). */
-    ZT_EVENTUALLY(sc13_capacity(a).queued_jobs == 2, 5000);
-    zlink_host_capacity_t cap = sc13_capacity(a);
+    ZT_EVENTUALLY(sc_capacity(a).queued_jobs == 2, 5000);
+    zlink_host_capacity_t cap = sc_capacity(a);
     ZT_EQ_INT(cap.pressure_state, ZLINK_PRESSURE_PAUSED);
     ZT_EQ_INT(cap.queued_jobs, 2);
 
@@ -135,14 +106,14 @@ static void mesh_reply_while_paused(const char *tr)
     if (took >= ZT_MS(100))
         ZT_FAIL("the request took %lld ms while A was paused (< %d ms expected)", (long long)took,
                 ZT_MS(100));
-    cap = sc13_capacity(a);
+    cap = sc_capacity(a);
     ZT_EQ_INT(cap.pressure_state, ZLINK_PRESSURE_PAUSED); /* still paused throughout */
     ZT_EQ_INT(cap.permits_in_use, 2);
     ZT_EQ_INT(cap.transitions_running, 0);
 
     sc_gate_open(&gate);
-    ZT_EVENTUALLY(sc13_capacity(a).permits_in_use == 0, 5000);
-    ZT_EQ_INT(sc13_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
+    ZT_EVENTUALLY(sc_capacity(a).permits_in_use == 0, 5000);
+    ZT_EQ_INT(sc_capacity(a).pressure_state, ZLINK_PRESSURE_RUNNING);
     SC_EQ(zlink_host_shutdown(c, ZLINK_MS(2000)), ZLINK_FW_OK);
     SC_EQ(zlink_host_shutdown(a, ZLINK_MS(2000)), ZLINK_FW_OK);
     SC_EQ(zlink_host_shutdown(b, ZLINK_MS(2000)), ZLINK_FW_OK);
@@ -197,7 +168,7 @@ static void cs_reply_held_in_fifo(const char *tr)
         if (i == 0)
             ZT_EVENTUALLY(sc_gate_waiting(&s.gate) == 1, 5000);
         if (i == 1)
-            ZT_EVENTUALLY(sc13_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
+            ZT_EVENTUALLY(sc_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
     }
     sc_done_t dq;
     sc_done_init(&dq);
@@ -208,7 +179,7 @@ static void cs_reply_held_in_fifo(const char *tr)
     sc_done_expect(&dq, 2000);
     SC_EQ(sc_done_result(&dq), ZLINK_FW_DEADLINE_EXCEEDED);
     SC_ON_TIME(dq.at_ms - t0, 300);
-    ZT_EQ_INT(sc13_capacity(s.h).pressure_state, ZLINK_PRESSURE_PAUSED);
+    ZT_EQ_INT(sc_capacity(s.h).pressure_state, ZLINK_PRESSURE_PAUSED);
 
     sc_gate_open(&s.gate);
     for (int i = 0; i < D; i++) {
