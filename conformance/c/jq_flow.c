@@ -133,14 +133,7 @@ static int jq_flood_wait_done(jq_flood_t *f, int n, int ms)
         int64_t left = until - zt_now_ms();
         if (left <= 0)
             break;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += left / 1000;
-        ts.tv_nsec += (left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = sc_abstime(CLOCK_MONOTONIC, left);
         pthread_cond_timedwait(&f->cv, &f->lk, &ts);
     }
     int done = f->done;
@@ -264,20 +257,9 @@ static void cs_bypass_keeps_fifo(const char *tr)
     ZT_EVENTUALLY(sc_capacity(ch).permits_in_use == 0, 5000);
 
     /* Part 2. S saturated: d1 waits at S's gate, d2 holds S's permit. */
-    atomic_store(&s.gated, true);
     sc_done_t dd[D];
     zlink_call_t *dc[D];
-    for (int i = 0; i < D; i++) {
-        char tag[SC_TAG_MAX];
-        snprintf(tag, sizeof tag, "d%d", i + 1);
-        sc_done_init(&dd[i]);
-        dc[i] = sc_call(&c, false, NULL, tag, 0);
-        SC_EQ(zlink_call_start(dc[i], sc_on_done, &dd[i]), ZLINK_FW_OK);
-        if (i == 0)
-            ZT_EVENTUALLY(sc_gate_waiting(&s.gate) == 1, 5000);
-        if (i == 1)
-            ZT_EVENTUALLY(sc_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
-    }
+    sc_send_gated(&c, &s, dd, dc, D);
     sc_done_t dq;
     sc_done_init(&dq);
     zlink_call_t *q = sc_call(&c, true, NULL, "q", 0);
@@ -334,10 +316,7 @@ static void cs_bypass_keeps_fifo(const char *tr)
 
 void jq06_cs_bypass_keeps_fifo(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        cs_bypass_keeps_fifo(trs[i]);
+    sc_each_transport(params, cs_bypass_keeps_fifo);
 }
 
 /* -------------------------------------------------------------- JQ-07 */

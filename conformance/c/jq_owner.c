@@ -147,8 +147,5 @@ static void failed_check_leaves_no_trace(const char *tr)
 
 void jq04_failed_check_leaves_no_trace(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        failed_check_leaves_no_trace(trs[i]);
+    sc_each_transport(params, failed_check_leaves_no_trace);
 }

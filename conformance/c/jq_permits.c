@@ -429,10 +429,7 @@ static void permit_accounting(const char *tr)
 
 void jq02_permit_accounting(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        permit_accounting(trs[i]);
+    sc_each_transport(params, permit_accounting);
 }
 
 /* -------------------------------------------------------------- JQ-03 */
@@ -750,10 +747,7 @@ static void saturated_ingress(const char *tr)
 
 void jq05_saturated_ingress_waits(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        saturated_ingress(trs[i]);
+    sc_each_transport(params, saturated_ingress);
 }
 
 /* -------------------------------------------------------------- JQ-14 */
@@ -828,10 +822,7 @@ static void reply_to_paused_client(const char *tr)
 
 void jq14_reply_reaches_paused_client(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        reply_to_paused_client(trs[i]);
+    sc_each_transport(params, reply_to_paused_client);
 }
 
 /* -------------------------------------------------------------- JQ-15 */
@@ -949,10 +940,7 @@ static void no_holding_while_waiting(const char *tr)
 
 void jq15_no_holding_while_waiting(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        no_holding_while_waiting(trs[i]);
+    sc_each_transport(params, no_holding_while_waiting);
 }
 
 /* -------------------------------------------------------------- JQ-20 */
@@ -1016,8 +1004,5 @@ static void completion_needs_no_permit(const char *tr)
 
 void jq20_completions_need_no_permit(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        completion_needs_no_permit(trs[i]);
+    sc_each_transport(params, completion_needs_no_permit);
 }

@@ -152,13 +152,7 @@ static void log_wait(jq_log_t *l, size_t n, int ms)
     int64_t end = zt_now_ms() + ZT_MS(ms);
     pthread_mutex_lock(&l->lk);
     while (l->n < n && zt_now_ms() < end) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = sc_abstime(CLOCK_REALTIME, 20);
         pthread_cond_timedwait(&l->cv, &l->lk, &ts);
     }
     size_t got = l->n;
@@ -770,13 +764,7 @@ static int flow_wait(jq_flow_t *f, int n, int64_t until_ms)
 {
     pthread_mutex_lock(&f->lk);
     while (f->ok + f->failed < n && zt_now_ms() < until_ms) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = sc_abstime(CLOCK_REALTIME, 10);
         pthread_cond_timedwait(&f->cv, &f->lk, &ts);
     }
     int got = f->ok + f->failed;

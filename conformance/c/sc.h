@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #define SC_MAX_TRANSPORTS 3
 #define SC_MAX_SERVERS 3
@@ -55,6 +56,11 @@
 
 /* The transports of a case, from its "transports" parameter. */
 size_t sc_transports(const conf_params_t *params, const char **out);
+/* Runs round(tr) once per transport of the case's "transports", in order. */
+void sc_each_transport(const conf_params_t *params, void (*round)(const char *tr));
+/* The instant ms milliseconds from now on clock (a pthread_cond_timedwait
+ * deadline for a condition variable of that clock). */
+struct timespec sc_abstime(clockid_t clock, int64_t ms);
 
 /* ------------------------------------------------------------- the gate */
 
@@ -246,6 +252,12 @@ typedef struct sc_sat {
 } sc_sat_t;
 
 void sc_saturate(sc_client_t *a, sc_server_t *b, sc_sat_t *sat);
+
+/* Gates s and starts one-ways "d1".."d<n>" from a to "svc" (n >= 2), each
+ * with its collector dd[i] (initialised here; the caller destroys it) and
+ * call dc[i] (the caller releases it); returns once d1 waits at s's gate
+ * and, after d2, s (max_jobs 1) is PAUSED. */
+void sc_send_gated(sc_client_t *a, sc_server_t *s, sc_done_t *dd, zlink_call_t **dc, int n);
 void sc_sat_free(sc_sat_t *sat);
 
 /* ------------------------------------------------ small host helpers */

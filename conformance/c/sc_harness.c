@@ -16,6 +16,27 @@ size_t sc_transports(const conf_params_t *params, const char **out)
     return conf_strings(params, "transports", out, SC_MAX_TRANSPORTS);
 }
 
+void sc_each_transport(const conf_params_t *params, void (*round)(const char *tr))
+{
+    const char *trs[SC_MAX_TRANSPORTS];
+    size_t n = sc_transports(params, trs);
+    for (size_t i = 0; i < n; i++)
+        round(trs[i]);
+}
+
+struct timespec sc_abstime(clockid_t clock, int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 void sc__on_time(const char *file, int line, int64_t elapsed, int64_t want_ms)
 {
     int64_t late = want_ms + ZT_MS(250);
@@ -286,14 +307,7 @@ bool sc_done_wait_until(sc_done_t *d, int64_t until_ms)
         int64_t left = until_ms - zt_now_ms();
         if (left <= 0)
             break;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += left / 1000;
-        ts.tv_nsec += (left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = sc_abstime(CLOCK_MONOTONIC, left);
         pthread_cond_timedwait(&d->cv, &d->lk, &ts);
     }
     bool done = d->calls > 0;
@@ -815,4 +829,20 @@ void sc_sat_free(sc_sat_t *sat)
         zlink_call_release(sat->pending);
     sat->pending = NULL;
     sc_done_destroy(&sat->done);
+}
+
+void sc_send_gated(sc_client_t *a, sc_server_t *s, sc_done_t *dd, zlink_call_t **dc, int n)
+{
+    atomic_store(&s->gated, true);
+    for (int i = 0; i < n; i++) {
+        char tag[SC_TAG_MAX];
+        snprintf(tag, sizeof tag, "d%d", i + 1);
+        sc_done_init(&dd[i]);
+        dc[i] = sc_call(a, false, NULL, tag, 0);
+        SC_EQ(zlink_call_start(dc[i], sc_on_done, &dd[i]), ZLINK_FW_OK);
+        if (i == 0)
+            ZT_EVENTUALLY(sc_gate_waiting(&s->gate) == 1, 5000);
+        if (i == 1)
+            ZT_EVENTUALLY(sc_capacity(s->h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
+    }
 }

@@ -125,10 +125,7 @@ static void mesh_reply_while_paused(const char *tr)
 
 void sc13_mesh_reply_while_paused(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        mesh_reply_while_paused(trs[i]);
+    sc_each_transport(params, mesh_reply_while_paused);
 }
 
 /* -------------------------------------------------------------- SC-12 */
@@ -156,20 +153,9 @@ static void cs_reply_held_in_fifo(const char *tr)
     SC_EQ(sc_wait(w, NULL), ZLINK_FW_OK); /* the connection is up */
     zlink_call_release(w);
 
-    atomic_store(&s.gated, true);
     sc_done_t dd[D];
     zlink_call_t *dc[D];
-    for (int i = 0; i < D; i++) {
-        char tag[SC_TAG_MAX];
-        snprintf(tag, sizeof tag, "d%d", i + 1);
-        sc_done_init(&dd[i]);
-        dc[i] = sc_call(&c, false, NULL, tag, 0);
-        SC_EQ(zlink_call_start(dc[i], sc_on_done, &dd[i]), ZLINK_FW_OK);
-        if (i == 0)
-            ZT_EVENTUALLY(sc_gate_waiting(&s.gate) == 1, 5000);
-        if (i == 1)
-            ZT_EVENTUALLY(sc_capacity(s.h).pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
-    }
+    sc_send_gated(&c, &s, dd, dc, D);
     sc_done_t dq;
     sc_done_init(&dq);
     int64_t t0 = zt_now_ms();
@@ -220,8 +206,5 @@ static void cs_reply_held_in_fifo(const char *tr)
 
 void sc12_cs_reply_held_in_fifo(const conf_params_t *params)
 {
-    const char *trs[SC_MAX_TRANSPORTS];
-    size_t n = sc_transports(params, trs);
-    for (size_t i = 0; i < n; i++)
-        cs_reply_held_in_fifo(trs[i]);
+    sc_each_transport(params, cs_reply_held_in_fifo);
 }
