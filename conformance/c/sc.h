@@ -252,13 +252,13 @@ typedef struct sc_sat {
 } sc_sat_t;
 
 void sc_saturate(sc_client_t *a, sc_server_t *b, sc_sat_t *sat);
+void sc_sat_free(sc_sat_t *sat);
 
 /* Gates s and starts one-ways "d1".."d<n>" from a to "svc" (n >= 2), each
  * with its collector dd[i] (initialised here; the caller destroys it) and
  * call dc[i] (the caller releases it); returns once d1 waits at s's gate
  * and, after d2, s (max_jobs 1) is PAUSED. */
 void sc_send_gated(sc_client_t *a, sc_server_t *s, sc_done_t *dd, zlink_call_t **dc, int n);
-void sc_sat_free(sc_sat_t *sat);
 
 /* ------------------------------------------------ small host helpers */
 
