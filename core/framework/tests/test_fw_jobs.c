@@ -460,7 +460,12 @@ static void client_dealer_gets_no_flow_state(void)
         FW_EQ(fw_wait(k, NULL, 0), ZLINK_FW_OK);
         zlink_call_release(k);
     }
-    ZT_EVENTUALLY(cap_of(h).pressure_state == ZLINK_PRESSURE_PAUSED, 3000);
+    /* Settled: the first one-way runs (inside the turnstile) and the second
+     * is the queued job holding the one permit, so H stays PAUSED. (The
+     * first one alone pauses H for a moment before its turn opens.) */
+    ZT_EVENTUALLY(ts_inside(&ts) == 1 && cap_of(h).queued_jobs == 1 &&
+                      cap_of(h).pressure_state == ZLINK_PRESSURE_PAUSED,
+                  3000);
     /* H's request to s2 through its DEALER completes while H is PAUSED. */
     zlink_call_t *q = zlink_call_request_to_channel(h, "out", &rc);
     ZT_CHECK(q != NULL);
