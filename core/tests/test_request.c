@@ -2838,6 +2838,136 @@ static void dealer_end_body(void *ctx, const char *tr)
     close(lfd);
 }
 
+/* A poller sleeping on a requester's POLLCOMPLETION must wake for each
+ * reply. A Completion lane wakes its reader only when a record arrives
+ * after the reader found the lane empty, so every look must leave the lane
+ * seen empty. Two ways it did not: a late reply (its request already
+ * TIMED_OUT) that arrived with no request pending was never taken, and a
+ * look that took replies stopped without seeing the lane empty. Either
+ * way the next reply woke nobody, and the poller saw it only at some
+ * unrelated event (in the framework, the 5 s liveness probe). */
+typedef struct cq_sleeper {
+    void *s;
+    atomic_int woke;
+    int64_t woke_ms;
+} cq_sleeper_t;
+
+static void *cq_sleeper_main(void *arg)
+{
+    cq_sleeper_t *w = arg;
+    void *pl = zlink_poller_new();
+    if (pl == NULL || zlink_poller_add(pl, w->s, NULL, ZLINK_POLLCOMPLETION) != ZLINK_CONFIG_OK)
+        return NULL;
+    zlink_poller_event_t ev[2];
+    int n = zlink_poller_wait(pl, ev, 2, ZT_MS(3000), NULL);
+    w->woke_ms = zt_now_ms();
+    atomic_store(&w->woke, n);
+    zlink_poller_destroy(&pl);
+    return NULL;
+}
+
+/* Request 1 ends TIMED_OUT and its reply arrives afterwards, with no
+ * request pending; a poller then sleeps on cli's POLLCOMPLETION, and
+ * request 2 is answered at once: the poller must wake for it. */
+static void late_reply_body(void *ctx, const char *tr)
+{
+    int k1 = 0, k2 = 0;
+    char ep[256];
+    rrec_t a, b;
+    void *srv = router_bound(ctx, tr, "srv", ep, sizeof ep);
+    void *cli = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(cli, "cli");
+    zlt_connect(cli, ep);
+    zlink_completion_id_t id1 = REQ_ROUTABLE(cli, "srv", T(20), &k1, "first");
+    RREQ(srv, &a, "cli", "first");
+    CQ_END(cli, id1, &k1, "srv", ZLINK_REQUEST_TIMED_OUT);
+    zlink_monitor_config_t cfg = {0, 0, 0};
+    void *mon = zlink_socket_monitor_open(cli, &cfg);
+    ZT_CHECK(mon != NULL);
+    REPLY_OK(srv, &a.rid, a.tok, "too-late");
+    /* The late reply is in cli's queues (nobody takes it: no request). */
+    zlink_monitor_status_t st;
+    ZT_EVENTUALLY((memset(&st, 0, sizeof st),
+                   zlink_monitor_status(mon, &st) == ZLINK_CONFIG_OK && st.rcv_pending_msgs >= 1),
+                  3000);
+    ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CONFIG_OK);
+    /* A poller sleeps on cli; request 2 is then answered at once. The
+     * short pause lets the poller take its first look (with no request
+     * pending) and sleep; without it the case passes either way. */
+    cq_sleeper_t w = {.s = cli};
+    atomic_init(&w.woke, -2);
+    pthread_t th;
+    ZT_EQ_INT(pthread_create(&th, NULL, cq_sleeper_main, &w), 0);
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    zlink_completion_id_t id2 = REQ_ROUTABLE(cli, "srv", 0, &k2, "next");
+    RREQ(srv, &b, "cli", "next");
+    int64_t replied = zt_now_ms();
+    REPLY_OK(srv, &b.rid, b.tok, "answer");
+    pthread_join(th, NULL);
+    if (atomic_load(&w.woke) < 1)
+        ZT_FAIL("%s: the sleeping poller did not wake for the reply (result %d)", tr,
+                atomic_load(&w.woke));
+    if (w.woke_ms - replied > ZT_MS(1000))
+        ZT_FAIL("%s: the poller woke %lld ms after the reply", tr,
+                (long long)(w.woke_ms - replied));
+    CQ_OK(cli, id2, &k2, "srv", "answer");
+    CQ_NONE(cli);
+}
+
+/* Request 1 times out; request 2 is pending when request 1's late reply
+ * arrives, and a poller sleeping on cli takes that look (the stray reply
+ * is dropped) and sleeps again; request 2's reply must wake it. */
+static void stray_then_reply_body(void *ctx, const char *tr)
+{
+    int k1 = 0, k2 = 0;
+    char ep[256];
+    rrec_t a, b;
+    void *srv = router_bound(ctx, tr, "srv", ep, sizeof ep);
+    void *cli = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(cli, "cli");
+    zlt_connect(cli, ep);
+    zlink_completion_id_t id1 = REQ_ROUTABLE(cli, "srv", T(20), &k1, "first");
+    RREQ(srv, &a, "cli", "first");
+    CQ_END(cli, id1, &k1, "srv", ZLINK_REQUEST_TIMED_OUT);
+    zlink_completion_id_t id2 = REQ_ROUTABLE(cli, "srv", 0, &k2, "next");
+    RREQ(srv, &b, "cli", "next");
+    cq_sleeper_t w = {.s = cli};
+    atomic_init(&w.woke, -2);
+    pthread_t th;
+    ZT_EQ_INT(pthread_create(&th, NULL, cq_sleeper_main, &w), 0);
+    /* Pauses: the poller sleeps, then takes the stray reply's arrival and
+     * sleeps again, before the real reply comes (the case passes either
+     * way without them). */
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    REPLY_OK(srv, &a.rid, a.tok, "too-late");
+    nanosleep(&pause, NULL);
+    int64_t replied = zt_now_ms();
+    REPLY_OK(srv, &b.rid, b.tok, "answer");
+    pthread_join(th, NULL);
+    if (atomic_load(&w.woke) < 1)
+        ZT_FAIL("%s: the sleeping poller did not wake for the reply (result %d)", tr,
+                atomic_load(&w.woke));
+    if (w.woke_ms - replied > ZT_MS(1000))
+        ZT_FAIL("%s: the poller woke %lld ms after the reply", tr,
+                (long long)(w.woke_ms - replied));
+    CQ_OK(cli, id2, &k2, "srv", "answer");
+    CQ_NONE(cli);
+}
+
+static void late_reply_after_timeout_wakes_poller(void)
+{
+    covers("ROUTER: a late reply after TIMED_OUT does not hide the next reply from a poller");
+    per_transport(late_reply_body, true);
+}
+
+static void stray_reply_then_reply_wakes_poller(void)
+{
+    covers("ROUTER: a late reply taken while another request waits leaves the lane armed");
+    per_transport(stray_then_reply_body, true);
+}
+
 static void dealer_reply_before_end_completes(void)
 {
     covers("DEALER: a reply that arrived before the connection ended completes its request");
@@ -2963,6 +3093,8 @@ static const zt_case_t cases[] = {
     ZT_CASE(zmp_26_completion_poller_before_first_request),
     ZT_CASE(rr_cmp_lane_counted_in_status),
     ZT_CASE(dealer_reply_before_end_completes),
+    ZT_CASE(late_reply_after_timeout_wakes_poller),
+    ZT_CASE(stray_reply_then_reply_wakes_poller),
     ZT_CASE(router_09_router_request_completes_as_request_record),
     ZT_CASE(router_15_raw_resend_of_request_is_data),
     ZT_CASE(router_16_zlink_recv_on_router_not_supported),

@@ -127,8 +127,12 @@ void zl_cq_process(zl_socket_t *s)
     zl_socket_apply_controls(s);
     if (s->type == ZLINK_DEALER || s->type == ZLINK_ROUTER) {
         /* Replies at the head of an input move into the queue; expired
-         * requests end. */
-        if (cq->nreqs > 0)
+         * requests end. Once a request has timed out, its late reply is
+         * taken (and dropped) even with no request pending: left in its
+         * lane it would keep the lane non-empty, and the next reply's
+         * arrival would wake no poller (a lane wakes its reader only when
+         * it goes from empty to not empty). */
+        if (cq->nreqs > 0 || cq->late_replies)
             ZL_FOREACH_PIPE(s, p) {
                 zl_req_drain_cmp(s, p);
                 zl_req_drain_replies(s, p);

@@ -194,27 +194,34 @@ static void take_reply(zl_socket_t *s, zl_pipe_t *p, zl_fq_t *rxq, zl_q_t *q)
     req_deadline_refresh(s);
 }
 
+/* Takes every reply of p's Completion lane. It ends only when the lane's
+ * queue was found empty: that look arms the queue's reader_idle, so the
+ * next reply's arrival notifies the socket (a poller sleeping on its
+ * POLLCOMPLETION). Stopping after the replies taken, with the queue not
+ * seen empty, left it unarmed: the next reply woke nobody. */
 void zl_req_drain_cmp(zl_socket_t *s, zl_pipe_t *p)
 {
     if (p->cmp_in == NULL)
         return;
-    if (p->cmp_rxq.count == 0) {
-        uint64_t charge = 0;
-        bool eof = false;
-        if (zl_q_take_all(p->cmp_in, &p->cmp_rxq, &charge, &eof) == 0)
-            return;
-    }
-    while (p->cmp_rxq.count > 0) {
-        uint8_t kind = zl_fq_front(&p->cmp_rxq)->kind;
-        if (kind == ZMP_KIND_REPLY || kind == ZMP_KIND_ERROR_REPLY) {
-            take_reply(s, p, &p->cmp_rxq, p->cmp_in);
-            continue;
+    for (;;) {
+        if (p->cmp_rxq.count == 0) {
+            uint64_t charge = 0;
+            bool eof = false;
+            if (zl_q_take_all(p->cmp_in, &p->cmp_rxq, &charge, &eof) == 0)
+                return;
         }
-        /* Only replies travel on this lane (the engine refuses the rest
-         * before it delivers; this holds for inproc too). */
-        zl_fq_clear(&p->cmp_rxq);
-        zl_pipe_violation(s, p);
-        return;
+        while (p->cmp_rxq.count > 0) {
+            uint8_t kind = zl_fq_front(&p->cmp_rxq)->kind;
+            if (kind == ZMP_KIND_REPLY || kind == ZMP_KIND_ERROR_REPLY) {
+                take_reply(s, p, &p->cmp_rxq, p->cmp_in);
+                continue;
+            }
+            /* Only replies travel on this lane (the engine refuses the
+             * rest before it delivers; this holds for inproc too). */
+            zl_fq_clear(&p->cmp_rxq);
+            zl_pipe_violation(s, p);
+            return;
+        }
     }
 }
 
@@ -241,8 +248,10 @@ void zl_req_expire(zl_socket_t *s)
     int64_t now = zl_clock_ns();
     if (atomic_load(&s->req_deadline) > now)
         return;
-    while (s->cq.nreqs > 0 && s->cq.req_heap[0]->deadline_ns <= now)
+    while (s->cq.nreqs > 0 && s->cq.req_heap[0]->deadline_ns <= now) {
         req_complete(s, s->cq.req_heap[0], ZLINK_REQUEST_TIMED_OUT, NULL, 0);
+        s->cq.late_replies = true; /* its reply may still come (zl_cq_process) */
+    }
     req_deadline_refresh(s);
 }
 

@@ -70,6 +70,9 @@ struct zl_cq {
     zl_req_t **req_heap;             /* the same, a min-heap by deadline */
     size_t req_heap_cap;
     size_t nreqs;
+    bool late_replies;               /* a request timed out: its reply may
+                                        still come and must be taken (and
+                                        dropped) even with none pending */
     zl_hmap_t rtokens;               /* ROUTER: unanswered requests by token */
     zl_hmap_t rtoken_sources;        /* ... and by (source, sequence) */
     size_t nrtokens;
