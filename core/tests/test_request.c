@@ -2866,18 +2866,50 @@ static void *cq_sleeper_main(void *arg)
     return NULL;
 }
 
+/* Starts w's poller thread on s; waits the documented 50 ms that lets it
+ * take its first look and fall asleep (the cases pass either way without
+ * it: the pause only makes the lost wake-up they guard reproducible). */
+static void cq_sleeper_start(cq_sleeper_t *w, pthread_t *th, void *s)
+{
+    w->s = s;
+    atomic_init(&w->woke, -2);
+    ZT_EQ_INT(pthread_create(th, NULL, cq_sleeper_main, w), 0);
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+}
+
+/* Joins w's thread: it must have woken within 1 s of replied_ms. */
+static void cq_sleeper_expect_woke(cq_sleeper_t *w, pthread_t th, int64_t replied_ms,
+                                   const char *tr)
+{
+    pthread_join(th, NULL);
+    if (atomic_load(&w->woke) < 1)
+        ZT_FAIL("%s: the sleeping poller did not wake for the reply (result %d)", tr,
+                atomic_load(&w->woke));
+    if (w->woke_ms - replied_ms > ZT_MS(1000))
+        ZT_FAIL("%s: the poller woke %lld ms after the reply", tr,
+                (long long)(w->woke_ms - replied_ms));
+}
+
+/* cli (ROUTER "cli") connected to a fresh ROUTER "srv" of tr. */
+static void cli_srv(void *ctx, const char *tr, void **cli, void **srv)
+{
+    char ep[256];
+    *srv = router_bound(ctx, tr, "srv", ep, sizeof ep);
+    *cli = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_set_rid(*cli, "cli");
+    zlt_connect(*cli, ep);
+}
+
 /* Request 1 ends TIMED_OUT and its reply arrives afterwards, with no
  * request pending; a poller then sleeps on cli's POLLCOMPLETION, and
  * request 2 is answered at once: the poller must wake for it. */
 static void late_reply_body(void *ctx, const char *tr)
 {
     int k1 = 0, k2 = 0;
-    char ep[256];
     rrec_t a, b;
-    void *srv = router_bound(ctx, tr, "srv", ep, sizeof ep);
-    void *cli = zlt_sock(ctx, ZLINK_ROUTER);
-    zlt_set_rid(cli, "cli");
-    zlt_connect(cli, ep);
+    void *cli, *srv;
+    cli_srv(ctx, tr, &cli, &srv);
     zlink_completion_id_t id1 = REQ_ROUTABLE(cli, "srv", T(20), &k1, "first");
     RREQ(srv, &a, "cli", "first");
     CQ_END(cli, id1, &k1, "srv", ZLINK_REQUEST_TIMED_OUT);
@@ -2891,26 +2923,15 @@ static void late_reply_body(void *ctx, const char *tr)
                    zlink_monitor_status(mon, &st) == ZLINK_CONFIG_OK && st.rcv_pending_msgs >= 1),
                   3000);
     ZT_EQ_INT(zlink_monitor_close(&mon), ZLINK_CONFIG_OK);
-    /* A poller sleeps on cli; request 2 is then answered at once. The
-     * short pause lets the poller take its first look (with no request
-     * pending) and sleep; without it the case passes either way. */
-    cq_sleeper_t w = {.s = cli};
-    atomic_init(&w.woke, -2);
+    /* A poller sleeps on cli; request 2 is then answered at once. */
+    cq_sleeper_t w;
     pthread_t th;
-    ZT_EQ_INT(pthread_create(&th, NULL, cq_sleeper_main, &w), 0);
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    cq_sleeper_start(&w, &th, cli);
     zlink_completion_id_t id2 = REQ_ROUTABLE(cli, "srv", 0, &k2, "next");
     RREQ(srv, &b, "cli", "next");
     int64_t replied = zt_now_ms();
     REPLY_OK(srv, &b.rid, b.tok, "answer");
-    pthread_join(th, NULL);
-    if (atomic_load(&w.woke) < 1)
-        ZT_FAIL("%s: the sleeping poller did not wake for the reply (result %d)", tr,
-                atomic_load(&w.woke));
-    if (w.woke_ms - replied > ZT_MS(1000))
-        ZT_FAIL("%s: the poller woke %lld ms after the reply", tr,
-                (long long)(w.woke_ms - replied));
+    cq_sleeper_expect_woke(&w, th, replied, tr);
     CQ_OK(cli, id2, &k2, "srv", "answer");
     CQ_NONE(cli);
 }
@@ -2921,37 +2942,25 @@ static void late_reply_body(void *ctx, const char *tr)
 static void stray_then_reply_body(void *ctx, const char *tr)
 {
     int k1 = 0, k2 = 0;
-    char ep[256];
     rrec_t a, b;
-    void *srv = router_bound(ctx, tr, "srv", ep, sizeof ep);
-    void *cli = zlt_sock(ctx, ZLINK_ROUTER);
-    zlt_set_rid(cli, "cli");
-    zlt_connect(cli, ep);
+    void *cli, *srv;
+    cli_srv(ctx, tr, &cli, &srv);
     zlink_completion_id_t id1 = REQ_ROUTABLE(cli, "srv", T(20), &k1, "first");
     RREQ(srv, &a, "cli", "first");
     CQ_END(cli, id1, &k1, "srv", ZLINK_REQUEST_TIMED_OUT);
     zlink_completion_id_t id2 = REQ_ROUTABLE(cli, "srv", 0, &k2, "next");
     RREQ(srv, &b, "cli", "next");
-    cq_sleeper_t w = {.s = cli};
-    atomic_init(&w.woke, -2);
+    cq_sleeper_t w;
     pthread_t th;
-    ZT_EQ_INT(pthread_create(&th, NULL, cq_sleeper_main, &w), 0);
-    /* Pauses: the poller sleeps, then takes the stray reply's arrival and
-     * sleeps again, before the real reply comes (the case passes either
-     * way without them). */
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    cq_sleeper_start(&w, &th, cli);
+    /* The poller takes the stray reply's arrival and sleeps again before
+     * the real reply comes (the same documented pause). */
     REPLY_OK(srv, &a.rid, a.tok, "too-late");
+    struct timespec pause = {0, 50 * 1000 * 1000};
     nanosleep(&pause, NULL);
     int64_t replied = zt_now_ms();
     REPLY_OK(srv, &b.rid, b.tok, "answer");
-    pthread_join(th, NULL);
-    if (atomic_load(&w.woke) < 1)
-        ZT_FAIL("%s: the sleeping poller did not wake for the reply (result %d)", tr,
-                atomic_load(&w.woke));
-    if (w.woke_ms - replied > ZT_MS(1000))
-        ZT_FAIL("%s: the poller woke %lld ms after the reply", tr,
-                (long long)(w.woke_ms - replied));
+    cq_sleeper_expect_woke(&w, th, replied, tr);
     CQ_OK(cli, id2, &k2, "srv", "answer");
     CQ_NONE(cli);
 }
