@@ -14,6 +14,13 @@ packages=(
     libzmq3-dev     # the benchmark baseline
     libgrpc++-dev   # gRPC C++ 1.51, the framework benchmark's baseline (//bench:framework_grpc)
     abigail-tools   # abidw / abidiff for the ABI gate
+    python3         # abi/gen/tables.py (the bindings' tables) and the CFFI ABI check
+    python3-cffi    # //abi:cffi_check: the ABI seen from a foreign loader
+    libjansson-dev  # the C conformance runner's manifest reader
+    nlohmann-json3-dev # the C++ binding's JSON helpers and the C++ runner's manifest reader
+    default-jdk-headless # javac, jar and the JNI headers (JDK 17)
+    junit5          # the Java binding's tests (junit-platform-console-standalone.jar)
+    libjackson2-databind-java # the Java binding's typed payloads
 )
 
 missing=()
