@@ -2,9 +2,9 @@
  * framework_driver.c — the framework request/reply benchmark
  * (//bench:framework, doc/performance.md "Framework request/reply").
  *
- *   framework --language c [--quick] [--only core|grpc|framework]
+ *   framework --language L [--quick] [--only core|grpc|framework|L]
  *             [--reps R] [--duration-ms D] [--warmup-ms W]
- *             [--core-bin P] [--grpc-bin P] [--framework-bin P]
+ *             [--core-bin P] [--grpc-bin P] [--framework-bin P] [--binding-bin P]
  *
  * Design notes
  * ------------
@@ -14,8 +14,12 @@
  *              against ROUTER zlink_router_recv + zlink_reply (rr_core.c)
  *   grpc       gRPC C++ generic async API, raw byte buffers (rr_grpc.cc)
  *   framework  the ZLink framework: Host + ClientServer channel, calls
- *              with a completion callback (rr_framework.c), in the binding
- *              language --language names (only c so far)
+ *              with a completion callback (rr_framework.c), through the C ABI
+ *   L          with --language L other than c: the same framework program
+ *              written with the L binding (framework_L beside this binary,
+ *              or --binding-bin), server and client both in L; the ratio
+ *              RATIO,request_reply,L_vs_c compares its throughput at 1,000
+ *              in flight with the C program's
  * Each implementation is a separate program; for every run the driver
  * starts its server process, reads "READY,port=<p>" from it, starts its
  * client process with the port, reads the client's SAMPLE line, then closes
@@ -56,19 +60,36 @@
 #define SIZE_BYTES 64
 #define OUT_CAP 8192
 
-enum { IMPL_CORE = 0, IMPL_GRPC, IMPL_FRAMEWORK, IMPL_COUNT };
-static const char *const impl_names[IMPL_COUNT] = {"core", "grpc", "framework"};
-static const char *const impl_programs[IMPL_COUNT] = {"framework_core", "framework_grpc",
-                                                      "framework_zlink"};
-static const char *const impl_targets[IMPL_COUNT] = {
-    "//bench:framework_core", "//bench:framework_grpc", "//bench:framework_zlink"};
+enum { IMPL_CORE = 0, IMPL_GRPC, IMPL_FRAMEWORK, IMPL_BINDING, IMPL_COUNT };
+/* The binding's entries are filled from --language (set_binding). */
+static const char *impl_names[IMPL_COUNT] = {"core", "grpc", "framework", "binding"};
+static const char *impl_programs[IMPL_COUNT] = {"framework_core", "framework_grpc",
+                                                "framework_zlink", NULL};
+static const char *impl_targets[IMPL_COUNT] = {
+    "//bench:framework_core", "//bench:framework_grpc", "//bench:framework_zlink", NULL};
+
+/* The languages with a binding, and the program and target of each. */
+static const char *const binding_langs[] = {"cpp", "java", "dotnet", "node"};
+#define N_BINDINGS (sizeof binding_langs / sizeof binding_langs[0])
+
+static void set_binding(const char *lang)
+{
+    static char program[64], target[96];
+    snprintf(program, sizeof program, "framework_%s", lang);
+    snprintf(target, sizeof target, "//bench:framework_%s", lang);
+    impl_names[IMPL_BINDING] = lang;
+    impl_programs[IMPL_BINDING] = program;
+    impl_targets[IMPL_BINDING] = target;
+}
 
 static const unsigned inflights[] = {1, 1000};
 #define N_INFLIGHT (sizeof inflights / sizeof inflights[0])
 
 typedef struct options {
     const char *language;
+    int has_binding;           /* --language names a binding (not c) */
     int quick;
+    const char *only_name;     /* --only's value */
     int only;                  /* -1: all */
     int reps;
     long duration_ms;
@@ -97,11 +118,12 @@ static uint64_t now_ns(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: framework --language c [--quick] [--only core|grpc|framework]\n"
+            "usage: framework --language L [--quick] [--only core|grpc|framework|L]\n"
             "                 [--reps R] [--duration-ms D] [--warmup-ms W]\n"
             "                 [--core-bin PATH] [--grpc-bin PATH] [--framework-bin PATH]\n"
-            "  --language L   the framework binding to measure: c (cpp, java, dotnet, node\n"
-            "                 are not implemented yet)\n"
+            "                 [--binding-bin PATH]\n"
+            "  --language L   the framework binding to measure beside the C one: c, cpp,\n"
+            "                 java, dotnet or node\n"
             "  --quick        smoke run: 1 repetition of 300 ms after 100 ms of warm-up\n"
             "  --only I       measure one implementation\n"
             "  R, D, W        repetitions (default 3), measuring window per run (2000 ms),\n"
@@ -162,15 +184,7 @@ static int parse_args(int argc, char **argv, options_t *o, char *dir, size_t dir
         } else if (strcmp(a, "--language") == 0) {
             o->language = v;
         } else if (strcmp(a, "--only") == 0) {
-            int found = -1;
-            for (int k = 0; k < IMPL_COUNT; k++)
-                if (strcmp(v, impl_names[k]) == 0)
-                    found = k;
-            if (found < 0) {
-                fprintf(stderr, "framework: --only %s: expected core, grpc or framework\n", v);
-                return -1;
-            }
-            o->only = found;
+            o->only_name = v;
         } else if (strcmp(a, "--reps") == 0) {
             if (parse_long(v, 1, MAX_REPS, &n) != 0) {
                 fprintf(stderr, "framework: --reps %s: expected 1..%d\n", v, MAX_REPS);
@@ -194,25 +208,36 @@ static int parse_args(int argc, char **argv, options_t *o, char *dir, size_t dir
             o->bin[IMPL_GRPC] = v;
         } else if (strcmp(a, "--framework-bin") == 0) {
             o->bin[IMPL_FRAMEWORK] = v;
+        } else if (strcmp(a, "--binding-bin") == 0) {
+            o->bin[IMPL_BINDING] = v;
         } else {
             fprintf(stderr, "framework: unknown option %s\n", a);
             return -1;
         }
         i++;
     }
+    o->has_binding = 0;
     if (strcmp(o->language, "c") != 0) {
-        static const char *const later[] = {"cpp", "java", "dotnet", "node"};
-        for (size_t k = 0; k < sizeof later / sizeof later[0]; k++) {
-            if (strcmp(o->language, later[k]) == 0) {
-                fprintf(stderr,
-                        "framework: --language %s is not implemented yet; only c is\n",
-                        o->language);
-                return -1;
-            }
+        for (size_t k = 0; k < N_BINDINGS; k++)
+            if (strcmp(o->language, binding_langs[k]) == 0)
+                o->has_binding = 1;
+        if (!o->has_binding) {
+            fprintf(stderr, "framework: unknown --language %s (c, cpp, java, dotnet, node)\n",
+                    o->language);
+            return -1;
         }
-        fprintf(stderr, "framework: unknown --language %s (c; later cpp, java, dotnet, node)\n",
-                o->language);
-        return -1;
+        set_binding(o->language);
+    }
+    if (o->only_name) {
+        for (int k = 0; k < IMPL_COUNT; k++)
+            if ((k != IMPL_BINDING || o->has_binding) && strcmp(o->only_name, impl_names[k]) == 0)
+                o->only = k;
+        if (o->only < 0) {
+            fprintf(stderr, "framework: --only %s: expected core, grpc, framework%s%s\n",
+                    o->only_name, o->has_binding ? " or " : "",
+                    o->has_binding ? o->language : "");
+            return -1;
+        }
     }
     if (o->reps < 0)
         o->reps = o->quick ? 1 : 3;
@@ -535,7 +560,9 @@ int main(int argc, char **argv)
     static char paths[IMPL_COUNT][PATH_MAX + 64];
     int wanted[IMPL_COUNT];
     for (int k = 0; k < IMPL_COUNT; k++) {
-        wanted[k] = o.only < 0 || o.only == k;
+        wanted[k] = (k != IMPL_BINDING || o.has_binding) && (o.only < 0 || o.only == k);
+        if (!wanted[k] && k == IMPL_BINDING)
+            continue;
         if (!o.bin[k]) {
             snprintf(paths[k], sizeof paths[k], "%s/%s", dir, impl_programs[k]);
             o.bin[k] = paths[k];
@@ -609,6 +636,13 @@ int main(int argc, char **argv)
     /* series index 0: 1 in flight, 1: 1,000 in flight. */
     const series_t *fw = series[IMPL_FRAMEWORK], *core = series[IMPL_CORE],
                    *grpc = series[IMPL_GRPC];
+    if (o.has_binding) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_vs_c", o.language);
+        ratio(name, &series[IMPL_BINDING][1], &fw[1], 0);
+        snprintf(name, sizeof name, "latency_p50_%s_vs_c_1", o.language);
+        ratio(name, &series[IMPL_BINDING][0], &fw[0], 1);
+    }
     ratio("framework_vs_core", &fw[1], &core[1], 0);
     ratio("framework_vs_grpc", &fw[1], &grpc[1], 0);
     ratio("latency_p50_framework_vs_grpc_1", &fw[0], &grpc[0], 1);
