@@ -7,8 +7,9 @@
 # For each of core, grpc and framework: `<driver> --quick --only <impl>` must exit 0,
 # print no FAIL line, and print one RESULT line at 1 and one at 1,000 in
 # flight with a positive throughput and latencies. A third run checks that
-# a missing program is a FAIL line with exit status 1, never a silent skip,
-# and a fourth that an unknown --language is refused with status 2.
+# a missing program is a FAIL line with exit status 1, never a silent skip
+# (also a binding's), and a fourth that an unknown --language is refused
+# with status 2.
 set -uo pipefail
 
 driver=$1
@@ -61,9 +62,17 @@ for n in 1 1000; do
 done
 grep -q '^RESULT,' <<<"$out" && fail "missing program: a RESULT line was printed"
 
-"$driver" --language java --quick >/dev/null 2>&1
+"$driver" --language cobol --quick >/dev/null 2>&1
 rc=$?
-[ "$rc" -eq 2 ] || fail "--language java: exit status $rc, want 2"
+[ "$rc" -eq 2 ] || fail "--language cobol: exit status $rc, want 2"
+
+# A binding's program that is missing is a FAIL line of that language, never
+# a silent skip.
+out=$("$driver" --language java --quick --only java --binding-bin /nonexistent/framework_java)
+rc=$?
+[ "$rc" -eq 1 ] || fail "missing binding program: exit status $rc, want 1"
+grep -q "^FAIL,request_reply,java,1000,program /nonexistent/framework_java not built" <<<"$out" ||
+    fail "missing binding program: no FAIL line"
 
 if [ "$failures" -ne 0 ]; then
     echo "framework_smoke: $failures failure(s)" >&2
