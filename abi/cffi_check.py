@@ -176,7 +176,7 @@ def cffi_fields(ffi, ctype, prefix="", base=0):
     struct/union types are listed after their member, as layout.json does."""
     out = []
     for name, field in ctype.fields:
-        if field.bitsize not in (-1, None) and field.bitsize >= 0:
+        if field.bitsize != -1:
             raise SystemExit("cffi_check: bit-field %s%s is not handled" % (prefix, name))
         if name == "" or name is None:
             out.extend(cffi_fields(ffi, field.type, prefix, base + field.offset))
@@ -365,12 +365,18 @@ def core_round_trip(ffi, lib, macros, layout):
         finally:
             lib.zlink_completion_close(rec)
     finally:
-        for s in socks:
-            rc = lib.zlink_close(s)
+        # Close even after a failure; report a close failure only when
+        # nothing failed before it (the first failure is the one to read).
+        cleanup = []
+        for sock in socks:
+            rc = lib.zlink_close(sock)
             if rc != lib.ZLINK_CLOSE_OK:
-                raise CheckError("zlink_close: %s" % result_name(ffi, lib, rc))
+                cleanup.append("zlink_close: %s" % result_name(ffi, lib, rc))
         rc = lib.zlink_ctx_term(ctx)
-        expect(rc == lib.ZLINK_CLOSE_OK, "zlink_ctx_term: %s" % result_name(ffi, lib, rc))
+        if rc != lib.ZLINK_CLOSE_OK:
+            cleanup.append("zlink_ctx_term: %s" % result_name(ffi, lib, rc))
+        if cleanup and sys.exc_info()[0] is None:
+            raise CheckError("; ".join(cleanup))
     print("core: DEALER request / ROUTER reply over inproc: ok", flush=True)
 
 
@@ -393,7 +399,9 @@ def framework_round_trip(ffi, lib, layout):
             reply = b"reply:" + body
             rc = lib.zlink_turn_respond(turn, b"echo.reply", b"", reply, len(reply))
             if rc != lib.ZLINK_FW_OK:
-                calls.append(("respond failed", rc, None))
+                calls.append(("respond failed", result_name(ffi, lib, rc), None))
+                if rc in (lib.ZLINK_FW_INVALID_ARGUMENT, lib.ZLINK_FW_INVALID_OPERATION):
+                    lib.zlink_turn_end(turn, 1, b"zlink_turn_respond failed")  # still open
         except Exception as e:  # never leave a turn open: shutdown would wait for it
             calls.append(("handler raised", repr(e), None))
             lib.zlink_turn_end(turn, 1, repr(e).encode()[:200])
@@ -470,14 +478,17 @@ def framework_round_trip(ffi, lib, layout):
         finally:
             lib.zlink_call_release(call)
     finally:
+        cleanup = []
         for h in reversed(hosts):
             if lib.zlink_host_state(h) == lib.ZLINK_HOST_SERVING:
                 rc = lib.zlink_host_shutdown(h, ms(5000))
                 if rc != lib.ZLINK_FW_OK:
-                    raise CheckError("zlink_host_shutdown: %s" % result_name(ffi, lib, rc))
+                    cleanup.append("zlink_host_shutdown: %s" % result_name(ffi, lib, rc))
             rc = lib.zlink_host_destroy(h)
             if rc != lib.ZLINK_FW_OK:
-                raise CheckError("zlink_host_destroy: %s" % result_name(ffi, lib, rc))
+                cleanup.append("zlink_host_destroy: %s" % result_name(ffi, lib, rc))
+        if cleanup and sys.exc_info()[0] is None:
+            raise CheckError("; ".join(cleanup))
     expect(calls == [("echo", b"hello", 1)],
            "the handler saw %r, want one call [('echo', b'hello', in runtime context 1)]" % calls)
     print("framework: ClientServer request, CFFI handler, zlink_turn_respond, "
