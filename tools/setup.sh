@@ -16,6 +16,7 @@ packages=(
     abigail-tools   # abidw / abidiff for the ABI gate
     python3         # abi/gen/tables.py (the bindings' tables) and the CFFI ABI check
     python3-cffi    # //abi:cffi_check: the ABI seen from a foreign loader
+    python3-pycparser # abi/layout_gen.py (also a dependency of python3-cffi)
     libjansson-dev  # the C conformance runner's manifest reader
     nlohmann-json3-dev # the C++ binding's JSON helpers and the C++ runner's manifest reader
     default-jdk-headless # javac, jar and the JNI headers (JDK 17)
