@@ -55,9 +55,11 @@ package=libzlink${major}-dev
 soname=libzlink.so.$major
 
 # The library must be what the file name promises.
-readelf -h "$lib" | grep -q 'Machine:.*X86-64' || die "$lib is not an x86-64 object"
-readelf -d "$lib" | grep -q "(SONAME).*\[$soname\]" || die "$lib has no SONAME $soname"
-if readelf --dyn-syms -W "$lib" | grep -Eq '__(asan|tsan|ubsan)_'; then
+# (grep reads all its input here, never -q: with pipefail, readelf killed
+# by SIGPIPE after an early match would turn the match into a miss.)
+readelf -h "$lib" | grep 'Machine:.*X86-64' >/dev/null || die "$lib is not an x86-64 object"
+readelf -d "$lib" | grep "(SONAME).*\[$soname\]" >/dev/null || die "$lib has no SONAME $soname"
+if readelf -d --dyn-syms -W "$lib" | grep -E '__(asan|tsan|ubsan)_|lib(asan|tsan|ubsan)\.so' >/dev/null; then
     die "$lib is built with a sanitizer; the package carries the plain build"
 fi
 
