@@ -2,11 +2,12 @@
 # install_c_test.sh — //packages:install_c: the C package, installed and used
 # the way a user would, with no Bazel between the package and the program.
 #
-#   install_c_test.sh PACKAGE.deb ECHO_SERVER README.md INSTALL_TEST_LIB
+#   install_c_test.sh PACKAGE.deb ECHO_SERVER README.md INSTALL_TEST_LIB ZLINK_MAP
 #
 # 1. the package's control fields, and its files unpacked with dpkg -x into
 #    a fresh prefix: exactly the expected files, the SONAME and dev links,
-#    a library with debug info and no sanitizer runtime;
+#    a library with debug info and no sanitizer runtime that exports
+#    exactly the names of zlink.map, each with its version node;
 # 2. pkg-config, through PKG_CONFIG_PATH only, finds that prefix's zlink.pc
 #    with the header's version;
 # 3. the example of packages/README.md (the block after the marker
@@ -19,10 +20,11 @@
 #    server stopped by SIGTERM.
 set -euo pipefail
 
-[ "$#" -eq 4 ] || { echo "usage: install_c_test.sh PACKAGE.deb ECHO_SERVER README.md LIB" >&2; exit 2; }
+[ "$#" -eq 5 ] || { echo "usage: install_c_test.sh PACKAGE.deb ECHO_SERVER README.md LIB ZLINK_MAP" >&2; exit 2; }
 deb=$(realpath "$1")
 server=$(realpath "$2")
 readme=$(realpath "$3")
+map=$(realpath "$5")
 # shellcheck source=install_test_lib.sh
 source "$4"
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
@@ -69,12 +71,19 @@ readelf -S -W "$libdir/$real" | grep ' \.debug_info ' >/dev/null || zpk_fail "$r
 if readelf -d --dyn-syms -W "$libdir/$real" | grep -E '__(asan|tsan|ubsan)_|lib(asan|tsan|ubsan)\.so' >/dev/null; then
     zpk_fail "$real is a sanitizer build; the package must carry the plain one"
 fi
+# The exports: name@@node for each name of the version script, no other.
+want_syms=$(awk '/^ZLINK_[0-9.]+ *[{]/ { node = $1 }
+                 /^ *zlink_[a-z0-9_]+;/ { gsub(/[ ;]/, ""); print $0 "@@" node }' "$map" | LC_ALL=C sort)
+got_syms=$(readelf --dyn-syms -W "$libdir/$real" | awk '$7 != "UND" && $8 ~ /^zlink_/ { print $8 }' | LC_ALL=C sort)
+[ -n "$want_syms" ] || zpk_fail "no symbol read from $map"
+[ "$got_syms" = "$want_syms" ] || zpk_fail "the library's exports differ from zlink.map (< map, > library):
+$(diff <(echo "$want_syms") <(echo "$got_syms") || true)"
 
 # The version of the installed header is the package's version.
 macro() { sed -n "s/^#define $1 \([0-9][0-9]*\)\$/\1/p" "$prefix/usr/include/zlink.h"; }
 hver="$(macro ZLINK_VERSION_MAJOR).$(macro ZLINK_VERSION_MINOR).$(macro ZLINK_VERSION_PATCH)"
 [ "$hver" = "$version" ] || zpk_fail "zlink.h says $hver, the package $version"
-echo "ok: $(basename "$deb") ($(field Depends)) unpacked into $prefix: $(echo "$got" | wc -l) files and links as expected"
+echo "ok: $(basename "$deb") ($(field Depends)) unpacked into $prefix: $(echo "$got" | wc -l) files and links as expected, $(echo "$got_syms" | wc -l) exports as zlink.map says"
 
 # ------------------------------------------------------------ 2. pkg-config
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -84,6 +93,10 @@ pc_libdir=$(pkg-config --variable=libdir zlink)
     zpk_fail "pkg-config's libdir $pc_libdir is not the prefix's $libdir"
 [ "$(realpath "$(pkg-config --variable=includedir zlink)")" = "$(realpath "$prefix/usr/include")" ] ||
     zpk_fail "pkg-config's includedir is not the prefix's"
+case " $(pkg-config --static --libs zlink) " in
+    *" -luv "*) ;;
+    *) zpk_fail "pkg-config --static --libs zlink does not name -luv: $(pkg-config --static --libs zlink)" ;;
+esac
 echo "ok: pkg-config zlink $version: $(pkg-config --cflags --libs zlink)"
 
 # ------------------------------------------------------------ 3. a project
