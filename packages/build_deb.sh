@@ -75,6 +75,8 @@ for h in "${headers[@]}"; do
     install -D -m 0644 "$h" "$root/usr/include/${h##*abi/include/}"
 done
 install -m 0644 "$lib" "$libdir/libzlink.so.$version"
+ln -s "libzlink.so.$version" "$libdir/$soname"
+ln -s "$soname" "$libdir/libzlink.so"
 sed -e "s|@VERSION@|$version|g" -e "s|@MULTIARCH@|$multiarch|g" "$pc_in" >"$libdir/pkgconfig/zlink.pc"
 chmod 0644 "$libdir/pkgconfig/zlink.pc"
 if grep -q '@[A-Z]*@' "$libdir/pkgconfig/zlink.pc"; then
@@ -84,13 +86,9 @@ fi
 # Depends: the libc6 and libuv1 versions the library needs (their shlibs
 # and symbols files on this machine).
 printf 'Source: zlink\n\nPackage: %s\nArchitecture: %s\n' "$package" "$arch" >"$work/debian/control"
-depends=$(cd "$work" && dpkg-shlibdeps -O -e "debian/$package/usr/lib/$multiarch/libzlink.so.$version")
+depends=$(cd "$work" && dpkg-shlibdeps -O "debian/$package/usr/lib/$multiarch/libzlink.so.$version")
 depends=${depends#shlibs:Depends=}
 case "$depends" in *libuv1*) ;; *) die "dpkg-shlibdeps found no libuv1 dependency: '$depends'" ;; esac
-# The links come after dpkg-shlibdeps, which warns about a SONAME link in
-# the tree it analyses.
-ln -s "libzlink.so.$version" "$libdir/$soname"
-ln -s "$soname" "$libdir/libzlink.so"
 
 installed_kb=$(du -s -k --apparent-size --exclude=DEBIAN "$root" | cut -f1)
 cat >"$root/DEBIAN/control" <<EOF
