@@ -129,17 +129,28 @@ int main(int argc, char **argv)
     zlink_host_t *host = zlink_host_new("echo_server", &rc);
     if (host == NULL)
         return fail("zlink_host_new", rc);
-    if ((rc = zlink_host_add_cs_server(host, channel, endpoint)) != ZLINK_FW_OK)
-        return fail("zlink_host_add_cs_server", rc);
-    rc = zlink_host_add_handler(host, ZLINK_OWNER_CHANNEL, channel, ZLINK_MESSAGE_REQUEST,
-                                ECHO_PACKET, on_echo, NULL);
-    if (rc != ZLINK_FW_OK)
-        return fail("zlink_host_add_handler", rc);
-    if ((rc = zlink_host_start(host)) != ZLINK_FW_OK)
-        return fail("zlink_host_start", rc);
+    const char *step = "zlink_host_add_cs_server";
+    rc = zlink_host_add_cs_server(host, channel, endpoint);
+    if (rc == ZLINK_FW_OK) {
+        step = "zlink_host_add_handler";
+        rc = zlink_host_add_handler(host, ZLINK_OWNER_CHANNEL, channel, ZLINK_MESSAGE_REQUEST,
+                                    ECHO_PACKET, on_echo, NULL);
+    }
+    if (rc == ZLINK_FW_OK) {
+        step = "zlink_host_start";
+        rc = zlink_host_start(host);
+    }
     char bound[256];
-    if ((rc = zlink_host_endpoint(host, channel, bound, sizeof bound)) != ZLINK_FW_OK)
-        return fail("zlink_host_endpoint", rc);
+    if (rc == ZLINK_FW_OK) {
+        step = "zlink_host_endpoint";
+        rc = zlink_host_endpoint(host, channel, bound, sizeof bound);
+    }
+    if (rc != ZLINK_FW_OK) {
+        fail(step, rc);
+        zlink_host_destroy(host);
+        close(sigfd);
+        return 1;
+    }
     printf("LISTENING %s\n", bound);
 
     const char *why = wait_for_stop(sigfd);
