@@ -6,13 +6,20 @@
 #
 # usage: matrix.sh --manifest FILE --runner c=PATH [--runner LANG=PATH ...] [--json]
 #
-# Runs every language runner given with --runner against the manifest and
-# reads its CASE lines ("CASE <id> pass|fail|missing <detail>"). A language
-# without a runner, or a case its runner printed no line for, is "missing".
-# The case list comes from the manifest through the C runner (--list).
+# Runs every language runner given with --runner against the whole
+# manifest, then reads its CASE lines through the C runner's
+# "--verify LANG MANIFEST OUTPUT" (c/verify.c), which applies the protocol's
+# rules: a cell is pass, fail, missing or absent-by-seed; a line that breaks
+# a rule (absent-by-seed for a case the manifest does not mark absent for
+# that language, a pass for one it does, an unknown status, a repeat ...)
+# makes its cell "fail" and is explained on stderr. A language without a
+# runner, or a case its runner printed no line for, is "missing".
 # Plain POSIX sh and awk: no python, no jq. Exits 0 once the matrix is
 # printed, whatever the results (the test targets are the gates); 2 for a
 # usage error or a manifest the C runner cannot read.
+#
+# Under "bazel run" the runners find their runfiles through RUNFILES_DIR,
+# which this script sets to its own runfiles tree when it is not set.
 set -u
 
 LANGS="c cpp java dotnet node"
@@ -50,6 +57,14 @@ done
 c_runner=$(runner_of c)
 [ -n "$c_runner" ] || usage
 
+if [ -z "${RUNFILES_DIR:-}" ] && [ -d "$0.runfiles" ]; then
+    case "$0" in
+    /*) RUNFILES_DIR="$0.runfiles" ;;
+    *) RUNFILES_DIR="$PWD/$0.runfiles" ;;
+    esac
+    export RUNFILES_DIR
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -60,13 +75,20 @@ fi
 
 for lang in $LANGS; do
     path=$(runner_of "$lang")
-    [ -n "$path" ] || continue
-    "$path" "$manifest" >"$tmp/$lang.out" 2>"$tmp/$lang.err"
-    rc=$?
-    if [ "$rc" -gt 1 ]; then
-        echo "matrix: the $lang runner exited $rc:" >&2
-        grep '^ERROR' "$tmp/$lang.out" >&2
-        tail -n 5 "$tmp/$lang.err" >&2
+    : >"$tmp/$lang.out"
+    if [ -n "$path" ]; then
+        "$path" "$manifest" >"$tmp/$lang.out" 2>"$tmp/$lang.err"
+        rc=$?
+        if [ "$rc" -gt 1 ]; then
+            echo "matrix: the $lang runner exited $rc:" >&2
+            grep '^ERROR' "$tmp/$lang.out" >&2
+            tail -n 5 "$tmp/$lang.err" >&2
+        fi
+    fi
+    "$c_runner" --verify "$lang" "$manifest" "$tmp/$lang.out" >"$tmp/$lang.cells" 2>"$tmp/$lang.verr"
+    if [ $? -gt 1 ] && [ -n "$path" ]; then
+        echo "matrix: the $lang runner's lines break the protocol:" >&2
+        sed 's/^/  /' "$tmp/$lang.verr" >&2
     fi
 done
 
@@ -74,11 +96,10 @@ awk -v langs="$LANGS" -v json="$json" -v dir="$tmp" '
 BEGIN {
     nl = split(langs, lang, " ")
     for (i = 1; i <= nl; i++) {
-        file = dir "/" lang[i] ".out"
+        file = dir "/" lang[i] ".cells"
         while ((getline line < file) > 0) {
             split(line, f, " ")
-            if (f[1] == "CASE" && (f[3] == "pass" || f[3] == "fail" || f[3] == "missing"))
-                st[lang[i], f[2]] = f[3]
+            st[lang[i], f[1]] = f[2]
         }
         close(file)
     }
@@ -113,9 +134,12 @@ END {
     for (i = 1; i <= nl; i++)
         row[i] = sprintf("%d/%d", count[i, "pass"], n)
     put("pass")
+    for (i = 1; i <= nl; i++)
+        row[i] = sprintf("%d/%d", count[i, "absent-by-seed"], n)
+    put("absent")
 }
 function put(first,    i) { # first, then row[1..nl], in columns
     printf "%-8s", first
     for (i = 1; i <= nl; i++)
-        printf(i < nl ? " %-8s" : " %s\n", row[i])
+        printf(i < nl ? " %-15s" : " %s\n", row[i])
 }' "$tmp/ids"

@@ -14,11 +14,11 @@
 #ifndef CONF_H
 #define CONF_H
 
-#include "json.h"
-
+#include <jansson.h>
 #include <stddef.h>
 
-typedef cj_value_t conf_params_t;
+/* The case's "params" object, as Jansson read it (manifest.c). */
+typedef json_t conf_params_t;
 
 /* The integer parameter key; a missing or non-integer parameter fails the
  * case (the manifest is the only source of parameter values). */

@@ -82,6 +82,9 @@ conf_case_fn jq09_per_peer_accounting;
 conf_case_fn jq10_malformed_input;
 conf_case_fn jq19_core_hwm_backpressure;
 conf_case_fn jq22_no_retained_receive_or_retry;
+/* x_terminators.c */
+conf_case_fn x1_terminator_surface;
+conf_case_fn x2_completion_isolation;
 
 const conf_impl_t conf_impls[] = {
     {"PL-01", pl_poll_returns_count_zero_or_minus_one},
@@ -148,6 +151,8 @@ const conf_impl_t conf_impls[] = {
     {"JQ-20", jq20_completions_need_no_permit},
     {"JQ-21", sc12_cs_reply_held_in_fifo},
     {"JQ-22", jq22_no_retained_receive_or_retry},
+    {"X-1", x1_terminator_surface},
+    {"X-2", x2_completion_isolation},
 };
 
 const size_t conf_impl_count = sizeof conf_impls / sizeof conf_impls[0];

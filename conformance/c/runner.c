@@ -6,6 +6,10 @@
  *   c_runner --check MANIFEST              checks the manifest and that this
  *                                          runner implements exactly its cases
  *   c_runner --list MANIFEST               prints the manifest's case ids
+ *   c_runner --verify LANG MANIFEST OUTPUT holds the CASE lines another
+ *                                          language's runner printed (OUTPUT)
+ *                                          against the manifest (verify.c);
+ *                                          run.sh and matrix.sh use it
  *
  * Output (stdout), one line per case, in manifest order:
  *   CASE <id> pass <elapsed>
@@ -26,7 +30,7 @@
  * thread or a ZLink context.
  */
 #include "conf.h"
-#include "json.h"
+#include "manifest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,216 +54,6 @@
 
 enum { EXIT_OK = 0, EXIT_CASES = 1, EXIT_USAGE = 2 };
 
-/* ---------------------------------------------------------------- manifest */
-
-typedef struct entry {
-    const char *id;
-    const cj_value_t *params;
-} entry_t;
-
-typedef struct manifest {
-    cj_value_t *root;
-    entry_t *cases;
-    size_t n;
-} manifest_t;
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (buf == NULL)
-            break;
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *grown = realloc(buf, cap * 2);
-        if (grown == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (buf == NULL || bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static void report_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("ERROR ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
-
-/* An id is two or more capital letters, '-', two or more digits. */
-static bool id_well_formed(const char *id)
-{
-    size_t i = 0;
-    while (id[i] >= 'A' && id[i] <= 'Z')
-        i++;
-    if (i < 2 || id[i] != '-')
-        return false;
-    size_t d = ++i;
-    while (id[i] >= '0' && id[i] <= '9')
-        i++;
-    return i - d >= 2 && id[i] == '\0';
-}
-
-static bool nonempty_string(const cj_value_t *v)
-{
-    return v != NULL && v->kind == CJ_STRING && v->str[0] != '\0';
-}
-
-/* The optional "later" member of case c: the parts of the contract case
- * that need a later phase of the project, as a non-empty array of
- * {"part": text, "needs": text} objects (both non-empty, nothing else).
- * The runner implements the rest of the case; the parts are listed so a
- * reader of the manifest sees what the case does not cover yet. Returns the
- * number of problems, each reported as an ERROR line. */
-static int later_check(const char *path, const cj_value_t *c, const char *id)
-{
-    const cj_value_t *later = cj_get(c, "later");
-    if (later == NULL)
-        return 0;
-    if (later->kind != CJ_ARRAY || later->n == 0) {
-        report_error("%s line %d: case %s: \"later\" must be a non-empty array", path,
-                     later->line, id);
-        return 1;
-    }
-    int problems = 0;
-    for (size_t i = 0; i < later->n; i++) {
-        const cj_value_t *e = &later->items[i];
-        bool ok = e->kind == CJ_OBJECT && e->n == 2 && nonempty_string(cj_get(e, "part")) &&
-                  nonempty_string(cj_get(e, "needs"));
-        if (!ok) {
-            report_error("%s line %d: case %s: \"later\" entry %zu needs exactly a non-empty "
-                         "\"part\" and \"needs\"",
-                         path, e->line, id, i + 1);
-            problems++;
-        }
-    }
-    return problems;
-}
-
-/* Loads and checks the manifest: {"cases": [{"id", "title", "seed",
- * "params" [, "later"]}, ...]} plus an optional top-level "about" string.
- * Reports every problem as an ERROR line; returns the number of problems. */
-static int manifest_load(const char *path, manifest_t *m)
-{
-    memset(m, 0, sizeof *m);
-    char *text = read_file(path);
-    if (text == NULL) {
-        report_error("%s: cannot read: %s", path, strerror(errno));
-        return 1;
-    }
-    char err[256];
-    m->root = cj_parse(text, err, sizeof err);
-    free(text);
-    if (m->root == NULL) {
-        report_error("%s: %s", path, err);
-        return 1;
-    }
-    int problems = 0;
-    const cj_value_t *root = m->root;
-    const cj_value_t *cases = cj_get(root, "cases");
-    if (root->kind != CJ_OBJECT || cases == NULL || cases->kind != CJ_ARRAY) {
-        report_error("%s: the top level must be an object with a \"cases\" array", path);
-        return 1;
-    }
-    for (size_t i = 0; i < root->n; i++) {
-        if (strcmp(root->keys[i], "cases") != 0 && strcmp(root->keys[i], "about") != 0) {
-            report_error("%s: unknown top-level member \"%s\"", path, root->keys[i]);
-            problems++;
-        }
-    }
-    m->cases = calloc(cases->n + 1, sizeof *m->cases);
-    if (m->cases == NULL) {
-        report_error("out of memory");
-        return 1;
-    }
-    for (size_t i = 0; i < cases->n; i++) {
-        const cj_value_t *c = &cases->items[i];
-        if (c->kind != CJ_OBJECT) {
-            report_error("%s line %d: case %zu is not an object", path, c->line, i + 1);
-            problems++;
-            continue;
-        }
-        const cj_value_t *id = cj_get(c, "id");
-        const cj_value_t *params = cj_get(c, "params");
-        if (!nonempty_string(id) || !id_well_formed(id->str)) {
-            report_error("%s line %d: case %zu has no id of the form XX-00", path, c->line, i + 1);
-            problems++;
-            continue;
-        }
-        if (!nonempty_string(cj_get(c, "title")) || !nonempty_string(cj_get(c, "seed"))) {
-            report_error("%s line %d: case %s needs a non-empty \"title\" and \"seed\"", path,
-                         c->line, id->str);
-            problems++;
-        }
-        if (params == NULL || params->kind != CJ_OBJECT) {
-            report_error("%s line %d: case %s needs a \"params\" object", path, c->line, id->str);
-            problems++;
-        }
-        problems += later_check(path, c, id->str);
-        for (size_t k = 0; k < c->n; k++) {
-            const char *key = c->keys[k];
-            if (strcmp(key, "id") != 0 && strcmp(key, "title") != 0 && strcmp(key, "seed") != 0 &&
-                strcmp(key, "params") != 0 && strcmp(key, "later") != 0) {
-                report_error("%s line %d: case %s has an unknown member \"%s\"", path, c->line,
-                             id->str, key);
-                problems++;
-            }
-        }
-        for (size_t k = 0; k < m->n; k++) {
-            if (strcmp(m->cases[k].id, id->str) == 0) {
-                report_error("%s line %d: duplicate case id %s", path, c->line, id->str);
-                problems++;
-            }
-        }
-        m->cases[m->n].id = id->str;
-        m->cases[m->n].params = params;
-        m->n++;
-    }
-    if (m->n == 0 && problems == 0) {
-        report_error("%s: the manifest lists no case", path);
-        problems++;
-    }
-    return problems;
-}
-
-static void manifest_free(manifest_t *m)
-{
-    cj_free(m->root);
-    free(m->cases);
-    memset(m, 0, sizeof *m);
-}
-
-static const entry_t *manifest_find(const manifest_t *m, const char *id)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        if (strcmp(m->cases[i].id, id) == 0)
-            return &m->cases[i];
-    }
-    return NULL;
-}
-
 /* ---------------------------------------------------------------- registry */
 
 static const conf_impl_t *impl_find(const char *id)
@@ -273,18 +67,18 @@ static const conf_impl_t *impl_find(const char *id)
 
 /* The registry against the manifest: a case this runner implements that
  * the manifest lacks, or implemented twice, is an ERROR line. */
-static int registry_check(const manifest_t *m)
+static int registry_check(const conf_manifest_t *m)
 {
     int problems = 0;
     for (size_t i = 0; i < conf_impl_count; i++) {
-        if (manifest_find(m, conf_impls[i].id) == NULL) {
-            report_error("case %s is implemented by the C runner but not in the manifest",
+        if (conf_manifest_find(m, conf_impls[i].id) == NULL) {
+            conf_report_error("case %s is implemented by the C runner but not in the manifest",
                          conf_impls[i].id);
             problems++;
         }
         for (size_t k = 0; k < i; k++) {
             if (strcmp(conf_impls[k].id, conf_impls[i].id) == 0) {
-                report_error("case %s is registered twice in the C runner", conf_impls[i].id);
+                conf_report_error("case %s is registered twice in the C runner", conf_impls[i].id);
                 problems++;
             }
         }
@@ -296,15 +90,17 @@ static int registry_check(const manifest_t *m)
 
 static int run_case_here(const char *id, const char *path)
 {
-    manifest_t m;
+    conf_manifest_t m;
     /* The parent checked the manifest; ERROR lines here would be repeats. */
-    if (manifest_load(path, &m) != 0)
+    if (conf_manifest_load(path, &m) != 0) {
+        conf_manifest_free(&m);
         return EXIT_USAGE;
-    const entry_t *e = manifest_find(&m, id);
+    }
+    const conf_entry_t *e = conf_manifest_find(&m, id);
     const conf_impl_t *impl = impl_find(id);
     if (e == NULL || impl == NULL) {
         fprintf(stderr, "%s: not in the manifest or not implemented\n", id);
-        manifest_free(&m);
+        conf_manifest_free(&m);
         return EXIT_USAGE;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -312,7 +108,7 @@ static int run_case_here(const char *id, const char *path)
     impl->run(e->params);
     printf(DONE_MARK "%s\n", id);
     fflush(stdout);
-    manifest_free(&m);
+    conf_manifest_free(&m);
     return EXIT_OK;
 }
 
@@ -508,7 +304,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: c_runner [-v] MANIFEST [CASE-ID ...]\n"
                     "       c_runner --check MANIFEST\n"
-                    "       c_runner --list MANIFEST\n");
+                    "       c_runner --list MANIFEST\n"
+                    "       c_runner --verify LANG MANIFEST OUTPUT\n");
     return EXIT_USAGE;
 }
 
@@ -516,6 +313,11 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--run-case") == 0)
         return run_case_here(argv[2], argv[3]);
+    if (argc >= 2 && strcmp(argv[1], "--verify") == 0) {
+        if (argc != 5)
+            return usage();
+        return conf_verify(argv[2], argv[3], argv[4]);
+    }
 
     bool verbose = false, check = false, list = false;
     int i = 1;
@@ -534,23 +336,23 @@ int main(int argc, char **argv)
     const char *path = argv[i++];
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    manifest_t m;
-    if (manifest_load(path, &m) != 0) {
-        manifest_free(&m);
+    conf_manifest_t m;
+    if (conf_manifest_load(path, &m) != 0) {
+        conf_manifest_free(&m);
         return EXIT_USAGE;
     }
     if (list) {
         for (size_t k = 0; k < m.n; k++)
             printf("%s\n", m.cases[k].id);
-        manifest_free(&m);
+        conf_manifest_free(&m);
         return EXIT_OK;
     }
     int problems = registry_check(&m);
 
     /* The cases to run: the ones named, or all, in manifest order. */
     for (int k = i; k < argc; k++) {
-        if (manifest_find(&m, argv[k]) == NULL) {
-            report_error("case %s is not in the manifest", argv[k]);
+        if (conf_manifest_find(&m, argv[k]) == NULL) {
+            conf_report_error("case %s is not in the manifest", argv[k]);
             problems++;
         }
     }
@@ -588,7 +390,7 @@ int main(int argc, char **argv)
     else
         fprintf(stderr, "conformance (c): %u pass, %u fail, %u missing, %d error(s)\n", pass, fail,
                 missing, problems);
-    manifest_free(&m);
+    conf_manifest_free(&m);
     if (problems > 0)
         return EXIT_USAGE;
     return fail + missing > 0 ? EXIT_CASES : EXIT_OK;

@@ -14,7 +14,10 @@
  * What a server does with a record is set in its sc_server_t before the
  * record arrives: pass the gate first (gated), and for a request reply at
  * once, hold the reply call, reply after a delay on the timer thread, or
- * fail the turn. Every handler records the payload's tag (the payload's
+ * fail the turn. Two more packets test the terminators from inside a
+ * handler turn: a one-way "sync" makes the handler try zlink_call_wait and
+ * zlink_host_shutdown (sync_*), a one-way "yield" zlink_call_yield
+ * (yield_*). Every handler records the payload's tag (the payload's
  * text up to its first NUL, at most 31 bytes) in the server's recorder.
  *
  * Threads and locks: handlers run on the servers' worker threads and
@@ -189,6 +192,7 @@ typedef struct sc_server {
     atomic_int pings;
     atomic_int replies_sent; /* delayed replies started */
     atomic_int sync_wait_rc, sync_shutdown_rc, sync_ran;
+    atomic_int yield_rc, yield_ran, yield_fn_ran; /* the "yield" handler */
     pthread_mutex_t held_lk;
     sc_held_t *held;
     size_t nheld, held_cap;

@@ -452,6 +452,31 @@ static void on_sync(zlink_turn_t *turn, void *user)
     zlink_turn_end(turn, 0, NULL);
 }
 
+/* The completion function handed to the "yield" handler's refused yield:
+ * counts runs (none may happen). */
+static void on_yield_done(zlink_call_t *call, const zlink_outcome_t *o, void *user)
+{
+    (void)call;
+    (void)o;
+    sc_server_t *s = user;
+    atomic_fetch_add(&s->yield_fn_ran, 1);
+}
+
+/* "yield": zlink_call_yield inside a handler turn of a channel, which is
+ * not a Spot turn. */
+static void on_yield(zlink_turn_t *turn, void *user)
+{
+    sc_server_t *s = user;
+    zlink_call_t *c = s->mode == SC_MESH ? sc_node_call(s->h, false, "A", "yield-in-handler")
+                                         : NULL;
+    if (c != NULL) {
+        atomic_store(&s->yield_rc, zlink_call_yield(c, on_yield_done, s));
+        zlink_call_release(c);
+    }
+    atomic_fetch_add(&s->yield_ran, 1);
+    zlink_turn_end(turn, 0, NULL);
+}
+
 static void on_ping(zlink_turn_t *turn, void *user)
 {
     sc_server_t *s = user;
@@ -544,6 +569,8 @@ static void add_handlers(sc_server_t *s, zlink_owner_kind_t owner, const char *o
     SC_EQ(zlink_host_add_handler(h, owner, owner_name, ZLINK_MESSAGE_REQUEST, "m", on_request, s),
           ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(h, owner, owner_name, ZLINK_MESSAGE_SEND, "sync", on_sync, s),
+          ZLINK_FW_OK);
+    SC_EQ(zlink_host_add_handler(h, owner, owner_name, ZLINK_MESSAGE_SEND, "yield", on_yield, s),
           ZLINK_FW_OK);
     SC_EQ(zlink_host_add_handler(h, owner, owner_name, ZLINK_MESSAGE_REQUEST, "ping", on_ping, s),
           ZLINK_FW_OK);
