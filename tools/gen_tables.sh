@@ -16,4 +16,5 @@ while read -r lang table; do
     mv "$table.tmp" "$table"
     echo "gen_tables.sh: $table"
 done <<'TABLES'
+java bindings/java/src/main/java/io/zlink/Tables.java
 TABLES

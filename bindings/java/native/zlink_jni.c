@@ -1,0 +1,1307 @@
+/*
+ * zlink_jni.c — the one native file of the Java binding: it loads
+ * libzlink.so.1, resolves its exports and moves values between the JVM and
+ * the C ABI. It decides nothing: every result comes from libzlink and goes
+ * back to Java as the number libzlink gave.
+ *
+ * Design notes
+ * ------------
+ * Loading. io.zlink.ZLink finds libzlink.so.1 (a system property, the jar's
+ * resources, java.library.path) and passes its path and the generated
+ * export list (Tables.EXPORTS) to init(). init dlopen()s that path with
+ * RTLD_LOCAL, resolves EVERY name of the list with dlsym and fails fast
+ * with the first missing name; the function pointers this file calls are
+ * then taken from that resolved list, by name. zlink_version()'s major
+ * must equal the table's. Nothing links against libzlink at build time
+ * (only the prototypes of zlink.h are used, through __typeof__), so the
+ * Java side decides which file is loaded.
+ *
+ * Threads: no C thread is ever attached to the JVM. The framework's C
+ * threads only queue: a handler trampoline (on a framework worker) and the
+ * completion function (on the completion dispatcher) each push an event
+ * onto a native queue (zj_queue_t: a mutex, a condition variable and a
+ * singly linked list) and return at once. Java pump threads (platform
+ * threads owned by io.zlink.Pump, each marked a runtime context through
+ * zlink_runtime_context_enter) block in take() and pull the events. One
+ * queue per host carries its handler turns; one process-wide queue
+ * carries every completion.
+ *
+ * Memory of an operation: call_start allocates one zj_event_t (the
+ * operation) and hands it to libzlink as the completion's user pointer.
+ * The completion function copies the outcome struct into it (the strings
+ * and payload it points to belong to the call, which the Java side still
+ * holds) and queues it; the pump reads it and frees it (event_free). A
+ * refused start frees it at once. zj_live_ops counts the operations
+ * allocated and not yet freed (the tests read it).
+ *
+ * Locks: each queue's mutex, a leaf, held only to link or unlink an event.
+ */
+#include <jni.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlink.h"
+
+/* ------------------------------------------------------------ the exports
+ * The functions this file calls; each pointer comes from the resolved
+ * export list by name. */
+#define ZJ_FUNCS(X)                                                                    \
+    X(zlink_version) X(zlink_errno) X(zlink_strerror) X(zlink_result_name)              \
+    X(zlink_ctx_new) X(zlink_ctx_term) X(zlink_ctx_shutdown) X(zlink_ctx_set)            \
+    X(zlink_socket) X(zlink_close) X(zlink_setsockopt) X(zlink_getsockopt)               \
+    X(zlink_set_routing_id) X(zlink_bind) X(zlink_connect) X(zlink_unbind)               \
+    X(zlink_disconnect) X(zlink_msg_init) X(zlink_msg_init_size) X(zlink_msg_data)       \
+    X(zlink_msg_size) X(zlink_msg_close) X(zlink_multipart_close) X(zlink_send)          \
+    X(zlink_send_rid) X(zlink_recv) X(zlink_router_recv) X(zlink_request)                \
+    X(zlink_reply) X(zlink_completion_recv) X(zlink_completion_close)                    \
+    X(zlink_poller_new) X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add) \
+    X(zlink_poller_modify) X(zlink_poller_remove) X(zlink_poller_add_fd)                 \
+    X(zlink_poller_modify_fd) X(zlink_poller_remove_fd) X(zlink_poller_add_timer)        \
+    X(zlink_poller_remove_timer) X(zlink_poller_wait) X(zlink_timer_new)                 \
+    X(zlink_timer_destroy) X(zlink_timer_start) X(zlink_timer_stop) X(zlink_timer_recv)  \
+    X(zlink_host_new) X(zlink_host_set_option) X(zlink_host_get_option)                  \
+    X(zlink_host_add_cs_server) X(zlink_host_add_cs_client) X(zlink_channel_set_option)  \
+    X(zlink_channel_get_option) X(zlink_host_add_mesh_node) X(zlink_mesh_connect)        \
+    X(zlink_mesh_set_option) X(zlink_mesh_get_option) X(zlink_mesh_add_channel_client)   \
+    X(zlink_mesh_add_channel_server) X(zlink_mesh_set_weight) X(zlink_host_endpoint)     \
+    X(zlink_mesh_ready_peers) X(zlink_host_add_handler) X(zlink_host_start)              \
+    X(zlink_host_shutdown) X(zlink_host_destroy) X(zlink_host_state) X(zlink_host_status) \
+    X(zlink_host_capacity) X(zlink_host_owner_status) X(zlink_host_reset_metrics)        \
+    X(zlink_host_metric) X(zlink_call_send_to_channel) X(zlink_call_request_to_channel)  \
+    X(zlink_call_send_to_node) X(zlink_call_request_to_node) X(zlink_call_set_payload)   \
+    X(zlink_call_set_timeout) X(zlink_call_set_metadata) X(zlink_call_start)             \
+    X(zlink_call_wait) X(zlink_call_yield) X(zlink_call_cancel) X(zlink_call_release)    \
+    X(zlink_turn_kind) X(zlink_turn_packet) X(zlink_turn_content_type)                   \
+    X(zlink_turn_payload) X(zlink_turn_metadata) X(zlink_turn_source)                    \
+    X(zlink_turn_sequence) X(zlink_turn_reply) X(zlink_turn_reply_error)                 \
+    X(zlink_turn_end) X(zlink_turn_respond) X(zlink_runtime_context_enter)               \
+    X(zlink_runtime_context_leave) X(zlink_in_runtime_context) X(zlink_error_kind_name)
+
+#define ZJ_DECLARE(name) static __typeof__(&name) p_##name;
+ZJ_FUNCS(ZJ_DECLARE)
+#undef ZJ_DECLARE
+
+#define Z(name) (p_##name)
+
+static void *zj_lib;
+
+/* --------------------------------------------------------------- queues */
+
+enum { ZJ_EV_TURN = 1, ZJ_EV_COMPLETION = 2 };
+
+typedef struct zj_event {
+    struct zj_event *next;
+    int type;
+    int64_t id;      /* TURN: the handler's id; COMPLETION: the operation's id */
+    void *handle;    /* TURN: the turn */
+    zlink_outcome_t oc;
+} zj_event_t;
+
+typedef struct zj_handler {
+    struct zj_handler *next;
+    struct zj_queue *queue;
+    int64_t id;
+} zj_handler_t;
+
+typedef struct zj_queue {
+    pthread_mutex_t lk;
+    pthread_cond_t cv;
+    zj_event_t *head, *tail;
+    int closed;
+    zj_handler_t *handlers;  /* freed with the queue */
+} zj_queue_t;
+
+static zj_queue_t *zj_completions;
+static atomic_long zj_live_ops;
+
+static zj_queue_t *queue_new(void)
+{
+    zj_queue_t *q = calloc(1, sizeof *q);
+    if (q) {
+        pthread_mutex_init(&q->lk, NULL);
+        pthread_cond_init(&q->cv, NULL);
+    }
+    return q;
+}
+
+/* Called by C framework threads; never blocks beyond the leaf lock. */
+static void queue_push(zj_queue_t *q, zj_event_t *ev)
+{
+    ev->next = NULL;
+    pthread_mutex_lock(&q->lk);
+    if (q->tail)
+        q->tail->next = ev;
+    else
+        q->head = ev;
+    q->tail = ev;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->lk);
+}
+
+static void turn_trampoline(zlink_turn_t *turn, void *user)
+{
+    zj_handler_t *h = user;
+    zj_event_t *ev = calloc(1, sizeof *ev);
+    if (!ev) {
+        Z(zlink_turn_end)(turn, 1, "out of memory in the Java binding");
+        return;
+    }
+    ev->type = ZJ_EV_TURN;
+    ev->id = h->id;
+    ev->handle = turn;
+    queue_push(h->queue, ev);
+}
+
+static void completion_fn(zlink_call_t *call, const zlink_outcome_t *oc, void *user)
+{
+    (void)call;
+    zj_event_t *ev = user;
+    ev->oc = *oc;
+    queue_push(zj_completions, ev);
+}
+
+/* ------------------------------------------------------------- helpers */
+
+typedef struct {
+    JNIEnv *env;
+    jstring js;
+    const char *s;
+} zj_str_t;
+
+static const char *str_get(JNIEnv *env, jstring js, zj_str_t *h)
+{
+    h->env = env;
+    h->js = js;
+    h->s = js ? (*env)->GetStringUTFChars(env, js, NULL) : NULL;
+    return h->s;
+}
+
+static void str_put(zj_str_t *h)
+{
+    if (h->s)
+        (*h->env)->ReleaseStringUTFChars(h->env, h->js, h->s);
+}
+
+/* A copy of b's bytes (malloc, at least 1 byte) into *out; *n its length. */
+static int bytes_get(JNIEnv *env, jbyteArray b, void **out, size_t *n)
+{
+    *n = b ? (size_t)(*env)->GetArrayLength(env, b) : 0;
+    *out = malloc(*n ? *n : 1);
+    if (!*out)
+        return -1;
+    if (*n)
+        (*env)->GetByteArrayRegion(env, b, 0, (jsize)*n, *out);
+    return 0;
+}
+
+static jbyteArray bytes_new(JNIEnv *env, const void *p, size_t n)
+{
+    jbyteArray a = (*env)->NewByteArray(env, (jsize)n);
+    if (a && n)
+        (*env)->SetByteArrayRegion(env, a, 0, (jsize)n, p);
+    return a;
+}
+
+static jstring str_new(JNIEnv *env, const char *s)
+{
+    return s ? (*env)->NewStringUTF(env, s) : NULL;
+}
+
+static void set_int(JNIEnv *env, jintArray a, jint v)
+{
+    if (a)
+        (*env)->SetIntArrayRegion(env, a, 0, 1, &v);
+}
+
+static void set_long(JNIEnv *env, jlongArray a, jlong v)
+{
+    if (a)
+        (*env)->SetLongArrayRegion(env, a, 0, 1, &v);
+}
+
+static int rid_from(JNIEnv *env, jbyteArray b, zlink_routing_id_t *rid)
+{
+    memset(rid, 0, sizeof *rid);
+    jsize n = b ? (*env)->GetArrayLength(env, b) : 0;
+    if (n > 255)
+        return -1;
+    rid->size = (uint8_t)n;
+    if (n)
+        (*env)->GetByteArrayRegion(env, b, 0, n, (jbyte *)rid->data);
+    return 0;
+}
+
+#define JFN(ret, name) JNIEXPORT ret JNICALL Java_io_zlink_Native_##name
+#define H(x) ((void *)(intptr_t)(x))
+#define J(p) ((jlong)(intptr_t)(p))
+
+/* -------------------------------------------------------------- loading */
+
+/* Resolves every name of names; NULL, or the first missing name (a new
+ * Java string). */
+static jstring resolve_all(JNIEnv *env, void *lib, jobjectArray names)
+{
+    jsize n = (*env)->GetArrayLength(env, names);
+    for (jsize i = 0; i < n; i++) {
+        jstring js = (*env)->GetObjectArrayElement(env, names, i);
+        zj_str_t h;
+        const char *name = str_get(env, js, &h);
+        void *sym = name ? dlsym(lib, name) : NULL;
+        str_put(&h);
+        if (!sym)
+            return js;
+        (*env)->DeleteLocalRef(env, js);
+    }
+    return NULL;
+}
+
+static int listed(JNIEnv *env, jobjectArray names, const char *want)
+{
+    jsize n = (*env)->GetArrayLength(env, names);
+    for (jsize i = 0; i < n; i++) {
+        jstring js = (*env)->GetObjectArrayElement(env, names, i);
+        zj_str_t h;
+        int eq = strcmp(str_get(env, js, &h), want) == 0;
+        str_put(&h);
+        (*env)->DeleteLocalRef(env, js);
+        if (eq)
+            return 1;
+    }
+    return 0;
+}
+
+/* init(path, exports, major): null on success, else the reason, which
+ * names the missing export. */
+JFN(jstring, init)(JNIEnv *env, jclass cls, jstring jpath, jobjectArray names, jint major)
+{
+    (void)cls;
+    char msg[512];
+    if (zj_lib)
+        return NULL;
+    zj_str_t h;
+    const char *path = str_get(env, jpath, &h);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(msg, sizeof msg, "cannot load %s: %s", path ? path : "(null)", why ? why : "?");
+        str_put(&h);
+        return (*env)->NewStringUTF(env, msg);
+    }
+    str_put(&h);
+    jstring missing = resolve_all(env, lib, names);
+    if (missing) {
+        const char *m = (*env)->GetStringUTFChars(env, missing, NULL);
+        snprintf(msg, sizeof msg, "libzlink lacks the export %s", m);
+        (*env)->ReleaseStringUTFChars(env, missing, m);
+        dlclose(lib);
+        return (*env)->NewStringUTF(env, msg);
+    }
+#define ZJ_RESOLVE(name)                                                               \
+    if (!listed(env, names, #name)) {                                                  \
+        dlclose(lib);                                                                  \
+        return (*env)->NewStringUTF(env, "the export table lacks " #name);             \
+    }                                                                                  \
+    p_##name = (__typeof__(p_##name))dlsym(lib, #name);
+    ZJ_FUNCS(ZJ_RESOLVE)
+#undef ZJ_RESOLVE
+    int ma = -1, mi = -1, pa = -1;
+    p_zlink_version(&ma, &mi, &pa);
+    if (ma != major) {
+        snprintf(msg, sizeof msg, "libzlink is version %d.%d.%d, the binding needs major %d",
+                 ma, mi, pa, (int)major);
+        dlclose(lib);
+        return (*env)->NewStringUTF(env, msg);
+    }
+    zj_completions = queue_new();
+    if (!zj_completions) {
+        dlclose(lib);
+        return (*env)->NewStringUTF(env, "out of memory");
+    }
+    zj_lib = lib;
+    return NULL;
+}
+
+/* The first of names the loaded library does not export, or null. */
+JFN(jstring, missingExport)(JNIEnv *env, jclass cls, jobjectArray names)
+{
+    (void)cls;
+    return resolve_all(env, zj_lib, names);
+}
+
+JFN(jintArray, version)(JNIEnv *env, jclass cls)
+{
+    (void)cls;
+    jint v[3];
+    int a, b, c;
+    Z(zlink_version)(&a, &b, &c);
+    v[0] = a, v[1] = b, v[2] = c;
+    jintArray r = (*env)->NewIntArray(env, 3);
+    (*env)->SetIntArrayRegion(env, r, 0, 3, v);
+    return r;
+}
+
+JFN(jlong, liveOperations)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return atomic_load(&zj_live_ops);
+}
+
+JFN(jstring, resultName)(JNIEnv *env, jclass cls, jint v)
+{
+    (void)cls;
+    return str_new(env, Z(zlink_result_name)(v));
+}
+
+JFN(jstring, errorKindName)(JNIEnv *env, jclass cls, jint k)
+{
+    (void)cls;
+    return str_new(env, Z(zlink_error_kind_name)(k));
+}
+
+JFN(jint, lastErrno)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return Z(zlink_errno)();
+}
+
+JFN(jstring, strerror)(JNIEnv *env, jclass cls, jint e)
+{
+    (void)cls;
+    return str_new(env, Z(zlink_strerror)(e));
+}
+
+JFN(jint, runtimeContextEnter)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return Z(zlink_runtime_context_enter)();
+}
+
+JFN(jint, runtimeContextLeave)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return Z(zlink_runtime_context_leave)();
+}
+
+JFN(jboolean, inRuntimeContext)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return Z(zlink_in_runtime_context)() ? JNI_TRUE : JNI_FALSE;
+}
+
+/* ------------------------------------------------------ queues and events */
+
+JFN(jlong, completionQueue)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return J(zj_completions);
+}
+
+JFN(jlong, queueNew)(JNIEnv *env, jclass cls)
+{
+    (void)env, (void)cls;
+    return J(queue_new());
+}
+
+/* Wakes every take(); once empty, take() returns 0. */
+JFN(void, queueClose)(JNIEnv *env, jclass cls, jlong jq)
+{
+    (void)env, (void)cls;
+    zj_queue_t *q = H(jq);
+    pthread_mutex_lock(&q->lk);
+    q->closed = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->lk);
+}
+
+/* Frees a closed queue no thread waits on, its handler records and any
+ * event left in it. */
+JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
+{
+    (void)env, (void)cls;
+    zj_queue_t *q = H(jq);
+    if (!q)
+        return;
+    while (q->head) {
+        zj_event_t *e = q->head;
+        q->head = e->next;
+        free(e);
+    }
+    while (q->handlers) {
+        zj_handler_t *h = q->handlers;
+        q->handlers = h->next;
+        free(h);
+    }
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->lk);
+    free(q);
+}
+
+/* Blocks until an event is queued (its address) or the queue is closed
+ * and empty (0). */
+JFN(jlong, take)(JNIEnv *env, jclass cls, jlong jq)
+{
+    (void)env, (void)cls;
+    zj_queue_t *q = H(jq);
+    pthread_mutex_lock(&q->lk);
+    while (!q->head && !q->closed)
+        pthread_cond_wait(&q->cv, &q->lk);
+    zj_event_t *e = q->head;
+    if (e) {
+        q->head = e->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    pthread_mutex_unlock(&q->lk);
+    return J(e);
+}
+
+#define EV ((zj_event_t *)H(ev))
+JFN(jint, eventType)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->type; }
+JFN(jlong, eventId)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->id; }
+JFN(jlong, eventHandle)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return J(EV->handle); }
+JFN(jint, eventResult)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->oc.result; }
+JFN(jint, eventRemoteCode)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)e, (void)c;
+    return (jint)EV->oc.remote_code;
+}
+JFN(jstring, eventMessage)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)c;
+    return str_new(e, EV->oc.message ? EV->oc.message : "");
+}
+JFN(jbyteArray, eventPayload)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)c;
+    return EV->oc.payload ? bytes_new(e, EV->oc.payload, EV->oc.payload_size) : NULL;
+}
+JFN(jstring, eventPacket)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)c;
+    return str_new(e, EV->oc.packet ? EV->oc.packet : "");
+}
+JFN(jstring, eventContentType)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)c;
+    return str_new(e, EV->oc.content_type ? EV->oc.content_type : "");
+}
+JFN(void, eventFree)(JNIEnv *e, jclass c, jlong ev)
+{
+    (void)e, (void)c;
+    if (EV && EV->type == ZJ_EV_COMPLETION)
+        atomic_fetch_sub(&zj_live_ops, 1);
+    free(EV);
+}
+#undef EV
+
+/* ---------------------------------------------------------------- hosts */
+
+JFN(jlong, hostNew)(JNIEnv *env, jclass cls, jstring jname, jintArray res)
+{
+    (void)cls;
+    zj_str_t h;
+    zlink_fw_result_t r = 0;
+    zlink_host_t *host = Z(zlink_host_new)(str_get(env, jname, &h), &r);
+    str_put(&h);
+    set_int(env, res, r);
+    return J(host);
+}
+
+JFN(jint, hostSetOption)(JNIEnv *e, jclass c, jlong h, jint opt, jlong v)
+{
+    (void)e, (void)c;
+    return Z(zlink_host_set_option)(H(h), opt, v);
+}
+
+JFN(jint, hostGetOption)(JNIEnv *env, jclass c, jlong h, jint opt, jlongArray out)
+{
+    (void)c;
+    int64_t v = 0;
+    zlink_fw_result_t r = Z(zlink_host_get_option)(H(h), opt, &v);
+    set_long(env, out, v);
+    return r;
+}
+
+/* The string-taking host functions: which = 0 add_cs_server(a, b),
+ * 1 add_cs_client(a, b), 2 mesh_add_channel_client(a, b). */
+JFN(jint, hostAdd)(JNIEnv *env, jclass c, jint which, jlong h, jstring ja, jstring jb)
+{
+    (void)c;
+    zj_str_t ha, hb;
+    const char *a = str_get(env, ja, &ha), *b = str_get(env, jb, &hb);
+    zlink_fw_result_t r = ZLINK_FW_INVALID_ARGUMENT;
+    if (which == 0)
+        r = Z(zlink_host_add_cs_server)(H(h), a, b);
+    else if (which == 1)
+        r = Z(zlink_host_add_cs_client)(H(h), a, b);
+    else if (which == 2)
+        r = Z(zlink_mesh_add_channel_client)(H(h), a, b);
+    str_put(&ha);
+    str_put(&hb);
+    return r;
+}
+
+/* which = 0 channel, 1 mesh. */
+JFN(jint, nodeSetOption)(JNIEnv *env, jclass c, jint which, jlong h, jstring jn, jint opt,
+                         jlong v)
+{
+    (void)c;
+    zj_str_t hn;
+    const char *n = str_get(env, jn, &hn);
+    zlink_fw_result_t r = which == 0 ? Z(zlink_channel_set_option)(H(h), n, opt, v)
+                                     : Z(zlink_mesh_set_option)(H(h), n, opt, v);
+    str_put(&hn);
+    return r;
+}
+
+JFN(jint, nodeGetOption)(JNIEnv *env, jclass c, jint which, jlong h, jstring jn, jint opt,
+                         jlongArray out)
+{
+    (void)c;
+    zj_str_t hn;
+    int64_t v = 0;
+    const char *n = str_get(env, jn, &hn);
+    zlink_fw_result_t r = which == 0 ? Z(zlink_channel_get_option)(H(h), n, opt, &v)
+                                     : Z(zlink_mesh_get_option)(H(h), n, opt, &v);
+    str_put(&hn);
+    set_long(env, out, v);
+    return r;
+}
+
+JFN(jint, addMeshNode)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jbyteArray jrid,
+                       jstring jep)
+{
+    (void)c;
+    zj_str_t hm, he;
+    void *rid;
+    size_t n;
+    if (bytes_get(env, jrid, &rid, &n))
+        return ZLINK_FW_INTERNAL_FAILURE;
+    zlink_fw_result_t r = Z(zlink_host_add_mesh_node)(H(h), str_get(env, jmesh, &hm), rid, n,
+                                                      str_get(env, jep, &he));
+    str_put(&hm);
+    str_put(&he);
+    free(rid);
+    return r;
+}
+
+JFN(jint, meshConnect)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jstring jep,
+                       jbyteArray jrid)
+{
+    (void)c;
+    zj_str_t hm, he;
+    void *rid;
+    size_t n;
+    if (bytes_get(env, jrid, &rid, &n))
+        return ZLINK_FW_INTERNAL_FAILURE;
+    zlink_fw_result_t r = Z(zlink_mesh_connect)(H(h), str_get(env, jmesh, &hm),
+                                                str_get(env, jep, &he), rid, n);
+    str_put(&hm);
+    str_put(&he);
+    free(rid);
+    return r;
+}
+
+/* which = 0 mesh_add_channel_server, 1 mesh_set_weight. */
+JFN(jint, meshWeight)(JNIEnv *env, jclass c, jint which, jlong h, jstring jmesh, jstring jch,
+                      jint weight)
+{
+    (void)c;
+    zj_str_t hm, hc;
+    const char *m = str_get(env, jmesh, &hm), *ch = str_get(env, jch, &hc);
+    zlink_fw_result_t r = which == 0 ? Z(zlink_mesh_add_channel_server)(H(h), m, ch, weight)
+                                     : Z(zlink_mesh_set_weight)(H(h), m, ch, weight);
+    str_put(&hm);
+    str_put(&hc);
+    return r;
+}
+
+JFN(jstring, hostEndpoint)(JNIEnv *env, jclass c, jlong h, jstring jname, jintArray res)
+{
+    (void)c;
+    char buf[512];
+    zj_str_t hn;
+    zlink_fw_result_t r = Z(zlink_host_endpoint)(H(h), str_get(env, jname, &hn), buf, sizeof buf);
+    str_put(&hn);
+    set_int(env, res, r);
+    return r == 0 ? (*env)->NewStringUTF(env, buf) : NULL;
+}
+
+JFN(jint, meshReadyPeers)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jintArray res)
+{
+    (void)c;
+    zj_str_t hm;
+    zlink_fw_result_t r = 0;
+    int n = Z(zlink_mesh_ready_peers)(H(h), str_get(env, jmesh, &hm), &r);
+    str_put(&hm);
+    set_int(env, res, r);
+    return n;
+}
+
+/* Registers a handler whose turns are queued on queue with handler id. */
+JFN(jint, addHandler)(JNIEnv *env, jclass c, jlong h, jlong jq, jint owner, jstring jowner,
+                      jint kind, jstring jpacket, jlong id)
+{
+    (void)c;
+    zj_queue_t *q = H(jq);
+    zj_handler_t *hd = calloc(1, sizeof *hd);
+    if (!hd)
+        return ZLINK_FW_INTERNAL_FAILURE;
+    hd->queue = q;
+    hd->id = id;
+    zj_str_t ho, hp;
+    zlink_fw_result_t r = Z(zlink_host_add_handler)(
+        H(h), (zlink_owner_kind_t)owner, str_get(env, jowner, &ho), (zlink_message_kind_t)kind,
+        str_get(env, jpacket, &hp), turn_trampoline, hd);
+    str_put(&ho);
+    str_put(&hp);
+    if (r != 0) {
+        free(hd);
+        return r;
+    }
+    pthread_mutex_lock(&q->lk);
+    hd->next = q->handlers;
+    q->handlers = hd;
+    pthread_mutex_unlock(&q->lk);
+    return 0;
+}
+
+/* which = 0 start, 1 destroy, 2 state, 3 reset_metrics. */
+JFN(jint, hostDo)(JNIEnv *e, jclass c, jint which, jlong h)
+{
+    (void)e, (void)c;
+    switch (which) {
+    case 0: return Z(zlink_host_start)(H(h));
+    case 1: return Z(zlink_host_destroy)(H(h));
+    case 2: return Z(zlink_host_state)(H(h));
+    case 3: return Z(zlink_host_reset_metrics)(H(h));
+    default: return ZLINK_FW_INVALID_ARGUMENT;
+    }
+}
+
+JFN(jint, hostShutdown)(JNIEnv *e, jclass c, jlong h, jlong deadline)
+{
+    (void)e, (void)c;
+    return Z(zlink_host_shutdown)(H(h), deadline);
+}
+
+static void put_longs(JNIEnv *env, jlongArray out, const jlong *v, jsize n)
+{
+    jsize cap = (*env)->GetArrayLength(env, out);
+    (*env)->SetLongArrayRegion(env, out, 0, n < cap ? n : cap, v);
+}
+
+/* The status snapshot as longs, in the struct's field order. */
+JFN(jint, hostStatus)(JNIEnv *env, jclass c, jlong h, jlongArray out)
+{
+    (void)c;
+    zlink_host_status_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    zlink_fw_result_t r = Z(zlink_host_status)(H(h), &s);
+    jlong v[] = {s.state, s.is_ready, s.accepting_work, (jlong)s.requests_inflight,
+                 (jlong)s.oneway_waiting, (jlong)s.admission_waiters_max,
+                 (jlong)s.dispatcher_in_use, (jlong)s.dispatcher_capacity,
+                 (jlong)s.turns_running, (jlong)s.turns_queued, (jlong)s.max_queued_jobs,
+                 (jlong)s.permits_in_use};
+    if (r == 0)
+        put_longs(env, out, v, sizeof v / sizeof v[0]);
+    return r;
+}
+
+JFN(jint, hostCapacity)(JNIEnv *env, jclass c, jlong h, jlongArray out)
+{
+    (void)c;
+    zlink_host_capacity_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    zlink_fw_result_t r = Z(zlink_host_capacity)(H(h), &s);
+    jlong v[] = {s.profile, (jlong)s.manual_max, s.pause_percent, s.resume_percent,
+                 (jlong)s.effective_processors, (jlong)s.effective_max, (jlong)s.pause_count,
+                 (jlong)s.resume_count, (jlong)s.reserved_supply_permits, (jlong)s.queued_jobs,
+                 (jlong)s.permits_in_use, (jlong)s.peak_permits_in_use, s.pressure_state,
+                 s.current_pause_ns, s.cumulative_pause_ns, (jlong)s.transitions_paused,
+                 (jlong)s.transitions_running, (jlong)s.capacity_waiters,
+                 (jlong)s.capacity_waits, s.capacity_wait_ns,
+                 (jlong)s.flow_state_config_failures};
+    if (r == 0)
+        put_longs(env, out, v, sizeof v / sizeof v[0]);
+    return r;
+}
+
+JFN(jint, ownerStatus)(JNIEnv *env, jclass c, jlong h, jint owner, jstring jname,
+                       jlongArray out)
+{
+    (void)c;
+    zlink_owner_status_t s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    zj_str_t hn;
+    zlink_fw_result_t r = Z(zlink_host_owner_status)(H(h), (zlink_owner_kind_t)owner,
+                                                     str_get(env, jname, &hn), &s);
+    str_put(&hn);
+    jlong v[] = {s.busy, (jlong)s.accepted_seq, (jlong)s.queued_records, (jlong)s.queued_bytes,
+                 (jlong)s.running_records, (jlong)s.running_bytes, (jlong)s.handled};
+    if (r == 0)
+        put_longs(env, out, v, sizeof v / sizeof v[0]);
+    return r;
+}
+
+JFN(jint, hostMetric)(JNIEnv *env, jclass c, jlong h, jstring jname, jstring jlabels,
+                      jlongArray out)
+{
+    (void)c;
+    zj_str_t hn, hl;
+    int64_t v = 0;
+    zlink_fw_result_t r =
+        Z(zlink_host_metric)(H(h), str_get(env, jname, &hn), str_get(env, jlabels, &hl), &v);
+    str_put(&hn);
+    str_put(&hl);
+    set_long(env, out, v);
+    return r;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+/* which = 0 send_to_channel, 1 request_to_channel, 2 send_to_node,
+ * 3 request_to_node (rid only for the node builders). */
+JFN(jlong, callNew)(JNIEnv *env, jclass c, jint which, jlong h, jstring jname, jbyteArray jrid,
+                    jintArray res)
+{
+    (void)c;
+    zj_str_t hn;
+    const char *name = str_get(env, jname, &hn);
+    zlink_fw_result_t r = 0;
+    zlink_call_t *call = NULL;
+    void *rid = NULL;
+    size_t n = 0;
+    if (which >= 2 && bytes_get(env, jrid, &rid, &n)) {
+        str_put(&hn);
+        set_int(env, res, ZLINK_FW_INTERNAL_FAILURE);
+        return 0;
+    }
+    switch (which) {
+    case 0: call = Z(zlink_call_send_to_channel)(H(h), name, &r); break;
+    case 1: call = Z(zlink_call_request_to_channel)(H(h), name, &r); break;
+    case 2: call = Z(zlink_call_send_to_node)(H(h), name, rid, n, &r); break;
+    case 3: call = Z(zlink_call_request_to_node)(H(h), name, rid, n, &r); break;
+    default: r = ZLINK_FW_INVALID_ARGUMENT;
+    }
+    free(rid);
+    str_put(&hn);
+    set_int(env, res, r);
+    return J(call);
+}
+
+JFN(jint, callSetPayload)(JNIEnv *env, jclass c, jlong call, jstring jpacket, jstring jct,
+                          jbyteArray jdata)
+{
+    (void)c;
+    zj_str_t hp, hc;
+    void *data;
+    size_t n;
+    if (bytes_get(env, jdata, &data, &n))
+        return ZLINK_FW_INTERNAL_FAILURE;
+    zlink_fw_result_t r = Z(zlink_call_set_payload)(H(call), str_get(env, jpacket, &hp),
+                                                    str_get(env, jct, &hc), data, n);
+    str_put(&hp);
+    str_put(&hc);
+    free(data);
+    return r;
+}
+
+JFN(jint, callSetTimeout)(JNIEnv *e, jclass c, jlong call, jlong ns)
+{
+    (void)e, (void)c;
+    return Z(zlink_call_set_timeout)(H(call), ns);
+}
+
+JFN(jint, callSetMetadata)(JNIEnv *env, jclass c, jlong call, jstring jk, jstring jv)
+{
+    (void)c;
+    zj_str_t hk, hv;
+    zlink_fw_result_t r =
+        Z(zlink_call_set_metadata)(H(call), str_get(env, jk, &hk), str_get(env, jv, &hv));
+    str_put(&hk);
+    str_put(&hv);
+    return r;
+}
+
+/* zlink_call_start (yield = 0) or zlink_call_yield (1) with a new
+ * operation carrying id; a refused terminator frees the operation. */
+JFN(jint, callStart)(JNIEnv *e, jclass c, jlong call, jlong id, jint yield)
+{
+    (void)e, (void)c;
+    zj_event_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return ZLINK_FW_INTERNAL_FAILURE;
+    op->type = ZJ_EV_COMPLETION;
+    op->id = id;
+    atomic_fetch_add(&zj_live_ops, 1);
+    zlink_fw_result_t r = yield ? Z(zlink_call_yield)(H(call), completion_fn, op)
+                                : Z(zlink_call_start)(H(call), completion_fn, op);
+    if (r != 0) {
+        atomic_fetch_sub(&zj_live_ops, 1);
+        free(op);
+    }
+    return r;
+}
+
+/* zlink_call_wait into a new event (type 0, not an operation) that the
+ * caller reads with the event accessors and frees; res gets the result. */
+JFN(jlong, callWait)(JNIEnv *env, jclass c, jlong call, jintArray res)
+{
+    (void)c;
+    zj_event_t *ev = calloc(1, sizeof *ev);
+    if (!ev) {
+        set_int(env, res, ZLINK_FW_INTERNAL_FAILURE);
+        return 0;
+    }
+    ev->oc.struct_size = sizeof ev->oc;
+    zlink_fw_result_t r = Z(zlink_call_wait)(H(call), &ev->oc);
+    set_int(env, res, r);
+    return J(ev);
+}
+
+JFN(jint, callCancel)(JNIEnv *e, jclass c, jlong call)
+{
+    (void)e, (void)c;
+    return Z(zlink_call_cancel)(H(call));
+}
+
+JFN(jint, callRelease)(JNIEnv *e, jclass c, jlong call)
+{
+    (void)e, (void)c;
+    return Z(zlink_call_release)(H(call));
+}
+
+/* ---------------------------------------------------------------- turns */
+
+JFN(jint, turnKind)(JNIEnv *e, jclass c, jlong t)
+{
+    (void)e, (void)c;
+    return Z(zlink_turn_kind)(H(t));
+}
+
+JFN(jstring, turnPacket)(JNIEnv *env, jclass c, jlong t)
+{
+    (void)c;
+    return str_new(env, Z(zlink_turn_packet)(H(t)));
+}
+
+JFN(jstring, turnContentType)(JNIEnv *env, jclass c, jlong t)
+{
+    (void)c;
+    return str_new(env, Z(zlink_turn_content_type)(H(t)));
+}
+
+JFN(jbyteArray, turnPayload)(JNIEnv *env, jclass c, jlong t)
+{
+    (void)c;
+    size_t n = 0;
+    const void *p = Z(zlink_turn_payload)(H(t), &n);
+    return bytes_new(env, p, p ? n : 0);
+}
+
+JFN(jstring, turnMetadata)(JNIEnv *env, jclass c, jlong t, jstring jk)
+{
+    (void)c;
+    zj_str_t hk;
+    const char *v = Z(zlink_turn_metadata)(H(t), str_get(env, jk, &hk));
+    str_put(&hk);
+    return str_new(env, v);
+}
+
+JFN(jbyteArray, turnSource)(JNIEnv *env, jclass c, jlong t)
+{
+    (void)c;
+    zlink_routing_id_t rid;
+    memset(&rid, 0, sizeof rid);
+    if (Z(zlink_turn_source)(H(t), &rid) != 0)
+        return NULL;
+    return bytes_new(env, rid.data, rid.size);
+}
+
+JFN(jlong, turnSequence)(JNIEnv *e, jclass c, jlong t)
+{
+    (void)e, (void)c;
+    return (jlong)Z(zlink_turn_sequence)(H(t));
+}
+
+/* kind < 0: zlink_turn_reply; else zlink_turn_reply_error(kind, message). */
+JFN(jlong, turnReply)(JNIEnv *env, jclass c, jlong t, jint kind, jstring jmsg, jintArray res)
+{
+    (void)c;
+    zlink_fw_result_t r = 0;
+    zlink_call_t *call;
+    if (kind < 0) {
+        call = Z(zlink_turn_reply)(H(t), &r);
+    } else {
+        zj_str_t hm;
+        call = Z(zlink_turn_reply_error)(H(t), (zlink_error_kind_t)kind, str_get(env, jmsg, &hm),
+                                         &r);
+        str_put(&hm);
+    }
+    set_int(env, res, r);
+    return J(call);
+}
+
+JFN(jint, turnEnd)(JNIEnv *env, jclass c, jlong t, jboolean failed, jstring jmsg)
+{
+    (void)c;
+    zj_str_t hm;
+    zlink_fw_result_t r = Z(zlink_turn_end)(H(t), failed ? 1 : 0, str_get(env, jmsg, &hm));
+    str_put(&hm);
+    return r;
+}
+
+JFN(jint, turnRespond)(JNIEnv *env, jclass c, jlong t, jstring jpacket, jstring jct,
+                       jbyteArray jdata)
+{
+    (void)c;
+    zj_str_t hp, hc;
+    void *data;
+    size_t n;
+    if (bytes_get(env, jdata, &data, &n))
+        return ZLINK_FW_INTERNAL_FAILURE;
+    zlink_fw_result_t r = Z(zlink_turn_respond)(H(t), str_get(env, jpacket, &hp),
+                                                str_get(env, jct, &hc), data, n);
+    str_put(&hp);
+    str_put(&hc);
+    free(data);
+    return r;
+}
+
+/* ----------------------------------------------------------------- Core */
+
+JFN(jlong, ctxNew)(JNIEnv *e, jclass c)
+{
+    (void)e, (void)c;
+    return J(Z(zlink_ctx_new)());
+}
+
+/* which = 0 term, 1 shutdown. */
+JFN(jint, ctxEnd)(JNIEnv *e, jclass c, jint which, jlong ctx)
+{
+    (void)e, (void)c;
+    return which ? Z(zlink_ctx_shutdown)(H(ctx)) : Z(zlink_ctx_term)(H(ctx));
+}
+
+JFN(jint, ctxSet)(JNIEnv *e, jclass c, jlong ctx, jint opt, jint v)
+{
+    (void)e, (void)c;
+    return Z(zlink_ctx_set)(H(ctx), opt, v);
+}
+
+JFN(jlong, socketNew)(JNIEnv *e, jclass c, jlong ctx, jint type)
+{
+    (void)e, (void)c;
+    return J(Z(zlink_socket)(H(ctx), type));
+}
+
+JFN(jint, socketClose)(JNIEnv *e, jclass c, jlong s)
+{
+    (void)e, (void)c;
+    return Z(zlink_close)(H(s));
+}
+
+JFN(jint, setsockopt)(JNIEnv *env, jclass c, jlong s, jint opt, jbyteArray jv)
+{
+    (void)c;
+    void *v;
+    size_t n;
+    if (bytes_get(env, jv, &v, &n))
+        return -1;
+    zlink_config_result_t r = Z(zlink_setsockopt)(H(s), opt, v, n);
+    free(v);
+    return r;
+}
+
+/* Reads up to cap bytes of the option into out[0]. */
+JFN(jint, getsockopt)(JNIEnv *env, jclass c, jlong s, jint opt, jint cap, jobjectArray out)
+{
+    (void)c;
+    unsigned char buf[512];
+    size_t n = (size_t)cap < sizeof buf ? (size_t)cap : sizeof buf;
+    zlink_config_result_t r = Z(zlink_getsockopt)(H(s), opt, buf, &n);
+    if (r == 0)
+        (*env)->SetObjectArrayElement(env, out, 0, bytes_new(env, buf, n));
+    return r;
+}
+
+JFN(jint, setRoutingId)(JNIEnv *env, jclass c, jlong s, jbyteArray jid)
+{
+    (void)c;
+    void *v;
+    size_t n;
+    if (bytes_get(env, jid, &v, &n))
+        return -1;
+    zlink_config_result_t r = Z(zlink_set_routing_id)(H(s), v, n);
+    free(v);
+    return r;
+}
+
+/* which = 0 bind, 1 connect, 2 unbind, 3 disconnect. */
+JFN(jint, endpoint)(JNIEnv *env, jclass c, jint which, jlong s, jstring jep)
+{
+    (void)c;
+    zj_str_t he;
+    const char *ep = str_get(env, jep, &he);
+    int r;
+    switch (which) {
+    case 0: r = Z(zlink_bind)(H(s), ep); break;
+    case 1: r = Z(zlink_connect)(H(s), ep); break;
+    case 2: r = Z(zlink_unbind)(H(s), ep); break;
+    default: r = Z(zlink_disconnect)(H(s), ep); break;
+    }
+    str_put(&he);
+    return r;
+}
+
+/* parts as messages (msg[0..n) initialised); -1 when out of memory. */
+static int parts_from(JNIEnv *env, jobjectArray jparts, zlink_msg_t **msgs, size_t *n)
+{
+    *n = (size_t)(*env)->GetArrayLength(env, jparts);
+    *msgs = calloc(*n ? *n : 1, sizeof(zlink_msg_t));
+    if (!*msgs)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        jbyteArray b = (*env)->GetObjectArrayElement(env, jparts, (jsize)i);
+        jsize len = b ? (*env)->GetArrayLength(env, b) : 0;
+        Z(zlink_msg_init_size)(&(*msgs)[i], (size_t)len);
+        if (len)
+            (*env)->GetByteArrayRegion(env, b, 0, len, Z(zlink_msg_data)(&(*msgs)[i]));
+        (*env)->DeleteLocalRef(env, b);
+    }
+    return 0;
+}
+
+static jobjectArray parts_to(JNIEnv *env, zlink_msg_t *msgs, size_t n)
+{
+    jclass bc = (*env)->FindClass(env, "[B");
+    jobjectArray a = (*env)->NewObjectArray(env, (jsize)n, bc, NULL);
+    for (size_t i = 0; a && i < n; i++) {
+        jbyteArray b = bytes_new(env, Z(zlink_msg_data)(&msgs[i]), Z(zlink_msg_size)(&msgs[i]));
+        (*env)->SetObjectArrayElement(env, a, (jsize)i, b);
+        (*env)->DeleteLocalRef(env, b);
+    }
+    return a;
+}
+
+/* zlink_send (rid null) or zlink_send_rid; the wait token into idOut. */
+JFN(jint, send)(JNIEnv *env, jclass c, jlong s, jbyteArray jrid, jobjectArray jparts,
+                jint flags, jlongArray idOut)
+{
+    (void)c;
+    zlink_msg_t *msgs;
+    size_t n;
+    zlink_routing_id_t rid;
+    if (jrid && rid_from(env, jrid, &rid))
+        return ZLINK_SUBMIT_INVALID_ARGUMENT;
+    if (parts_from(env, jparts, &msgs, &n))
+        return ZLINK_SUBMIT_INTERNAL;
+    zlink_completion_id_t id = 0;
+    zlink_submit_result_t r =
+        jrid ? Z(zlink_send_rid)(H(s), &rid, msgs, n, (zlink_send_flags_t)flags, NULL, &id)
+             : Z(zlink_send)(H(s), msgs, n, (zlink_send_flags_t)flags, NULL, &id);
+    Z(zlink_multipart_close)(msgs, n);
+    free(msgs);
+    set_long(env, idOut, (jlong)id);
+    return r;
+}
+
+/* zlink_request (rid null: DEALER); the completion id into idOut. */
+JFN(jint, request)(JNIEnv *env, jclass c, jlong s, jbyteArray jrid, jobjectArray jparts,
+                   jint flags, jint timeout_ms, jlongArray idOut)
+{
+    (void)c;
+    zlink_msg_t *msgs;
+    size_t n;
+    zlink_routing_id_t rid;
+    if (jrid && rid_from(env, jrid, &rid))
+        return ZLINK_SUBMIT_INVALID_ARGUMENT;
+    if (parts_from(env, jparts, &msgs, &n))
+        return ZLINK_SUBMIT_INTERNAL;
+    zlink_completion_id_t id = 0;
+    zlink_submit_result_t r = Z(zlink_request)(H(s), jrid ? &rid : NULL, msgs, n,
+                                               (zlink_send_flags_t)flags, (uint32_t)timeout_ms,
+                                               NULL, &id);
+    Z(zlink_multipart_close)(msgs, n);
+    free(msgs);
+    set_long(env, idOut, (jlong)id);
+    return r;
+}
+
+JFN(jint, reply)(JNIEnv *env, jclass c, jlong s, jbyteArray jrid, jlong token,
+                 jobjectArray jparts)
+{
+    (void)c;
+    zlink_msg_t *msgs;
+    size_t n;
+    zlink_routing_id_t rid;
+    if (rid_from(env, jrid, &rid))
+        return ZLINK_SUBMIT_INVALID_ARGUMENT;
+    if (parts_from(env, jparts, &msgs, &n))
+        return ZLINK_SUBMIT_INTERNAL;
+    zlink_submit_result_t r = Z(zlink_reply)(H(s), &rid, (zlink_reply_token_t)token, msgs, n);
+    Z(zlink_multipart_close)(msgs, n);
+    free(msgs);
+    return r;
+}
+
+#define ZJ_MAX_PARTS 64
+
+/* zlink_recv (router = 0) or zlink_router_recv (1): out[0] the parts,
+ * out[1] the routing id (or null); token[0] the reply token. */
+JFN(jint, recv)(JNIEnv *env, jclass c, jlong s, jint router, jint flags, jobjectArray out,
+                jlongArray token)
+{
+    (void)c;
+    zlink_msg_t msgs[ZJ_MAX_PARTS];
+    for (int i = 0; i < ZJ_MAX_PARTS; i++)
+        Z(zlink_msg_init)(&msgs[i]);
+    const zlink_routing_id_t *rid = NULL;
+    zlink_reply_token_t tok = 0;
+    size_t count = 0;
+    zlink_recv_result_t r =
+        router ? Z(zlink_router_recv)(H(s), &rid, &tok, msgs, ZJ_MAX_PARTS, &count,
+                                      (zlink_recv_flags_t)flags)
+               : Z(zlink_recv)(H(s), &rid, msgs, ZJ_MAX_PARTS, &count,
+                               (zlink_recv_flags_t)flags);
+    if (r == 0) {
+        (*env)->SetObjectArrayElement(env, out, 0, parts_to(env, msgs, count));
+        if (rid)
+            (*env)->SetObjectArrayElement(env, out, 1, bytes_new(env, rid->data, rid->size));
+        set_long(env, token, (jlong)tok);
+    }
+    Z(zlink_multipart_close)(msgs, ZJ_MAX_PARTS);
+    return r;
+}
+
+/* One completion record: longs[0..5) = kind, id, send_result,
+ * send_terminal_errno, request_result; out[0] reply parts, out[1] rid. */
+JFN(jint, completionRecv)(JNIEnv *env, jclass c, jlong s, jint flags, jlongArray longs,
+                          jobjectArray out)
+{
+    (void)c;
+    zlink_completion_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.struct_size = sizeof rec;
+    zlink_recv_result_t r = Z(zlink_completion_recv)(H(s), &rec, (zlink_recv_flags_t)flags);
+    if (r == 0) {
+        jlong v[5] = {rec.kind, (jlong)rec.completion_id, rec.send_result,
+                      rec.send_terminal_errno, rec.request_result};
+        put_longs(env, longs, v, 5);
+        if (rec.reply_parts)
+            (*env)->SetObjectArrayElement(env, out, 0,
+                                          parts_to(env, rec.reply_parts, rec.reply_part_count));
+        if (rec.peer_rid.size)
+            (*env)->SetObjectArrayElement(env, out, 1,
+                                          bytes_new(env, rec.peer_rid.data, rec.peer_rid.size));
+    }
+    Z(zlink_completion_close)(&rec);
+    return r;
+}
+
+/* --------------------------------------------------------- poller, timer */
+
+JFN(jlong, pollerNew)(JNIEnv *e, jclass c)
+{
+    (void)e, (void)c;
+    return J(Z(zlink_poller_new)());
+}
+
+JFN(jint, pollerDestroy)(JNIEnv *e, jclass c, jlong p)
+{
+    (void)e, (void)c;
+    void *h = H(p);
+    return Z(zlink_poller_destroy)(&h);
+}
+
+JFN(jint, pollerSize)(JNIEnv *env, jclass c, jlong p, jintArray res)
+{
+    (void)c;
+    zlink_config_result_t r = 0;
+    int n = Z(zlink_poller_size)(H(p), &r);
+    set_int(env, res, r);
+    return n;
+}
+
+/* op: 0 add, 1 modify, 2 remove (socket); 3 add, 4 modify, 5 remove (fd);
+ * 6 add timer, 7 remove timer. */
+JFN(jint, pollerCtl)(JNIEnv *e, jclass c, jint op, jlong p, jlong src, jint fd, jlong user,
+                     jint events)
+{
+    (void)e, (void)c;
+    void *ud = H(user);
+    switch (op) {
+    case 0: return Z(zlink_poller_add)(H(p), H(src), ud, (short)events);
+    case 1: return Z(zlink_poller_modify)(H(p), H(src), (short)events);
+    case 2: return Z(zlink_poller_remove)(H(p), H(src));
+    case 3: return Z(zlink_poller_add_fd)(H(p), fd, ud, (short)events);
+    case 4: return Z(zlink_poller_modify_fd)(H(p), fd, (short)events);
+    case 5: return Z(zlink_poller_remove_fd)(H(p), fd);
+    case 6: return Z(zlink_poller_add_timer)(H(p), H(src), ud);
+    case 7: return Z(zlink_poller_remove_timer)(H(p), H(src));
+    default: return -1;
+    }
+}
+
+/* Waits; event i goes to out[4i..4i+4) = kind, user data, fd, events.
+ * Returns the count, or -1 with res[0] the result. */
+JFN(jint, pollerWait)(JNIEnv *env, jclass c, jlong p, jint cap, jlong timeout_ms,
+                      jlongArray out, jintArray res)
+{
+    (void)c;
+    if (cap > 256)
+        cap = 256;
+    zlink_poller_event_t ev[256];
+    zlink_config_result_t r = 0;
+    int n = Z(zlink_poller_wait)(H(p), ev, cap, (long)timeout_ms, &r);
+    set_int(env, res, r);
+    for (int i = 0; i < n; i++) {
+        jlong v[4] = {ev[i].source_kind, J(ev[i].user_data), ev[i].fd, ev[i].events};
+        (*env)->SetLongArrayRegion(env, out, 4 * i, 4, v);
+    }
+    return n;
+}
+
+JFN(jlong, timerNew)(JNIEnv *e, jclass c)
+{
+    (void)e, (void)c;
+    return J(Z(zlink_timer_new)());
+}
+
+JFN(jint, timerDestroy)(JNIEnv *e, jclass c, jlong t)
+{
+    (void)e, (void)c;
+    void *h = H(t);
+    return Z(zlink_timer_destroy)(&h);
+}
+
+JFN(jint, timerStart)(JNIEnv *e, jclass c, jlong t, jlong interval_ns, jlong repeat)
+{
+    (void)e, (void)c;
+    return Z(zlink_timer_start)(H(t), (uint64_t)interval_ns, (uint64_t)repeat);
+}
+
+JFN(jint, timerStop)(JNIEnv *e, jclass c, jlong t)
+{
+    (void)e, (void)c;
+    return Z(zlink_timer_stop)(H(t));
+}
+
+JFN(jint, timerRecv)(JNIEnv *env, jclass c, jlong t, jint flags, jlongArray count)
+{
+    (void)c;
+    uint64_t n = 0;
+    zlink_recv_result_t r = Z(zlink_timer_recv)(H(t), &n, (zlink_recv_flags_t)flags);
+    set_long(env, count, (jlong)n);
+    return r;
+}

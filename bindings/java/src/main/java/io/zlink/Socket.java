@@ -1,0 +1,214 @@
+package io.zlink;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * A Core socket. Sends and receives move whole records of byte[] parts;
+ * every method returns or throws what the C call gave: the *Result
+ * methods return the family's result value (Tables.SUBMIT_*, RECV_*), the
+ * others throw ZLinkException for a non-zero result.
+ */
+public final class Socket implements AutoCloseable {
+    public static final int PAIR = 0x1001, PUB = 0x1002, SUB = 0x1003, DEALER = 0x1004,
+                            ROUTER = 0x1005, XPUB = 0x1006, XSUB = 0x1007, STREAM = 0x1008;
+    public static final int LINGER = 0x300A, SNDHWM = 0x300F, RCVHWM = 0x3010,
+                            RCVTIMEO = 0x3012, SNDTIMEO = 0x3013, LAST_ENDPOINT = 0x3014,
+                            ROUTER_MANDATORY = 0x3101, CONNECT_ROUTING_ID = 0x3104,
+                            ROUTER_REQUEST_TIMEOUT_MS = 0x3105,
+                            DEALER_REQUEST_TIMEOUT_MS = 0x3202, TYPE = 0x3009, EVENTS = 0x3008;
+    public static final int DONTWAIT = 1;
+
+    final long handle;
+
+    Socket(long handle) {
+        this.handle = handle;
+    }
+
+    private static void check(int r, String what) {
+        if (r != 0)
+            throw new ZLinkException(what, r, Native.lastErrno());
+    }
+
+    /** An int option (4 bytes). */
+    public Socket option(int option, int value) {
+        check(Native.setsockopt(handle, option, ByteBuffer.allocate(4).order(ByteOrder.nativeOrder())
+                                                   .putInt(value).array()), "setsockopt");
+        return this;
+    }
+
+    /** An 8-byte option (HWMs, AFFINITY, MAXMSGSIZE). */
+    public Socket option(int option, long value) {
+        check(Native.setsockopt(handle, option, ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
+                                                   .putLong(value).array()), "setsockopt");
+        return this;
+    }
+
+    public Socket option(int option, byte[] value) {
+        check(Native.setsockopt(handle, option, value), "setsockopt");
+        return this;
+    }
+
+    public int intOption(int option) {
+        Object[] out = new Object[1];
+        check(Native.getsockopt(handle, option, 4, out), "getsockopt");
+        return ByteBuffer.wrap((byte[]) out[0]).order(ByteOrder.nativeOrder()).getInt();
+    }
+
+    public long longOption(int option) {
+        Object[] out = new Object[1];
+        check(Native.getsockopt(handle, option, 8, out), "getsockopt");
+        return ByteBuffer.wrap((byte[]) out[0]).order(ByteOrder.nativeOrder()).getLong();
+    }
+
+    /** A string option (read back NUL-terminated). */
+    public String stringOption(int option) {
+        Object[] out = new Object[1];
+        check(Native.getsockopt(handle, option, 512, out), "getsockopt");
+        byte[] b = (byte[]) out[0];
+        int n = 0;
+        while (n < b.length && b[n] != 0)
+            n++;
+        return new String(b, 0, n, StandardCharsets.UTF_8);
+    }
+
+    public Socket routingId(byte[] id) {
+        check(Native.setRoutingId(handle, id), "set_routing_id");
+        return this;
+    }
+
+    public Socket bind(String endpoint) {
+        check(Native.endpoint(0, handle, endpoint), "bind " + endpoint);
+        return this;
+    }
+
+    public Socket connect(String endpoint) {
+        check(Native.endpoint(1, handle, endpoint), "connect " + endpoint);
+        return this;
+    }
+
+    public Socket unbind(String endpoint) {
+        check(Native.endpoint(2, handle, endpoint), "unbind " + endpoint);
+        return this;
+    }
+
+    public Socket disconnect(String endpoint) {
+        check(Native.endpoint(3, handle, endpoint), "disconnect " + endpoint);
+        return this;
+    }
+
+    /** The bound endpoint (LAST_ENDPOINT). */
+    public String lastEndpoint() {
+        return stringOption(LAST_ENDPOINT);
+    }
+
+    /** zlink_send (PAIR, DEALER): the submit result; the wait token goes to tokenOut[0]. */
+    public int sendResult(int flags, long[] tokenOut, byte[]... parts) {
+        return Native.send(handle, null, parts, flags, tokenOut);
+    }
+
+    /** zlink_send_rid (ROUTER, STREAM): the submit result. */
+    public int sendToResult(byte[] rid, int flags, long[] tokenOut, byte[]... parts) {
+        return Native.send(handle, rid, parts, flags, tokenOut);
+    }
+
+    public void send(byte[]... parts) {
+        check(sendResult(0, null, parts), "send");
+    }
+
+    public void sendTo(byte[] rid, byte[]... parts) {
+        check(sendToResult(rid, 0, null, parts), "send_rid");
+    }
+
+    /** zlink_request (rid null on a DEALER): the submit result; the completion id to idOut[0]. */
+    public int requestResult(byte[] rid, int flags, int timeoutMs, long[] idOut, byte[]... parts) {
+        return Native.request(handle, rid, parts, flags, timeoutMs, idOut);
+    }
+
+    /** zlink_reply on a ROUTER to a received request. */
+    public int replyResult(byte[] rid, long token, byte[]... parts) {
+        return Native.reply(handle, rid, token, parts);
+    }
+
+    /** A received record. */
+    public static final class Record {
+        public final int result;
+        public final byte[][] parts;
+        public final byte[] routingId;
+        public final long token;
+
+        Record(int result, byte[][] parts, byte[] routingId, long token) {
+            this.result = result;
+            this.parts = parts;
+            this.routingId = routingId;
+            this.token = token;
+        }
+
+        public boolean ok() { return result == Tables.RECV_OK; }
+
+        @Override
+        public String toString() {
+            return Tables.resultName(result) + " " + (parts == null ? "-" : parts.length + " parts")
+                + (routingId == null ? "" : " from " + Arrays.toString(routingId));
+        }
+    }
+
+    /** zlink_recv (PAIR, DEALER, STREAM raw); result in the record. */
+    public Record recv(int flags) {
+        Object[] out = new Object[2];
+        long[] tok = new long[1];
+        int r = Native.recv(handle, 0, flags, out, tok);
+        return new Record(r, (byte[][]) out[0], (byte[]) out[1], 0);
+    }
+
+    /** zlink_router_recv; token non-zero for a REQUEST. */
+    public Record routerRecv(int flags) {
+        Object[] out = new Object[2];
+        long[] tok = new long[1];
+        int r = Native.recv(handle, 1, flags, out, tok);
+        return new Record(r, (byte[][]) out[0], (byte[]) out[1], tok[0]);
+    }
+
+    /** One completion queue record. */
+    public static final class Completion {
+        public final int result;
+        public final int kind;
+        public final long id;
+        public final int sendResult;
+        public final int sendTerminalErrno;
+        public final int requestResult;
+        public final byte[][] replyParts;
+        public final byte[] peer;
+
+        Completion(int result, long[] v, Object[] o) {
+            this.result = result;
+            kind = (int) v[0];
+            id = v[1];
+            sendResult = (int) v[2];
+            sendTerminalErrno = (int) v[3];
+            requestResult = (int) v[4];
+            replyParts = (byte[][]) o[0];
+            peer = (byte[]) o[1];
+        }
+    }
+
+    /** zlink_completion_recv. */
+    public Completion completion(int flags) {
+        long[] v = new long[5];
+        Object[] o = new Object[2];
+        int r = Native.completionRecv(handle, flags, v, o);
+        return new Completion(r, v, o);
+    }
+
+    /** zlink_close; the close result. */
+    public int closeResult() {
+        return Native.socketClose(handle);
+    }
+
+    @Override
+    public void close() {
+        closeResult();
+    }
+}
