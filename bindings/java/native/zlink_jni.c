@@ -17,10 +17,11 @@
  * Java side decides which file is loaded.
  *
  * Threads: no C thread is ever attached to the JVM. The framework's C
- * threads only queue: a handler trampoline (on a framework worker) and the
- * completion function (on the completion dispatcher) each push an event
- * onto a native queue (zj_queue_t: a mutex, a condition variable and a
- * singly linked list) and return at once. Java pump threads (platform
+ * threads only queue: a handler trampoline (on a framework worker) pushes
+ * an event onto a native queue (zj_queue_t: a mutex, a condition variable
+ * and a singly linked list) and returns at once (the turn stays open
+ * until Java ends it); the completion function (on the completion
+ * dispatcher) pushes its event and waits for the pump's delivery (below). Java pump threads (platform
  * threads owned by io.zlink.Pump, each marked a runtime context through
  * zlink_runtime_context_enter) block in take() and pull the events. One
  * queue per host carries its handler turns; one process-wide queue
@@ -30,11 +31,17 @@
  * operation) and hands it to libzlink as the completion's user pointer.
  * The completion function copies the outcome struct into it (the strings
  * and payload it points to belong to the call, which the Java side still
- * holds) and queues it; the pump reads it and frees it (event_free). A
- * refused start frees it at once. zj_live_ops counts the operations
- * allocated and not yet freed (the tests read it).
+ * holds), queues it and waits until the pump has delivered it
+ * (eventFree marks it delivered): a Java completion is thus a running
+ * callback of the C dispatcher for as long as it runs, as a C callback
+ * is (the dispatcher's capacity, its one-lane order, and shutdown
+ * waiting for running callbacks all hold unchanged). The completion
+ * function then frees the operation. A refused start frees it at once.
+ * zj_live_ops counts the operations allocated and not yet freed (the
+ * tests read it).
  *
- * Locks: each queue's mutex, a leaf, held only to link or unlink an event.
+ * Locks: each queue's mutex and zj_done_lk, leaves, held only to link or
+ * unlink an event or to mark one delivered.
  */
 #include <jni.h>
 
@@ -100,6 +107,7 @@ typedef struct zj_event {
     int type;
     int64_t id;      /* TURN: the handler's id; COMPLETION: the operation's id */
     void *handle;    /* TURN: the turn */
+    int delivered;   /* COMPLETION: the pump is done with it (zj_done_lk) */
     zlink_outcome_t oc;
 } zj_event_t;
 
@@ -119,6 +127,8 @@ typedef struct zj_queue {
 
 static zj_queue_t *zj_completions;
 static atomic_long zj_live_ops;
+static pthread_mutex_t zj_done_lk = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t zj_done_cv = PTHREAD_COND_INITIALIZER;
 
 static zj_queue_t *queue_new(void)
 {
@@ -158,12 +168,24 @@ static void turn_trampoline(zlink_turn_t *turn, void *user)
     queue_push(h->queue, ev);
 }
 
+/* The completion function (the C dispatcher's lane): queues the outcome
+ * for the completion pump and waits until the pump has delivered it
+ * (event_free below), so a Java completion counts as a running callback
+ * of the C dispatcher for as long as it runs, exactly as a C callback
+ * does (its capacity, its order, shutdown waiting for it). Then frees the
+ * operation. */
 static void completion_fn(zlink_call_t *call, const zlink_outcome_t *oc, void *user)
 {
     (void)call;
     zj_event_t *ev = user;
     ev->oc = *oc;
     queue_push(zj_completions, ev);
+    pthread_mutex_lock(&zj_done_lk);
+    while (!ev->delivered)
+        pthread_cond_wait(&zj_done_cv, &zj_done_lk);
+    pthread_mutex_unlock(&zj_done_lk);
+    atomic_fetch_sub(&zj_live_ops, 1);
+    free(ev);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -491,11 +513,19 @@ JFN(jstring, eventContentType)(JNIEnv *e, jclass c, jlong ev)
     (void)c;
     return str_new(e, EV->oc.content_type ? EV->oc.content_type : "");
 }
+/* A turn or wait event: freed. A completion: handed back to the
+ * completion function waiting for it, which frees it; the caller must not
+ * touch it afterwards. */
 JFN(void, eventFree)(JNIEnv *e, jclass c, jlong ev)
 {
     (void)e, (void)c;
-    if (EV && EV->type == ZJ_EV_COMPLETION)
-        atomic_fetch_sub(&zj_live_ops, 1);
+    if (EV && EV->type == ZJ_EV_COMPLETION) {
+        pthread_mutex_lock(&zj_done_lk);
+        EV->delivered = 1;
+        pthread_cond_broadcast(&zj_done_cv);
+        pthread_mutex_unlock(&zj_done_lk);
+        return;
+    }
     free(EV);
 }
 #undef EV

@@ -8,9 +8,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * The binding's pump threads: dedicated platform threads that run every
  * completion and every handler turn (seed 000 §4.1).
  *
- * <p>Design notes. No C thread is ever attached to the JVM: the C
- * completion function and handler trampoline only queue an event natively
- * (zlink_jni.c) and return. One daemon thread, "zlink-completions", pulls
+ * <p>Design notes. No C thread is ever attached to the JVM: the C handler
+ * trampoline only queues the turn natively (zlink_jni.c) and returns; the
+ * C completion function queues the outcome and waits until this pump has
+ * delivered it, so a Java completion occupies the C dispatcher's lane for
+ * as long as it runs, as a C callback does (the dispatcher's capacity and
+ * order, and shutdown waiting for running callbacks, hold unchanged). One
+ * daemon thread, "zlink-completions", pulls
  * every completion of the process and delivers it to the operation
  * registered under its id (exactly once: the id is removed from the map by
  * the one delivery; an id that is not there is counted as stray, which
