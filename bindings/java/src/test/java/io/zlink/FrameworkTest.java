@@ -180,6 +180,9 @@ class FrameworkTest {
         assertTrue(c.thread.get().getName().startsWith("zlink-completions"), c.thread.get().getName());
         assertEquals(Boolean.TRUE, handlerInContext.get(), "the handler pump is a runtime context");
         settle(client);
+        // the C completion function frees the operation once the pump delivered it;
+        // shutdown waits for running completion functions
+        client.shutdown();
         assertEquals(live0, ZLink.liveOperations(), "the operation's native memory was freed");
     }
 
@@ -202,6 +205,7 @@ class FrameworkTest {
         ((CompletableFuture<?>) h[1]).complete(null);
         assertEquals("x", s(client.requestToChannel("svc").payload("echo", b("x")).submit_sync()));
         assertEquals(1, c.count.get());
+        client.shutdown();
         assertEquals(live0, ZLink.liveOperations());
     }
 
@@ -230,6 +234,7 @@ class FrameworkTest {
         ((CompletableFuture<?>) h[1]).complete(null);
         assertEquals("y", s(client.requestToChannel("svc").payload("echo", b("y")).submit_sync()));
         assertEquals(1, c.count.get());
+        client.shutdown();
         assertEquals(live0, ZLink.liveOperations());
     }
 
