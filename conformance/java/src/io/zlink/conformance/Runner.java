@@ -48,6 +48,7 @@ public final class Runner {
     static Map<String, Case> registry() {
         Map<String, Case> m = new LinkedHashMap<>();
         ScCases.register(m);
+        ScDispatch.register(m);
         return m;
     }
 
