@@ -173,9 +173,15 @@ class FrameworkTest {
     @Test
     void successCompletesOnceOnThePumpAndFreesTheOperation() throws Exception {
         long live0 = ZLink.liveOperations();
-        RequestCall call = client.requestToChannel("svc").payload("echo", b("one"));
+        // "hold": the reply comes after Counted registered its action, which then
+        // runs on the completion pump
+        RequestCall call = client.requestToChannel("svc").payload("hold", b("one"));
         Counted<byte[]> c = new Counted<>(call.submit());
+        Object[] h = nextHeld();
+        handlerInContext.set(ZLink.inRuntimeContext() ? Boolean.FALSE : null);
+        ((Turn) h[0]).respond("one", b("one"));
         assertEquals("one", s(c.value()));
+        assertEquals("one", s(client.requestToChannel("svc").payload("echo", b("one")).submit_sync()));
         assertEquals(1, c.count.get());
         assertTrue(c.thread.get().getName().startsWith("zlink-completions"), c.thread.get().getName());
         assertEquals(Boolean.TRUE, handlerInContext.get(), "the handler pump is a runtime context");
@@ -284,7 +290,13 @@ class FrameworkTest {
     @Test
     void submitSyncInACompletionIsInvalidOperation() throws Exception {
         CompletableFuture<Throwable> seen = new CompletableFuture<>();
-        client.requestToChannel("svc").payload("echo", b("q")).submit().thenRun(() -> {
+        AtomicReference<Thread> ran = new AtomicReference<>();
+        // "hold": the reply comes only after the action is registered, so it
+        // runs on the completion pump (an action registered after completion
+        // would run on the registering thread)
+        CompletionStage<byte[]> st = client.requestToChannel("svc").payload("hold", b("q")).submit();
+        st.thenRun(() -> {
+            ran.set(Thread.currentThread());
             try {
                 client.requestToChannel("svc").payload("echo", b("r")).submit_sync();
                 seen.complete(null);
@@ -292,7 +304,10 @@ class FrameworkTest {
                 seen.complete(t);
             }
         });
+        Object[] h = nextHeld();
+        ((Turn) h[0]).respond("q", b("q"));
         Throwable t = seen.get(BOUND_S, TimeUnit.SECONDS);
+        assertTrue(ran.get().getName().startsWith("zlink-completions"), ran.get().getName());
         assertTrue(t instanceof ZLinkFrameworkException, String.valueOf(t));
         assertEquals(ErrorKind.INVALID_OPERATION, ((ZLinkFrameworkException) t).kind());
     }
