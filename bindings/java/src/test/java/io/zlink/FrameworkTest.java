@@ -86,8 +86,9 @@ class FrameworkTest {
             return keep;
         });
         server.onRequest("svc", "sync", turn -> {
-            try (SendCall inner = server.sendToChannel("svc")) {
-                inner.payload("x", b("x")).submit_sync();
+            // a one-way A could send from an application thread (note)
+            try (SendCall inner = client.sendToChannel("svc")) {
+                inner.payload("note", b("from-handler")).submit_sync();
             } catch (Throwable t) {
                 syncInHandler.set(t);
             } finally {
