@@ -49,6 +49,7 @@ public final class Runner {
         Map<String, Case> m = new LinkedHashMap<>();
         ScCases.register(m);
         ScDispatch.register(m);
+        ScSubmit.register(m);
         return m;
     }
 
