@@ -50,6 +50,7 @@ public final class Runner {
         ScCases.register(m);
         ScDispatch.register(m);
         ScSubmit.register(m);
+        ScRequest.register(m);
         return m;
     }
 
