@@ -51,6 +51,7 @@ public final class Runner {
         ScDispatch.register(m);
         ScSubmit.register(m);
         ScRequest.register(m);
+        ScJobs.register(m);
         return m;
     }
 

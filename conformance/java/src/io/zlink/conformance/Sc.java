@@ -111,6 +111,10 @@ final class Sc {
             return seen.size();
         }
 
+        synchronized List<String> snapshot() {
+            return new ArrayList<>(seen);
+        }
+
         synchronized int has(String t) {
             int n = 0;
             for (String s : seen)
