@@ -66,7 +66,8 @@
     X(zlink_disconnect) X(zlink_msg_init) X(zlink_msg_init_size) X(zlink_msg_data)       \
     X(zlink_msg_size) X(zlink_msg_close) X(zlink_multipart_close) X(zlink_send)          \
     X(zlink_send_rid) X(zlink_recv) X(zlink_router_recv) X(zlink_request)                \
-    X(zlink_reply) X(zlink_completion_recv) X(zlink_completion_close)                    \
+    X(zlink_reply) X(zlink_reply_submit) X(zlink_socket_set_receive_flow_state)          \
+    X(zlink_completion_recv) X(zlink_completion_close)                                   \
     X(zlink_poller_new) X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add) \
     X(zlink_poller_modify) X(zlink_poller_remove) X(zlink_poller_add_fd)                 \
     X(zlink_poller_modify_fd) X(zlink_poller_remove_fd) X(zlink_poller_add_timer)        \
@@ -1183,6 +1184,34 @@ JFN(jint, reply)(JNIEnv *env, jclass c, jlong s, jbyteArray jrid, jlong token,
     Z(zlink_multipart_close)(msgs, n);
     free(msgs);
     return r;
+}
+
+/* zlink_reply_submit: error 0 a reply, > 0 an error reply; the wait
+ * token into idOut. */
+JFN(jint, replySubmit)(JNIEnv *env, jclass c, jlong s, jbyteArray jrid, jlong token, jint error,
+                       jobjectArray jparts, jint flags, jlongArray idOut)
+{
+    (void)c;
+    zlink_msg_t *msgs;
+    size_t n;
+    zlink_routing_id_t rid;
+    if (rid_from(env, jrid, &rid))
+        return ZLINK_SUBMIT_INVALID_ARGUMENT;
+    if (parts_from(env, jparts, &msgs, &n))
+        return ZLINK_SUBMIT_INTERNAL;
+    zlink_completion_id_t id = 0;
+    zlink_submit_result_t r = Z(zlink_reply_submit)(H(s), &rid, (zlink_reply_token_t)token, error,
+                                                    msgs, n, (zlink_send_flags_t)flags, NULL, &id);
+    Z(zlink_multipart_close)(msgs, n);
+    free(msgs);
+    set_long(env, idOut, (jlong)id);
+    return r;
+}
+
+JFN(jint, receiveFlow)(JNIEnv *e, jclass c, jlong s, jint state)
+{
+    (void)e, (void)c;
+    return Z(zlink_socket_set_receive_flow_state)(H(s), (zlink_receive_flow_state_t)state);
 }
 
 #define ZJ_MAX_PARTS 64

@@ -52,6 +52,7 @@ public final class Runner {
         ScSubmit.register(m);
         ScRequest.register(m);
         ScJobs.register(m);
+        ScRaw.register(m);
         return m;
     }
 

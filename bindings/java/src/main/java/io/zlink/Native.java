@@ -97,6 +97,9 @@ final class Native {
     static native int request(long socket, byte[] rid, byte[][] parts, int flags, int timeoutMs,
                               long[] idOut);
     static native int reply(long socket, byte[] rid, long token, byte[][] parts);
+    static native int replySubmit(long socket, byte[] rid, long token, int error, byte[][] parts,
+                                  int flags, long[] idOut);
+    static native int receiveFlow(long socket, int state);
     static native int recv(long socket, int router, int flags, Object[] out, long[] token);
     static native int completionRecv(long socket, int flags, long[] longs, Object[] out);
     static native long pollerNew();

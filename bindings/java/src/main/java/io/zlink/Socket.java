@@ -14,6 +14,7 @@ import java.util.Arrays;
 public final class Socket implements AutoCloseable {
     public static final int PAIR = 0x1001, PUB = 0x1002, SUB = 0x1003, DEALER = 0x1004,
                             ROUTER = 0x1005, XPUB = 0x1006, XSUB = 0x1007, STREAM = 0x1008;
+    public static final int SNDBUF = 0x3005, RCVBUF = 0x3006;
     public static final int LINGER = 0x300A, SNDHWM = 0x300F, RCVHWM = 0x3010,
                             RCVTIMEO = 0x3012, SNDTIMEO = 0x3013, LAST_ENDPOINT = 0x3014,
                             ROUTER_MANDATORY = 0x3101, CONNECT_ROUTING_ID = 0x3104,
@@ -130,6 +131,26 @@ public final class Socket implements AutoCloseable {
     /** zlink_reply on a ROUTER to a received request. */
     public int replyResult(byte[] rid, long token, byte[]... parts) {
         return Native.reply(handle, rid, token, parts);
+    }
+
+    /**
+     * zlink_reply_submit: error 0 answers, error > 0 answers with that
+     * errno; DONTWAIT refused for room gives BACKPRESSURED and a wait
+     * token in tokenOut[0].
+     */
+    public int replySubmitResult(byte[] rid, long token, int error, int flags, long[] tokenOut,
+                                 byte[]... parts) {
+        return Native.replySubmit(handle, rid, token, error, parts, flags, tokenOut);
+    }
+
+    /** zlink_socket_set_receive_flow_state (DEALER, ROUTER): PAUSED or RUNNING. */
+    public int receiveFlowResult(boolean paused) {
+        return Native.receiveFlow(handle, paused ? 1 : 0);
+    }
+
+    /** zlink_errno() of this thread's last failed call. */
+    public static int lastErrno() {
+        return Native.lastErrno();
     }
 
     /** A received record. */
