@@ -44,8 +44,8 @@ public final class Runner {
         void run(JsonNode params) throws Exception;
     }
 
-    /** The registry: case id -> body. */
-    static Map<String, Case> registry() {
+    /** The SC cases. */
+    static Map<String, Case> registry0() {
         Map<String, Case> m = new LinkedHashMap<>();
         ScCases.register(m);
         ScDispatch.register(m);
@@ -53,6 +53,13 @@ public final class Runner {
         ScRequest.register(m);
         ScJobs.register(m);
         ScRaw.register(m);
+        return m;
+    }
+
+    /** The registry: case id -> body. */
+    static Map<String, Case> registry() {
+        Map<String, Case> m = registry0();
+        JqCases.register(m);
         return m;
     }
 
