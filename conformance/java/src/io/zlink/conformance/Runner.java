@@ -60,6 +60,7 @@ public final class Runner {
     static Map<String, Case> registry() {
         Map<String, Case> m = registry0();
         JqCases.register(m);
+        JqProfiles.register(m);
         return m;
     }
 
