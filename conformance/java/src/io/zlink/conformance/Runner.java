@@ -61,6 +61,7 @@ public final class Runner {
         Map<String, Case> m = registry0();
         JqCases.register(m);
         JqProfiles.register(m);
+        JqFlow.register(m);
         return m;
     }
 
