@@ -62,6 +62,7 @@ public final class Runner {
         JqCases.register(m);
         JqProfiles.register(m);
         JqFlow.register(m);
+        JqPermits.register(m);
         return m;
     }
 
