@@ -26,6 +26,8 @@ final class JqPermits {
     static void register(Map<String, Runner.Case> m) {
         m.put("JQ-02", p -> ScCases.each(p, JqPermits::permitAccounting));
         m.put("JQ-20", p -> ScCases.each(p, JqPermits::completionNeedsNoPermit));
+        m.put("JQ-14", p -> ScCases.each(p, JqPermits::replyToPausedClient));
+        m.put("JQ-15", p -> ScCases.each(p, JqPermits::noHoldingWhileWaiting));
     }
 
     /** A handler owner: records each turn's tag and the capacity at its first instruction. */
@@ -41,6 +43,7 @@ final class JqPermits {
         final List<long[]> atStart = new ArrayList<>(); // {in use, reserved}
         final Map<Integer, Integer> awaitResult = new java.util.HashMap<>();
         final Map<Integer, String> awaitReply = new java.util.HashMap<>();
+        final Map<Integer, Long> awaitElapsed = new java.util.HashMap<>();
 
         Owner(boolean gated) {
             this.gated = gated;
@@ -72,11 +75,13 @@ final class JqPermits {
                 return null;
             }
             CompletableFuture<Void> done = new CompletableFuture<>();
+            long t0 = now();
             h.requestToChannel(awaitChannel).payload("m", "", b(t)).timeout(Duration.ofMillis(awaitTimeoutMs))
                 .submit().whenComplete((v, e) -> {
                     synchronized (this) {
                         awaitResult.put(i, Check.resultOf(e));
                         awaitReply.put(i, v == null ? "" : tag(v));
+                        awaitElapsed.put(i, now() - t0);
                         awaited++;
                         ended++;
                     }
@@ -265,6 +270,163 @@ final class JqPermits {
         oa.expectOrder(1, "f", 1, F);
         Check.eventually(() -> a.capacity().permitsInUse == 0, 5000, "nothing in use");
         Check.eq(a.capacity().pressureState, 0, "A running");
+        end(c);
+        end(a);
+        end(b);
+    }
+
+    // ------------------------------------------------------------ JQ-14
+
+    private static void replyToPausedClient(String tr) {
+        Host s = new Host("S");
+        s.addCsServer("cs-out", endpoint(tr, "jq14", "S"));
+        Owner so = new Owner(false);
+        s.addHandler(Host.OwnerKind.CHANNEL, "cs-out", Turn.Kind.REQUEST, "m", so::onRequest);
+        s.start();
+        String boundS = s.endpoint("cs-out");
+        Owner oh = new Owner(true);
+        Host h = JqCases.meshHost("H", tr, true, 1);
+        serve(h, "svc", oh, null);
+        h.addCsClient("cs-out", boundS);
+        h.start();
+        String boundH = h.endpoint("m");
+        Host c = JqCases.meshHost("C", tr, false, 0);
+        c.meshAddChannelClient("m", "svc");
+        c.meshOption("m", Host.NodeOption.SEND_TIMEOUT, 30_000_000_000L);
+        c.meshConnect("m", boundH, "H");
+        c.start();
+        Check.eventually(() -> c.meshReadyPeers("m") == 1, 5000, "C's peer ready");
+        h.requestToChannel("cs-out").payload("m", "", b("warm")).timeout(Duration.ofMillis(10000)).submit_sync();
+
+        sendSync(c, "f0");
+        Check.eventually(() -> oh.gate.waiting() == 1, 5000, "f0 at the gate");
+        Done[] dd = new Done[4];
+        SendCall[] fc = new SendCall[4];
+        for (int i = 1; i < 4; i++) {
+            dd[i] = new Done();
+            fc[i] = c.sendToChannel("svc").payload("m", "", b("f" + i));
+            dd[i].on(fc[i].submit());
+        }
+        Check.eventually(() -> saturated(h, c), 5000, "H saturated");
+        HostCapacity before = h.capacity();
+        long t0 = now();
+        byte[] reply = h.requestToChannel("cs-out").payload("m", "", b("q")).timeout(Duration.ofMillis(10000))
+                           .submit_sync();
+        long took = now() - t0;
+        Check.eq(tag(reply), "q", "the reply");
+        if (took >= Check.ms(200))
+            throw Check.fail("the request to S took " + took + " ms while H was PAUSED");
+        HostCapacity after = h.capacity();
+        Check.eq(after.pressureState, 1, "H paused");
+        Check.eq(after.transitionsRunning, before.transitionsRunning, "paused throughout");
+        Check.eq(after.permitsInUse, 1, "H's permits in use");
+        oh.gate.open();
+        for (int i = 1; i < 4; i++) {
+            dd[i].expect(5000);
+            Check.result(dd[i].result, Tables.FW_OK, "f" + i);
+            fc[i].close();
+        }
+        Check.eventually(() -> oh.ended() == 4, 5000, "every turn ended");
+        oh.expectOrder(0, "f", 0, 4);
+        end(c);
+        end(h);
+        end(s);
+    }
+
+    // ------------------------------------------------------------ JQ-15
+
+    private static long dropped(Host h) {
+        long sum = 0;
+        for (String r : JqCases.DROP_REASONS)
+            sum += h.metric("zlink.mesh_node.messages.dropped", r);
+        return sum;
+    }
+
+    private static void noHoldingWhileWaiting(String tr) throws Exception {
+        final int FLOOD = 3;
+        Owner oa = new Owner(false), ob = new Owner(false);
+        oa.awaitPrefix = "f";
+        oa.awaitChannel = "svc-b";
+        oa.awaitTimeoutMs = 1000;
+        ob.awaitPrefix = "f";
+        ob.awaitChannel = "svc-a";
+        ob.awaitTimeoutMs = 1000;
+        Host b = JqCases.meshHost("B", tr, true, 2);
+        serve(b, "svc-b", ob, null);
+        b.meshAddChannelClient("m", "svc-a");
+        b.start();
+        String boundB = b.endpoint("m");
+        Host a = JqCases.meshHost("A", tr, true, 2);
+        serve(a, "svc-a", oa, null);
+        a.meshAddChannelClient("m", "svc-b");
+        a.meshConnect("m", boundB, "B");
+        a.start();
+        String boundA = a.endpoint("m");
+        Host c = JqCases.meshHost("C", tr, false, 0);
+        c.meshAddChannelClient("m", "svc-a");
+        c.meshAddChannelClient("m", "svc-b");
+        c.meshOption("m", Host.NodeOption.SEND_TIMEOUT, 30_000_000_000L);
+        c.meshConnect("m", boundA, "A");
+        c.meshConnect("m", boundB, "B");
+        c.start();
+        Check.eventually(() -> c.meshReadyPeers("m") == 2, 5000, "C's peers ready");
+        Check.eventually(() -> a.meshReadyPeers("m") == 2, 5000, "A's peers ready");
+        Check.eventually(() -> b.meshReadyPeers("m") == 2, 5000, "B's peers ready");
+
+        Done[] dd = new Done[2 * FLOOD];
+        SendCall[] fc = new SendCall[2 * FLOOD];
+        for (int i = 0; i < FLOOD; i++) {
+            dd[2 * i] = new Done();
+            dd[2 * i + 1] = new Done();
+            fc[2 * i] = c.sendToChannel("svc-a").payload("m", "", b("f" + i));
+            dd[2 * i].on(fc[2 * i].submit());
+            fc[2 * i + 1] = c.sendToChannel("svc-b").payload("m", "", b("f" + i));
+            dd[2 * i + 1].on(fc[2 * i + 1].submit());
+        }
+        // Until every await ended the peers never stop being ready (sampled).
+        long until = now() + Check.ms(3 * 1000 + 5000);
+        while (oa.awaited() < FLOOD || ob.awaited() < FLOOD) {
+            if (now() > until)
+                throw Check.fail("awaits ended: A " + oa.awaited() + ", B " + ob.awaited() + " of " + FLOOD);
+            Check.eq(a.meshReadyPeers("m"), 2, "A's ready peers");
+            Check.eq(b.meshReadyPeers("m"), 2, "B's ready peers");
+            Check.eq(c.meshReadyPeers("m"), 2, "C's ready peers");
+            Thread.sleep(10); // the sampling interval of the observation
+        }
+        Owner[] owners = {oa, ob};
+        for (int k = 0; k < 2; k++) {
+            Owner o = owners[k];
+            synchronized (o) {
+                for (int i = 0; i < o.tags.size(); i++) {
+                    if (!o.tags.get(i).startsWith("f"))
+                        continue;
+                    int r = o.awaitResult.get(i);
+                    long e = o.awaitElapsed.get(i);
+                    if (r == Tables.FW_DEADLINE_EXCEEDED)
+                        onTime(e, 1000);
+                    else if (r != Tables.FW_OK)
+                        throw Check.fail("AB".charAt(k) + "'s request " + i + " ended " + Tables.resultName(r));
+                    else if (e > 1000 + Check.ms(250))
+                        throw Check.fail("AB".charAt(k) + "'s request " + i + " replied after " + e + " ms");
+                }
+            }
+        }
+        Check.that(a.capacity().transitionsPaused >= 1, "A was saturated");
+        Check.that(b.capacity().transitionsPaused >= 1, "B was saturated");
+        for (int i = 0; i < 2 * FLOOD; i++) {
+            dd[i].expect(5000);
+            Check.result(dd[i].result, Tables.FW_OK, "flood " + i);
+            fc[i].close();
+        }
+        Check.eventually(() -> a.capacity().permitsInUse == 0 && b.capacity().permitsInUse == 0
+                             && a.status().turnsRunning == 0 && b.status().turnsRunning == 0,
+                         5000, "load over");
+        Check.eq(a.capacity().pressureState, 0, "A running");
+        Check.eq(b.capacity().pressureState, 0, "B running");
+        Check.eq(oa.awaited(), FLOOD, "A's awaits");
+        Check.eq(ob.awaited(), FLOOD, "B's awaits");
+        Check.eq(dropped(a), 0, "A's drops");
+        Check.eq(dropped(b), 0, "B's drops");
         end(c);
         end(a);
         end(b);
