@@ -71,7 +71,8 @@ for arg in "$@"; do
 done
 
 langs=0
-for lang in ${!lines[@]+"${!lines[@]}"}; do
+seen=$(printf '%s\n' "${!lines[@]}" 2>/dev/null | sort)
+for lang in $seen; do
     langs=$((langs + 1))
     echo "$lang: ${files[$lang]} files, ${lines[$lang]} hand-written lines (limit $limit)"
     if [ "${lines[$lang]}" -ge "$limit" ]; then

@@ -111,15 +111,30 @@ def conformance_matrix(name, runners):
         data = data,
     )
 
-def conformance_suite(runners, sizes = {}):
+def conformance_suite(runners, sizes = {}, incomplete = []):
     """conformance_language for each entry of runners, and :matrix.
 
     Args:
       runners: {lang: runner label}; "c" is required (the reference).
       sizes: {lang: test size} for a language whose whole run needs more
         than "medium" allows (doc/testing.md's timeouts).
+      incomplete: languages whose runner does not implement every case yet.
+        Their :<lang> and :check_<lang> are tagged "manual" (bazel test
+        //... leaves them out; naming them runs them, and they fail while a
+        case is missing); the matrix still shows every cell. The list is
+        the plain statement of what is not done, and must shrink to [].
     """
+    for lang in incomplete:
+        if lang not in runners:
+            fail("conformance_suite: incomplete language %r has no runner" % lang)
+        if lang == "c":
+            fail("conformance_suite: the C runner is the reference and cannot be incomplete")
     for lang in LANGUAGES:
         if lang in runners:
-            conformance_language(lang, runners[lang], size = sizes.get(lang, "medium"))
+            conformance_language(
+                lang,
+                runners[lang],
+                size = sizes.get(lang, "medium"),
+                tags = ["manual"] if lang in incomplete else [],
+            )
     conformance_matrix(name = "matrix", runners = runners)
