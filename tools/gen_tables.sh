@@ -17,4 +17,5 @@ while read -r lang table; do
     echo "gen_tables.sh: $table"
 done <<'TABLES'
 java bindings/java/src/main/java/io/zlink/Tables.java
+dotnet bindings/dotnet/src/ZLink/Tables.g.cs
 TABLES

@@ -1,0 +1,268 @@
+// Call.cs — call builders and their terminators over zlink_call_*.
+//
+// Design notes (exactly-once completion; no .NET-side race)
+//  - Async(ct) allocates one Operation (an IValueTaskSource backed by
+//    ManualResetValueTaskSourceCore) and passes a GCHandle to it as the
+//    completion's user pointer. The C runtime calls Operation.Complete (an
+//    [UnmanagedCallersOnly] entry) exactly once, on its dispatcher lane; that
+//    entry frees the GCHandle and completes the source. If zlink_call_start
+//    refuses the call, fn never runs: the terminator frees the GCHandle and
+//    returns a faulted ValueTask. Nothing else completes an Operation.
+//  - A CancellationToken registration only calls zlink_call_cancel; the C
+//    runtime decides the race (reply, timeout, shutdown, cancel) and the
+//    outcome's result decides the exception. A token already cancelled
+//    makes the terminator cancel the call before starting it, so
+//    zlink_call_start answers CANCELLED and nothing is sent.
+//  - Continuations run asynchronously (never on the dispatcher lane): on the
+//    captured SynchronizationContext when there is one (inside a handler:
+//    RuntimeContextSync, whose threads are marked runtime context), else on
+//    the thread pool.
+//  - The call object is released when the Call is disposed, or by the
+//    SafeHandle's finalizer; a second terminator on a live call is refused
+//    by the C runtime (INVALID_OPERATION).
+using System;
+using System.Runtime.InteropServices;
+using System.Text.Json;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+
+namespace ZLink;
+
+/// <summary>A request's successful reply.</summary>
+public sealed class Reply
+{
+    public string Packet { get; }
+    public string ContentType { get; }
+    public byte[] Payload { get; }
+    internal Reply(string packet, string contentType, byte[] payload)
+    {
+        Packet = packet;
+        ContentType = contentType;
+        Payload = payload;
+    }
+    /// <summary>The payload decoded with System.Text.Json.</summary>
+    public T Json<T>(JsonSerializerOptions? options = null) =>
+        JsonSerializer.Deserialize<T>(Payload, options ?? Call.JsonOptions)!;
+}
+
+/// <summary>A call being built (zlink_call_t): finish it with one terminator.</summary>
+public abstract unsafe class Call : IDisposable
+{
+    internal static readonly JsonSerializerOptions JsonOptions = new(JsonSerializerDefaults.Web);
+    internal readonly CallHandle Handle;
+    internal Call(CallHandle h) { Handle = h; }
+
+    protected void SetPayloadCore(string packet, ReadOnlySpan<byte> data, string contentType)
+    {
+        using var u = new HandleUse(Handle);
+        fixed (byte* p = data)
+            Errors.Check(Native.zlink_call_set_payload(u.Value, packet, contentType, p, (nuint)data.Length), "zlink_call_set_payload");
+    }
+
+    protected void SetMetadataCore(string key, string value)
+    {
+        using var u = new HandleUse(Handle);
+        Errors.Check(Native.zlink_call_set_metadata(u.Value, key, value), "zlink_call_set_metadata");
+    }
+
+    /// <summary>Cancels the call (zlink_call_cancel; repeatable).</summary>
+    public void Cancel()
+    {
+        using var u = new HandleUse(Handle);
+        Native.zlink_call_cancel(u.Value);
+    }
+
+    /// <summary>zlink_call_start (or _yield). Returns the started operation, or
+    /// null with the refusal in `error` (fn will never run).</summary>
+    internal Operation? Begin(CancellationToken ct, bool yield, out Exception? error)
+    {
+        var op = new Operation(Handle, ct);
+        var gch = GCHandle.Alloc(op);
+        int r;
+        using (var u = new HandleUse(Handle))
+        {
+            if (ct.IsCancellationRequested) Native.zlink_call_cancel(u.Value);
+            r = yield ? Native.zlink_call_yield(u.Value, &Operation.Complete, GCHandle.ToIntPtr(gch))
+                      : Native.zlink_call_start(u.Value, &Operation.Complete, GCHandle.ToIntPtr(gch));
+        }
+        if (r != 0)
+        {
+            gch.Free();
+            error = Errors.FromFramework(r, "", 0, ct)!;
+            return null;
+        }
+        op.Register();
+        error = null;
+        return op;
+    }
+
+    internal ValueTask<Reply?> StartCore(CancellationToken ct, bool yield)
+    {
+        var op = Begin(ct, yield, out var error);
+        if (op != null) return new ValueTask<Reply?>(op, 0);
+        return error is OperationCanceledException && ct.IsCancellationRequested
+            ? ValueTask.FromCanceled<Reply?>(ct) : ValueTask.FromException<Reply?>(error!);
+    }
+
+    internal ValueTask StartOneWay(CancellationToken ct, bool yield)
+    {
+        var op = Begin(ct, yield, out var error);
+        if (op != null) return new ValueTask(op, 0);
+        return error is OperationCanceledException && ct.IsCancellationRequested
+            ? ValueTask.FromCanceled(ct) : ValueTask.FromException(error!);
+    }
+
+    /// <summary>zlink_call_wait (blocks; INVALID_OPERATION in a runtime context).</summary>
+    internal Reply? WaitCore()
+    {
+        NOutcome o = default;
+        o.struct_size = (uint)sizeof(NOutcome);
+        int r;
+        using (var u = new HandleUse(Handle)) r = Native.zlink_call_wait(u.Value, &o);
+        int res = r != 0 ? r : o.result;
+        if (res != 0)
+            throw Errors.FromFramework(res, o.message == null ? "" : Native.Str(o.message), o.remote_code)!;
+        return Operation.ReplyOf(&o);
+    }
+
+    public void Dispose() => Handle.Dispose();
+}
+
+/// <summary>A one-way send; its completion is admission.</summary>
+public sealed class OneWayCall : Call
+{
+    internal OneWayCall(CallHandle h) : base(h) { }
+    public OneWayCall Payload(string packet, ReadOnlySpan<byte> data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public OneWayCall Payload(string packet, byte[] data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public OneWayCall Payload<T>(string packet, T value, JsonSerializerOptions? options = null)
+    { SetPayloadCore(packet, JsonSerializer.SerializeToUtf8Bytes(value, options ?? JsonOptions), ""); return this; }
+    public OneWayCall Metadata(string key, string value) { SetMetadataCore(key, value); return this; }
+
+    /// <summary>One-way submit: completes at admission.</summary>
+    public ValueTask Async(CancellationToken cancellationToken = default) => StartOneWay(cancellationToken, false);
+    /// <summary>Synchronous: blocks until admission; INVALID_OPERATION in a runtime context.</summary>
+    public void Submit() => WaitCore();
+    /// <summary>Yield: INVALID_OPERATION outside a Spot turn (every turn of this version).</summary>
+    public ValueTask Yield(CancellationToken cancellationToken = default) => StartOneWay(cancellationToken, true);
+}
+
+/// <summary>A request; its completion carries the reply.</summary>
+public sealed class RequestCall : Call
+{
+    internal RequestCall(CallHandle h) : base(h) { }
+    public RequestCall Payload(string packet, ReadOnlySpan<byte> data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public RequestCall Payload(string packet, byte[] data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public RequestCall Payload<T>(string packet, T value, JsonSerializerOptions? options = null)
+    { SetPayloadCore(packet, JsonSerializer.SerializeToUtf8Bytes(value, options ?? JsonOptions), ""); return this; }
+    public RequestCall Metadata(string key, string value) { SetMetadataCore(key, value); return this; }
+    /// <summary>The whole-call timeout (zlink_call_set_timeout; the C runtime checks the value).</summary>
+    public RequestCall Timeout(TimeSpan timeout)
+    {
+        using var u = new HandleUse(Handle);
+        Errors.Check(Native.zlink_call_set_timeout(u.Value, Durations.Ns(timeout)), "zlink_call_set_timeout");
+        return this;
+    }
+
+    public ValueTask<Reply> Async(CancellationToken cancellationToken = default) =>
+        StartCore(cancellationToken, false)!;
+
+    public async ValueTask<T> Async<T>(CancellationToken cancellationToken = default)
+    {
+        var reply = await StartCore(cancellationToken, false);
+        return reply!.Json<T>();
+    }
+
+    public Reply Submit() => WaitCore()!;
+    public T Submit<T>() => WaitCore()!.Json<T>();
+    public async ValueTask<T> Yield<T>(CancellationToken cancellationToken = default)
+    {
+        var reply = await StartCore(cancellationToken, true);
+        return reply!.Json<T>();
+    }
+}
+
+/// <summary>One started call's completion source.</summary>
+internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSource
+{
+    private ManualResetValueTaskSourceCore<Reply?> _core = new() { RunContinuationsAsynchronously = true };
+    private readonly CallHandle _call;
+    private readonly CancellationToken _token;
+    private CancellationTokenRegistration _reg;
+    private readonly object _lock = new();
+    private bool _done;
+
+    internal Operation(CallHandle call, CancellationToken token) { _call = call; _token = token; }
+
+    internal void Register()
+    {
+        if (!_token.CanBeCanceled) return;
+        var reg = _token.UnsafeRegister(static s => ((Operation)s!).OnCancel(), this);
+        bool dispose;
+        lock (_lock) { dispose = _done; if (!_done) _reg = reg; }
+        if (dispose) reg.Dispose();
+    }
+
+    private void OnCancel()
+    {
+        bool added = false;
+        try
+        {
+            _call.DangerousAddRef(ref added);
+            Native.zlink_call_cancel(_call.DangerousGetHandle());
+        }
+        catch (ObjectDisposedException) { /* released: the C runtime still completes the call */ }
+        finally { if (added) _call.DangerousRelease(); }
+    }
+
+    internal static Reply? ReplyOf(NOutcome* o)
+    {
+        if (o->payload == null && o->packet == null) return null;
+        var data = o->payload == null ? Array.Empty<byte>() : new ReadOnlySpan<byte>(o->payload, checked((int)o->payload_size)).ToArray();
+        return new Reply(Native.Str(o->packet) ?? "", Native.Str(o->content_type) ?? "", data);
+    }
+
+    /// <summary>Completions delivered into .NET since the process began (tests count them).</summary>
+    internal static long Delivered;
+    internal int DeliveredHere;
+
+    [UnmanagedCallersOnly]
+    internal static void Complete(nint call, NOutcome* outcome, nint user)
+    {
+        Interlocked.Increment(ref Delivered);
+        var gch = GCHandle.FromIntPtr(user);
+        var op = (Operation)gch.Target!;
+        gch.Free();
+        Interlocked.Increment(ref op.DeliveredHere);
+        try
+        {
+            CancellationTokenRegistration reg;
+            lock (op._lock) { op._done = true; reg = op._reg; }
+            if (outcome->result == 0)
+            {
+                op._core.SetResult(ReplyOf(outcome));
+            }
+            else
+            {
+                var e = Errors.FromFramework(outcome->result, Native.Str(outcome->message) ?? "",
+                                             outcome->remote_code, op._token)!;
+                op._core.SetException(e);
+            }
+            reg.Dispose();
+        }
+        catch (Exception e)
+        {
+            Environment.FailFast("ZLink: completion delivery failed", e);
+        }
+    }
+
+    public Reply? GetResult(short token) => _core.GetResult(token);
+    void IValueTaskSource.GetResult(short token) => _core.GetResult(token);
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _core.OnCompleted(continuation, state, token, flags);
+}

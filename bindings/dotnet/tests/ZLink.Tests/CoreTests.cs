@@ -1,0 +1,64 @@
+using System;
+using System.Text;
+using Xunit;
+
+namespace ZLink.Tests;
+
+public class CoreTests
+{
+    [Fact]
+    public void Pair_send_and_receive_over_inproc()
+    {
+        using var ctx = new Context();
+        using var a = ctx.Socket(SocketType.Pair);
+        using var b = ctx.Socket(SocketType.Pair);
+        a.Bind("inproc://dotnet-core-pair");
+        b.Connect("inproc://dotnet-core-pair");
+        a.SetOption(0x3012, 30000);   // RCVTIMEO: a failure bound
+        b.Send(Encoding.UTF8.GetBytes("one"), Encoding.UTF8.GetBytes("two"));
+        var parts = a.Recv();
+        Assert.Equal(new[] { "one", "two" }, Array.ConvertAll(parts, p => Encoding.UTF8.GetString(p)));
+        Assert.Equal(Results.Recv.NoData, a.TryRecv(out _, dontWait: true));
+    }
+
+    [Fact]
+    public void Poller_reports_readiness_and_refuses_a_second_add_by_name()
+    {
+        using var ctx = new Context();
+        using var a = ctx.Socket(SocketType.Pair);
+        using var b = ctx.Socket(SocketType.Pair);
+        a.Bind("inproc://dotnet-core-poll");
+        b.Connect("inproc://dotnet-core-poll");
+        using var poller = new Poller();
+        poller.Add(a, PollEvents.In, 7);
+        Assert.Equal(1, poller.Size);
+        var e = Assert.Throws<ZLinkCoreException>(() => poller.Add(a, PollEvents.In));
+        Assert.Equal("ZLINK_CONFIG_CONFLICT", e.Name);
+        Assert.Equal("EEXIST", e.ErrnoName);
+        var events = new PollerEvent[4];
+        Assert.Equal(0, poller.Wait(events, 0));
+        b.Send(Encoding.UTF8.GetBytes("x"));
+        Assert.Equal(1, poller.Wait(events, 30000));
+        Assert.Equal(PollerSourceKind.Socket, events[0].Kind);
+        Assert.Equal((nint)7, events[0].UserData);
+        Assert.Equal(a.NativeHandle, events[0].Socket);
+        Assert.True(events[0].Events.HasFlag(PollEvents.In));
+    }
+
+    [Fact]
+    public void Timer_in_a_poller_fires()
+    {
+        using var timer = new Timer();
+        using var poller = new Poller();
+        poller.AddTimer(timer, 3);
+        timer.Start(TimeSpan.FromMilliseconds(5), 1);
+        var events = new PollerEvent[2];
+        Assert.Equal(1, poller.Wait(events, 30000));
+        Assert.Equal(PollerSourceKind.Timer, events[0].Kind);
+        Assert.Equal(timer.NativeHandle, events[0].Timer);
+        Assert.Equal(0, timer.TryRecv(out ulong n, dontWait: true));
+        Assert.Equal(1ul, n);
+        Assert.Equal(Results.Recv.NoData, timer.TryRecv(out _, dontWait: true));
+        Assert.Equal(0, poller.TryRemoveTimer(timer));
+    }
+}

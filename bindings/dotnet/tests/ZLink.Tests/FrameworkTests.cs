@@ -1,0 +1,262 @@
+using System;
+using System.Collections.Concurrent;
+using System.Linq;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace ZLink.Tests;
+
+public record Ping(int N);
+public record Pong(int N, string Who);
+
+public class FrameworkTests
+{
+    private static byte[] B(string s) => Encoding.UTF8.GetBytes(s);
+
+    // Echo "echo"; hold "hold" until the gate opens (then answer); "boom" throws.
+    private sealed class Server
+    {
+        public readonly TaskCompletionSource Gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        public readonly TaskCompletionSource Started = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        public readonly ConcurrentQueue<string> Seen = new();
+        public void Register(Host h)
+        {
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "echo", t => t.Reply("echo", t.Payload));
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "hold", async t =>
+            {
+                Started.TrySetResult();
+                await Gate.Task;
+                t.Reply("held", t.Payload);
+            });
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "boom", (Action<Turn>)(t => throw new InvalidTimeZoneException("boom")));
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "refuse", t => t.ReplyError(ErrorKind.Rejected, "no thanks"));
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "ping", t =>
+            {
+                var p = t.Json<Ping>();
+                t.Reply("pong", new Pong(p.N + 1, "server"));
+            });
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Send, "note", t => Seen.Enqueue(Encoding.UTF8.GetString(t.Payload) + "|" + t.Metadata("k")));
+        }
+    }
+
+    [Fact]
+    public async Task Success_is_delivered_exactly_once_per_request()
+    {
+        var srv = new Server();
+        long before;
+        var ops = new RequestCall[20];
+        using (var p = new Pair(srv.Register))
+        {
+            before = Interlocked.Read(ref Operation.Delivered);
+            var tasks = Enumerable.Range(0, 20).Select(i =>
+            {
+                ops[i] = p.Client.RequestToChannel("svc").Payload("echo", B("m" + i));
+                return ops[i].Async().AsTask();
+            }).ToArray();
+            var replies = await Bound.Within(Task.WhenAll(tasks));
+            for (int i = 0; i < 20; i++)
+            {
+                Assert.Equal("echo", replies[i].Packet);
+                Assert.Equal("m" + i, Encoding.UTF8.GetString(replies[i].Payload));
+            }
+        }
+        // both hosts stopped: every completion function has run.
+        Assert.Equal(20, Interlocked.Read(ref Operation.Delivered) - before);
+    }
+
+    [Fact]
+    public async Task Cancel_is_delivered_once_as_OperationCanceledException()
+    {
+        var srv = new Server();
+        long before;
+        using (var p = new Pair(srv.Register))
+        {
+            before = Interlocked.Read(ref Operation.Delivered);
+            using var cts = new CancellationTokenSource();
+            var t = p.Client.RequestToChannel("svc").Payload("hold", B("x")).Async(cts.Token).AsTask();
+            await Bound.Within(srv.Started.Task);
+            cts.Cancel();
+            var e = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => Bound.Within(t));
+            Assert.Equal(cts.Token, e.CancellationToken);
+            srv.Gate.SetResult();   // the late reply finds the call decided
+        }
+        Assert.Equal(1, Interlocked.Read(ref Operation.Delivered) - before);
+    }
+
+    [Fact]
+    public async Task A_pre_cancelled_token_never_starts_the_call()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register);
+        long before = Interlocked.Read(ref Operation.Delivered);
+        using var cts = new CancellationTokenSource();
+        cts.Cancel();
+        var vt = p.Client.RequestToChannel("svc").Payload("hold", B("x")).Async(cts.Token);
+        Assert.True(vt.IsCanceled);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => vt.AsTask());
+        var one = p.Client.SendToChannel("svc").Payload("note", B("n")).Async(cts.Token);
+        Assert.True(one.IsCanceled);
+        Assert.Equal(0, Interlocked.Read(ref Operation.Delivered) - before);
+        Assert.Equal(0ul, p.Server.OwnerStatus(OwnerKind.Channel, "svc").AcceptedSeq);
+    }
+
+    [Fact]
+    public async Task Timeout_is_delivered_once_as_DeadlineExceeded()
+    {
+        var srv = new Server();
+        long before;
+        using (var p = new Pair(srv.Register))
+        {
+            before = Interlocked.Read(ref Operation.Delivered);
+            var t = p.Client.RequestToChannel("svc").Payload("hold", B("x")).Timeout(TimeSpan.FromMilliseconds(100)).Async().AsTask();
+            var e = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => Bound.Within(t));
+            Assert.Equal(ErrorKind.DeadlineExceeded, e.Kind);
+            srv.Gate.SetResult();
+        }
+        Assert.Equal(1, Interlocked.Read(ref Operation.Delivered) - before);
+    }
+
+    [Fact]
+    public async Task Shutdown_during_a_request_is_delivered_once_as_ShuttingDown()
+    {
+        var srv = new Server();
+        long before;
+        using (var p = new Pair(srv.Register))
+        {
+            before = Interlocked.Read(ref Operation.Delivered);
+            var t = p.Client.RequestToChannel("svc").Payload("hold", B("x")).Async().AsTask();
+            await Bound.Within(srv.Started.Task);
+            await p.Client.ShutdownAsync(TimeSpan.FromMilliseconds(50));
+            var e = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => Bound.Within(t));
+            Assert.Equal(ErrorKind.ShuttingDown, e.Kind);
+            Assert.Equal(HostState.Stopped, p.Client.State);
+            var late = p.Client.SendToChannel("svc").Payload("note", B("late")).Async().AsTask();
+            var e2 = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => late);
+            Assert.Equal(ErrorKind.ShuttingDown, e2.Kind);
+            srv.Gate.SetResult();
+        }
+        Assert.Equal(1, Interlocked.Read(ref Operation.Delivered) - before);
+    }
+
+    [Fact]
+    public async Task One_way_completes_at_admission_and_reaches_the_handler()
+    {
+        var srv = new Server();
+        long before;
+        using (var p = new Pair(srv.Register))
+        {
+            before = Interlocked.Read(ref Operation.Delivered);
+            await Bound.Within(p.Client.SendToChannel("svc").Payload("note", B("hello")).Metadata("k", "v").Async().AsTask());
+            // the request behind it on the same FIFO is answered after the note's turn
+            await Bound.Within(p.Client.RequestToChannel("svc").Payload("echo", B("after")).Async().AsTask());
+        }
+        Assert.Equal(new[] { "hello|v" }, srv.Seen.ToArray());
+        Assert.Equal(2, Interlocked.Read(ref Operation.Delivered) - before);
+    }
+
+    [Fact]
+    public async Task Typed_request_and_reply()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register);
+        var pong = await Bound.Within(p.Client.RequestToChannel("svc").Payload("ping", new Ping(41)).Async<Pong>().AsTask());
+        Assert.Equal(new Pong(42, "server"), pong);
+        var pong2 = await Task.Run(() => p.Client.RequestToChannel("svc").Payload("ping", new Ping(1)).Submit<Pong>());
+        Assert.Equal(2, pong2.N);
+    }
+
+    [Fact]
+    public async Task Handler_failures_map_to_error_kinds()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register);
+        var e = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => Bound.Within(p.Client.RequestToChannel("svc").Payload("boom", B("")).Async().AsTask()));
+        Assert.Equal(ErrorKind.InternalFailure, e.Kind);
+        var r = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => Bound.Within(p.Client.RequestToChannel("svc").Payload("refuse", B("")).Async().AsTask()));
+        Assert.Equal(ErrorKind.Rejected, r.Kind);
+        Assert.Contains("no thanks", r.Message);
+        var nf = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => Bound.Within(p.Client.RequestToChannel("nope").Payload("x", B("")).Async().AsTask()));
+        Assert.Equal(ErrorKind.NotFound, nf.Kind);
+    }
+
+    [Fact]
+    public async Task An_async_handler_keeps_its_turn_until_its_task_completes()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register);
+        var t = p.Client.RequestToChannel("svc").Payload("hold", B("kept")).Async().AsTask();
+        await Bound.Within(srv.Started.Task);
+        // the handler returned to the C worker at its first await: the turn must still be open
+        var st = p.Server.OwnerStatus(OwnerKind.Channel, "svc");
+        Assert.True(st.Busy);
+        Assert.Equal(1ul, st.RunningRecords);
+        Assert.Equal(1ul, p.Server.Status.TurnsRunning);
+        Assert.False(t.IsCompleted);
+        srv.Gate.SetResult();
+        var reply = await Bound.Within(t);
+        Assert.Equal("held", reply.Packet);
+        Assert.Equal("kept", Encoding.UTF8.GetString(reply.Payload));
+    }
+
+    [Fact]
+    public async Task Submit_in_a_handler_is_InvalidOperation_also_after_an_await()
+    {
+        var kinds = new ConcurrentQueue<string>();
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Host? client = null;
+        void Handlers(Host h)
+        {
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, "echo", t => t.Reply("echo", t.Payload));
+            h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Send, "go", async t =>
+            {
+                try
+                {
+                    kinds.Enqueue("ctx=" + RuntimeContextSync.InRuntimeContext);
+                    try { t.Host.RequestToChannel("loop").Payload("echo", B("")).Submit(); kinds.Enqueue("sync:none"); }
+                    catch (ZLinkFrameworkException e) { kinds.Enqueue("sync:" + e.Kind); }
+                    await Task.Yield();
+                    kinds.Enqueue("ctx=" + RuntimeContextSync.InRuntimeContext);
+                    try { t.Host.RequestToChannel("loop").Payload("echo", B("")).Submit(); kinds.Enqueue("after-await:none"); }
+                    catch (ZLinkFrameworkException e) { kinds.Enqueue("after-await:" + e.Kind); }
+                    try { t.Host.Shutdown(); kinds.Enqueue("shutdown:none"); }
+                    catch (ZLinkFrameworkException e) { kinds.Enqueue("shutdown:" + e.Kind); }
+                }
+                finally { done.SetResult(); }
+            });
+        }
+        using var p = new Pair(Handlers);
+        client = p.Client;
+        await Bound.Within(p.Client.SendToChannel("svc").Payload("go", B("")).Async().AsTask());
+        await Bound.Within(done.Task);
+        Assert.Equal(new[] { "ctx=True", "sync:InvalidOperation", "ctx=True", "after-await:InvalidOperation", "shutdown:InvalidOperation" }, kinds.ToArray());
+        Assert.False(RuntimeContextSync.InRuntimeContext);
+    }
+
+    [Fact]
+    public async Task Second_terminator_and_yield_are_InvalidOperation()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register);
+        using var call = p.Client.RequestToChannel("svc").Payload("echo", B("once"));
+        var first = call.Async();
+        var second = call.Async();
+        var e = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => second.AsTask());
+        Assert.Equal(ErrorKind.InvalidOperation, e.Kind);
+        Assert.Equal("once", Encoding.UTF8.GetString((await Bound.Within(first.AsTask())).Payload));
+        var y = await Assert.ThrowsAsync<ZLinkFrameworkException>(() => p.Client.RequestToChannel("svc").Payload("echo", B("")).Yield<Pong>().AsTask());
+        Assert.Equal(ErrorKind.InvalidOperation, y.Kind);
+    }
+
+    [Fact]
+    public void Invalid_arguments_are_refused_by_the_runtime()
+    {
+        using var h = new Host("args");
+        Assert.Throws<ZLinkArgumentException>(() => h.RequestToChannel("c").Timeout(TimeSpan.Zero));
+        Assert.Throws<ZLinkArgumentException>(() => h.SetOption(HostOption.HandlerThreads, 0));
+        Assert.Equal(HostState.Preparing, h.State);
+        Assert.Equal(HostState.Preparing, h.Status.State);
+        Assert.True(h.Capacity.EffectiveMax > 0);
+    }
+}
