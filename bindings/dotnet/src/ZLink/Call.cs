@@ -266,3 +266,17 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
     public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
         _core.OnCompleted(continuation, state, token, flags);
 }
+
+/// <summary>A request's reply taken from its turn (Turn.TakeReply); completes at send acceptance.</summary>
+public sealed class ReplyCall : Call
+{
+    internal ReplyCall(CallHandle h) : base(h) { }
+    public ReplyCall Payload(string packet, ReadOnlySpan<byte> data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public ReplyCall Payload(string packet, byte[] data, string contentType = "")
+    { SetPayloadCore(packet, data, contentType); return this; }
+    public ReplyCall Payload<T>(string packet, T value, JsonSerializerOptions? options = null)
+    { SetPayloadCore(packet, JsonSerializer.SerializeToUtf8Bytes(value, options ?? JsonOptions), ""); return this; }
+    public ValueTask Async(CancellationToken cancellationToken = default) => StartOneWay(cancellationToken, false);
+    public void Submit() => WaitCore();
+}

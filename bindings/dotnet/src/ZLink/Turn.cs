@@ -8,7 +8,8 @@
 //    set to RuntimeContextSync. When the handler returns a ValueTask that is
 //    not complete, the turn stays open: zlink_turn_end is called only when
 //    that task completes (failed = 1 with the exception's message when it
-//    throws, which answers a request INTERNAL_FAILURE). A turn that was
+//    throws, which answers a request INTERNAL_FAILURE with the exception's
+//    Message). A turn that was
 //    answered with Respond is already ended by the C runtime.
 //  - Continuations of awaits inside handler code run through
 //    RuntimeContextSync: each posted continuation runs on a thread-pool
@@ -99,6 +100,15 @@ public sealed unsafe class Turn
 
     public string SourceText => Encoding.UTF8.GetString(Source);
 
+    /// <summary>The request's reply call (zlink_turn_reply): it claims the one answer
+    /// and may outlive the turn; set its payload and finish it with Async or Submit.</summary>
+    public ReplyCall TakeReply()
+    {
+        int r;
+        nint c = Native.zlink_turn_reply(_turn, &r);
+        return c == 0 ? throw Errors.FromFramework(r, "zlink_turn_reply")! : new ReplyCall(new CallHandle(c));
+    }
+
     /// <summary>Answers the request (zlink_turn_reply + payload + start); the turn stays open.</summary>
     public void Reply(string packet, ReadOnlySpan<byte> data, string contentType = "")
     {
@@ -148,7 +158,7 @@ public sealed unsafe class Turn
     {
         if (Interlocked.Exchange(ref _ended, 1) != 0) return;
         if (failure == null) Native.zlink_turn_end(_turn, 0, null);
-        else Native.zlink_turn_end(_turn, 1, failure.GetType().Name + ": " + failure.Message);
+        else Native.zlink_turn_end(_turn, 1, failure.Message);
     }
 
     [UnmanagedCallersOnly]

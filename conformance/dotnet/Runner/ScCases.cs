@@ -1,0 +1,350 @@
+// ScCases.cs — the SC cases (seed 000 §17, framework-contract.md §7.1),
+// ported from conformance/c/sc_*.c onto the .NET binding's public API.
+using System;
+using System.Diagnostics;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace ZLink.Conformance;
+
+internal static class ScCases
+{
+    private static void EachTransport(CaseParams p, Action<string> round)
+    {
+        foreach (var tr in p.Strings("transports"))
+        {
+            if (tr != "inproc" && tr != "tcp") throw new CheckFailed("unknown transport " + tr);
+            round(tr);
+        }
+    }
+
+    // ------------------------------------------------------------- SC-01
+
+    /// <summary>Both terminators refuse: Submit gives want, Async on a twin is
+    /// faulted at once with want (its completion never runs).</summary>
+    private static void RefusedBothWays(Func<string, Call> make, string want, string what)
+    {
+        var c = make("refused-w");
+        Check.Eq(want, Outcome.Of(() => Submit(c)), what + " Submit");
+        c.Dispose();
+        c = make("refused-s");
+        var t = c is RequestCall r ? (Task)r.Async().AsTask() : ((OneWayCall)c).Async().AsTask();
+        Check.True(t.IsCompleted, what + " Async refused at once");
+        Check.Eq(want, Outcome.Name(t), what + " Async");
+        c.Dispose();
+    }
+
+    private static void Submit(Call c)
+    {
+        if (c is RequestCall r) r.Submit(); else ((OneWayCall)c).Submit();
+    }
+
+    private static void RefusedEachKind(ScClient a, string? channel, string? rid, string want, string what)
+    {
+        foreach (bool req in new[] { false, true })
+            RefusedBothWays(tag => rid != null
+                ? (req ? a.NodeRequest(rid, tag) : a.NodeSend(rid, tag))
+                : (req ? a.Request(tag, channel!) : a.Send(tag, channel!)), want, $"{what} ({(req ? "request" : "send")})");
+    }
+
+    public static void Sc01(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var b = new ScServer { Name = "B", ZeroChannel = true }.Open(Mode.Mesh, tr, "sc01");
+        var a = new ScClient { ExtraChannels = true }.Open(Mode.Mesh, b);
+
+        // A one-way completes at admission, before the gated handler runs.
+        b.Gated = true;
+        var d1 = Done.Of(a.Send("m1").Async());
+        d1.Expect(2000, "m1 admitted");
+        Check.Eq("OK", d1.Result, "m1");
+        Check.Eq(0, b.Rec.Count, "records before the gate opened");
+        Check.Eventually(() => b.Gate.Waiting == 1, 2000, "m1 waits at B's gate");
+        Check.Eq(0, b.Rec.Count, "records while gated");
+        b.Gate.Open();
+        Check.Eventually(() => b.Rec.Has("m1") == 1, 2000, "m1 handled");
+
+        // The error table.
+        RefusedEachKind(a, "nope", null, "NotFound", "unknown channel");
+        RefusedEachKind(a, "none", null, "NotFound", "no server");
+        RefusedEachKind(a, "zero", null, "NotFound", "weight 0 only");
+        RefusedEachKind(a, null, "Z", "NotFound", "no such node");
+
+        // A second terminator changes nothing.
+        var m2 = a.Send("m2");
+        var d2 = Done.Of(m2.Async());
+        Check.Eq("InvalidOperation", Outcome.Name(m2.Async().AsTask()), "second Async");
+        Check.Eq("InvalidOperation", Outcome.Of(() => m2.Submit()), "Submit after Async");
+        Check.Eq("InvalidOperation", Outcome.Name(m2.Yield().AsTask()), "Yield after Async");
+        d2.Expect(2000, "m2 admitted");
+        var w = a.Request("w1");
+        w.Submit();
+        Check.Eq("InvalidOperation", Outcome.Name(w.Async().AsTask()), "Async after Submit");
+        Check.Eq("InvalidOperation", Outcome.Of(() => w.Submit()), "second Submit");
+        w.Dispose();
+
+        // The synchronous terminator inside a handler: InvalidOperation at once (and shutdown).
+        using (var sy = a.H.SendToChannel("svc").Payload("sync", new byte[] { (byte)'s' })) sy.Submit();
+        Check.Eventually(() => Volatile.Read(ref b.SyncRan) == 1, 2000, "sync handler ran");
+        Check.Eq("InvalidOperation", b.SyncWait, "Submit in a handler");
+        Check.Eq("InvalidOperation", b.SyncShutdown, "Shutdown in a handler");
+        Check.Eq(HostState.Serving, b.H.State, "B still serving");
+
+        // Nothing refused reached B.
+        using (var mk = a.Send("marker")) mk.Submit();
+        Check.Eventually(() => b.Rec.Has("marker") == 1, 2000, "marker handled");
+        Check.Eq(4, b.Rec.Count, "B's records (m1, m2, w1, marker)");
+        Check.Eq(1, b.Rec.Has("m1"), "m1 once");
+        Check.Eq(1, b.Rec.Has("m2"), "m2 once");
+        Check.Eq("OK", d2.Result, "m2");
+
+        // Any call after A's shutdown began: ShuttingDown.
+        b.Reply = (int)ReplyMode.Hold;
+        var dh = Done.Of(a.Request("h1").Async());
+        Check.Eventually(() => b.Held == 1, 2000, "h1 held by B");
+        var shut = Task.Factory.StartNew(() => a.H.Shutdown(Check.Bound(2000)), TaskCreationOptions.LongRunning);
+        Check.Eventually(() => a.H.State != HostState.Serving, 2000, "A draining");
+        RefusedEachKind(a, "svc", null, "ShuttingDown", "draining, channel");
+        RefusedEachKind(a, null, "B", "ShuttingDown", "draining, node");
+        Check.True(!dh.IsDone, "h1 still pending while A drains");
+        Check.Wait(shut, 10000, "A's shutdown");
+        Check.True(shut.IsCompletedSuccessfully, "A's shutdown OK");
+        Check.True(dh.Task.IsCompleted, "h1 decided before shutdown returned");
+        Check.Eventually(() => dh.IsDone, 2000, "h1 recorded");
+        Check.Eq("ShuttingDown", dh.Result, "h1");
+        RefusedEachKind(a, "svc", null, "ShuttingDown", "stopped, channel");
+        a.Dispose();
+
+        // Node and channel calls to B after B's link is cut: Unavailable.
+        b.DropHeld();
+        b.Reply = (int)ReplyMode.Now;
+        var a2 = new ScClient().Open(Mode.Mesh, b);
+        using (var mk2 = a2.Send("marker2")) mk2.Submit();
+        Check.Eventually(() => b.Rec.Has("marker2") == 1, 2000, "marker2 handled");
+        Check.Eq(6, b.Rec.Count, "B's records (+ h1, marker2)");
+        b.H.Shutdown(TimeSpan.FromSeconds(1));
+        Check.Eventually(() => a2.H.MeshReadyPeers("m") == 0, 5000, "A2 lost B");
+        RefusedEachKind(a2, null, "B", "Unavailable", "B gone, node");
+        RefusedEachKind(a2, "svc", null, "Unavailable", "B gone, channel");
+        a2.Dispose();
+    });
+
+    // ------------------------------------------------------------- SC-06
+
+    public static void Sc06(CaseParams p) => EachTransport(p, tr =>
+    {
+        // Every setter of a send-timeout family rejects 0, negative, infinite and > INT_MAX ms
+        // and keeps the value it had.
+        TimeSpan[] bad = { TimeSpan.Zero, TimeSpan.FromMilliseconds(-1), TimeSpan.MaxValue, TimeSpan.FromMilliseconds((double)int.MaxValue + 1) };
+        using var h = new Host("A6");
+        h.AddMeshNode("m", "A", null);
+        h.AddCsClient("svc", ScServer.Endpoint(tr, "sc06", "B"));
+        h.SetOption(HostOption.DefaultSendTimeout, TimeSpan.FromMilliseconds(700));
+        h.SetMeshOption("m", NodeOption.SendTimeout, 800_000_000);
+        h.SetChannelOption("svc", NodeOption.SendTimeout, 900_000_000);
+        foreach (var v in bad)
+        {
+            long ns = v == TimeSpan.MaxValue ? long.MaxValue : (long)(v.TotalMilliseconds * 1_000_000);
+            Check.Eq("InvalidArgument", Outcome.Of(() => h.SetOption(HostOption.DefaultSendTimeout, ns)), $"root send timeout {ns} ns");
+            Check.Eq("InvalidArgument", Outcome.Of(() => h.SetMeshOption("m", NodeOption.SendTimeout, ns)), $"mesh send timeout {ns} ns");
+            Check.Eq("InvalidArgument", Outcome.Of(() => h.SetChannelOption("svc", NodeOption.SendTimeout, ns)), $"channel send timeout {ns} ns");
+            Check.Eq("InvalidArgument", Outcome.Of(() => h.RequestToChannel("svc").Timeout(v)), $"call timeout {v}");
+        }
+        Check.Eq(700_000_000L, h.GetOption(HostOption.DefaultSendTimeout), "root kept");
+        Check.Eq(800_000_000L, h.GetMeshOption("m", NodeOption.SendTimeout), "mesh kept");
+        Check.Eq(900_000_000L, h.GetChannelOption("svc", NodeOption.SendTimeout), "channel kept");
+        // 400 us rounds up to 1 ms.
+        h.SetMeshOption("m", NodeOption.SendTimeout, 400_000);
+        Check.Eq(1_000_000L, h.GetMeshOption("m", NodeOption.SendTimeout), "400 us reads back 1 ms");
+    });
+
+    // ------------------------------------------------------------- SC-09
+
+    private static void Answered(ScClient a, string tag)
+    {
+        var r = a.Request(tag).Submit();
+        Check.Eq(tag, Encoding.UTF8.GetString(r.Payload), "answered " + tag);
+    }
+
+    private static void InflightBackToZero(ScClient a)
+    {
+        Check.Eventually(() => a.H.Metric("zlink.mesh_node.requests.inflight") == 0, 2000, "requests.inflight 0");
+        Check.Eq(0ul, a.H.Status.RequestsInflight, "status requests_inflight");
+    }
+
+    private static void OnTime(long elapsed, long wantMs, string what)
+    {
+        Check.True(elapsed >= wantMs, $"{what}: {elapsed} ms < {wantMs} ms");
+        Check.True(elapsed <= wantMs + 250L * Program.TimeoutMult, $"{what}: {elapsed} ms, expected about {wantMs} ms");
+    }
+
+    public static void Sc09(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var b = new ScServer { Name = "B" }.Open(Mode.Mesh, tr, "sc09");
+        using var a = new ScClient().Open(Mode.Mesh, b);
+
+        // (a) B replies at once: the value.
+        var da = Done.Of(a.Request("a").Async());
+        da.Expect(2000, "(a)");
+        Check.Eq("OK", da.Result, "(a) result");
+        Check.Eq("a", da.ReplyTag, "(a) reply");
+
+        // (b) B replies after 500 ms; the timeout is 200 ms.
+        b.DelayMs = 500;
+        b.Reply = (int)ReplyMode.Delay;
+        long t0 = Done.Clock.ElapsedMilliseconds;
+        var db = Done.Of(a.Request("b").Timeout(TimeSpan.FromMilliseconds(200)).Async());
+        db.Expect(2000, "(b)");
+        Check.Eq("DeadlineExceeded", db.Result, "(b) result");
+        OnTime(db.AtMs - t0, 200, "(b) deadline");
+        Check.Eventually(() => Volatile.Read(ref b.RepliesSent) == 1, 3000, "(b) late reply left B");
+        Check.Eq(1, b.Rec.Has("b"), "(b) handler ran");
+        b.Reply = (int)ReplyMode.Now;
+        Answered(a, "after-b");
+        InflightBackToZero(a);
+
+        // (c) cancelled at 100 ms; the reply at 300 ms is ignored.
+        b.DelayMs = 300;
+        b.Reply = (int)ReplyMode.Delay;
+        using var cts = new CancellationTokenSource();
+        var cc = a.Request("c");
+        var dc = Done.Of(cc.Async(cts.Token));
+        Check.True(!dc.Task.Wait(100), "(c) pending at 100 ms");
+        cts.Cancel();
+        cc.Cancel();   // idempotent
+        dc.Expect(2000, "(c)");
+        Check.Eq("Cancelled", dc.Result, "(c) result");
+        Check.Eventually(() => Volatile.Read(ref b.RepliesSent) == 2, 3000, "(c) late reply left B");
+        b.Reply = (int)ReplyMode.Now;
+        Answered(a, "after-c");
+        cc.Cancel();   // after the end: changes nothing
+        Check.Eq("Cancelled", Outcome.Name(dc.Task), "(c) still cancelled");
+        InflightBackToZero(a);
+
+        // (e) B's handler fails: InternalFailure.
+        b.Reply = (int)ReplyMode.Fail;
+        var de = Done.Of(a.Request("e").Async());
+        de.Expect(2000, "(e)");
+        Check.Eq("InternalFailure", de.Result, "(e) result");
+        b.Reply = (int)ReplyMode.Now;
+        Answered(a, "after-e");
+
+        // (d) A shuts down while a request is pending: ShuttingDown, decided before shutdown returns.
+        b.Reply = (int)ReplyMode.Hold;
+        var dd = Done.Of(a.Request("d").Async());
+        Check.Eventually(() => b.Held == 1, 2000, "(d) held by B");
+        a.H.Shutdown(TimeSpan.FromMilliseconds(200));
+        Check.True(dd.Task.IsCompleted, "(d) decided before shutdown returned");
+        dd.Expect(2000, "(d)");
+        Check.Eq("ShuttingDown", dd.Result, "(d) result");
+        Check.Eq(0ul, a.H.Status.RequestsInflight, "(d) requests_inflight");
+    });
+
+    // ------------------------------------------------------------- SC-17
+
+    public static void Sc17(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var b = new ScServer { Name = "B" }.Open(Mode.Mesh, tr, "sc17");
+        using var a = new ScClient().Open(Mode.Mesh, b);
+        // The continuation never runs while Async is on the caller's stack, nor
+        // on the calling thread; also for 1 ms timeouts decided by the runtime.
+        for (int i = 0; i < 200; i++)
+        {
+            int inSubmit = 1;
+            int caller = Environment.CurrentManagedThreadId;
+            var seen = new TaskCompletionSource<(bool raised, int thread)>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var c = a.Request("fast");
+            if (i % 4 == 3) c.Timeout(TimeSpan.FromMilliseconds(1));
+            var vt = c.Async();
+            var aw = vt.GetAwaiter();
+            aw.UnsafeOnCompleted(() =>
+            {
+                // lowered right after Async returned: a continuation inside Async would see it raised for good
+                var until = Done.Clock.ElapsedMilliseconds + 2000L * Program.TimeoutMult;
+                bool raised = false;
+                while (Volatile.Read(ref inSubmit) == 1)
+                {
+                    if (Environment.CurrentManagedThreadId == caller || Done.Clock.ElapsedMilliseconds > until) { raised = true; break; }
+                    Thread.Yield();
+                }
+                seen.TrySetResult((raised, Environment.CurrentManagedThreadId));
+            });
+            Volatile.Write(ref inSubmit, 0);
+            var (raisedSeen, thread) = Check.Wait(seen.Task, 2000, $"completion {i}");
+            Check.True(!raisedSeen, $"completion {i} ran inside Async");
+            Check.True(thread != caller, $"completion {i} ran on the calling thread");
+            string r = Outcome.Of(() => aw.GetResult());
+            Check.True(r == "OK" || (i % 4 == 3 && r == "DeadlineExceeded"), $"completion {i}: {r}");
+            c.Dispose();
+        }
+
+        // A continuation that starts the next request gets its completion: no deadlock.
+        var inner = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var outer = a.Request("outer").Async();
+        outer.GetAwaiter().UnsafeOnCompleted(() =>
+        {
+            var t = a.Request("inner").Async().AsTask();
+            t.ContinueWith(x => inner.TrySetResult(x.IsCompletedSuccessfully ? Encoding.UTF8.GetString(x.Result.Payload) : Outcome.Name(x)));
+        });
+        Check.Eq("inner", Check.Wait(inner.Task, 2000, "inner reply"), "inner reply");
+
+        // A continuation that throws does not stop the next completion.
+        var next = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var bad = a.Request("bad").Async().AsTask();
+        _ = bad.ContinueWith(_ => throw new InvalidOperationException("a failing continuation"));
+        var t2 = a.Request("next").Async().AsTask();
+        _ = t2.ContinueWith(x => next.TrySetResult(Encoding.UTF8.GetString(x.Result.Payload)));
+        Check.Eq("next", Check.Wait(next.Task, 2000, "next reply"), "next reply");
+        Check.Wait(bad, 2000, "bad completion");
+        Check.True(bad.IsCompletedSuccessfully, "bad request itself succeeded");
+    });
+
+    // ------------------------------------------------------------- SC-20
+
+    public static void Sc20(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var b = new ScServer { Name = "B" }.Open(Mode.Mesh, tr, "sc20");
+        using var a = new ScClient().Open(Mode.Mesh, b);
+        b.Reply = (int)ReplyMode.Hold;
+
+        // Timeout: DeadlineExceeded, through both terminators.
+        var e = Assert(() => a.Request("t-wait").Timeout(TimeSpan.FromMilliseconds(100)).Submit());
+        Check.Eq("DeadlineExceeded", Outcome.Of(e), "Submit timeout");
+        Check.Eq(0u, ((ZLinkFrameworkException)e).RemoteCode, "remote code of a timeout");
+        var dt = Done.Of(a.Request("t-start").Timeout(TimeSpan.FromMilliseconds(100)).Async());
+        dt.Expect(2000, "t-start");
+        Check.Eq("DeadlineExceeded", dt.Result, "Async timeout");
+
+        // Cancel: the cancelled type, no error kind.
+        using var cts = new CancellationTokenSource();
+        var dc = Done.Of(a.Request("c").Async(cts.Token));
+        Check.Eventually(() => b.Rec.Has("c") == 1, 2000, "c reached B");
+        cts.Cancel();
+        dc.Expect(2000, "c");
+        Check.Eq("Cancelled", dc.Result, "cancel");
+        Check.True(dc.Task.IsCanceled, "the task is Canceled (OperationCanceledException)");
+
+        // A handler failure saying "cancelled timeout" is InternalFailure.
+        b.Reply = (int)ReplyMode.Fail;
+        var f = Assert(() => a.Request("boom").Submit());
+        Check.Eq("InternalFailure", Outcome.Of(f), "handler failure");
+        Check.Eq("cancelled timeout", f.Message, "its message");
+        Check.Eq(105u, ((ZLinkFrameworkException)f).RemoteCode, "the wire's internalError");
+
+        // Shutdown: ShuttingDown.
+        b.Reply = (int)ReplyMode.Hold;
+        var ds = Done.Of(a.Request("s").Async());
+        Check.Eventually(() => b.Rec.Has("s") == 1, 2000, "s reached B");
+        a.H.Shutdown(TimeSpan.FromMilliseconds(100));
+        Check.True(ds.Task.IsCompleted, "s decided before shutdown returned");
+        ds.Expect(2000, "s");
+        Check.Eq("ShuttingDown", ds.Result, "shutdown");
+    });
+
+    private static Exception Assert(Action a)
+    {
+        try { a(); }
+        catch (Exception e) { return e; }
+        throw new CheckFailed("the call succeeded, expected a failure");
+    }
+}
