@@ -243,6 +243,7 @@ internal sealed class ScClient : IDisposable
     public Mode Mode;
     public bool ExtraChannels;
     public long SendTimeoutNs { get; set; }
+    public long Hwm { get; set; }
 
     public ScClient Open(Mode mode, params ScServer[] srv)
     {
@@ -255,11 +256,13 @@ internal sealed class ScClient : IDisposable
             if (ExtraChannels) { H.AddMeshChannelClient("m", "none"); H.AddMeshChannelClient("m", "zero"); }
             foreach (var s in srv) H.MeshConnect("m", s.Bound, s.Name);
             if (SendTimeoutNs != 0) H.SetMeshOption("m", NodeOption.SendTimeout, SendTimeoutNs);
+            if (Hwm > 0) { H.SetMeshOption("m", NodeOption.SndHwm, Hwm); H.SetMeshOption("m", NodeOption.RcvHwm, Hwm); }
         }
         else
         {
             foreach (var s in srv) H.AddCsClient("svc", s.Bound);
             if (SendTimeoutNs != 0) H.SetChannelOption("svc", NodeOption.SendTimeout, SendTimeoutNs);
+            if (Hwm > 0) { H.SetChannelOption("svc", NodeOption.SndHwm, Hwm); H.SetChannelOption("svc", NodeOption.RcvHwm, Hwm); }
         }
         H.Start();
         if (mode == Mode.Mesh)
@@ -282,7 +285,39 @@ internal sealed class ScClient : IDisposable
 
     /// <summary>A call to channel (default "svc") with packet "m" and payload tag.</summary>
     public RequestCall Request(string tag, string channel = "svc") => H.RequestToChannel(channel).Payload("m", Encoding.UTF8.GetBytes(tag));
-    public OneWayCall Send(string tag, string channel = "svc") => H.SendToChannel(channel).Payload("m", Encoding.UTF8.GetBytes(tag));
+    public OneWayCall Send(string tag, string channel = "svc", int size = 0) => H.SendToChannel(channel).Payload("m", Padded(tag, size));
+
+    /// <summary>The tag padded with NUL bytes to size (0: just the tag).</summary>
+    public static byte[] Padded(string tag, int size)
+    {
+        var t = Encoding.UTF8.GetBytes(tag);
+        if (size <= t.Length) return t;
+        var b = new byte[size];
+        t.CopyTo(b, 0);
+        return b;
+    }
+
+    /// <summary>"Saturate B" (framework-contract.md §7): B has max_jobs 1, a 16 KiB HWM and
+    /// is gated; A sends 4 KiB one-ways f0, f1 ... until one stays pending 100 ms with A's
+    /// status showing a one-way waiting for room. Returns it; accepted counts the others.</summary>
+    public (OneWayCall call, Done done, long startedMs, string tag, int accepted) Saturate(ScServer b)
+    {
+        b.Gated = true;
+        for (int i = 0; ; i++)
+        {
+            Check.True(i < 100000, "saturation within 100000 sends");
+            string tag = "f" + i;
+            var c = Send(tag, "svc", 4096);
+            long started = Done.Clock.ElapsedMilliseconds;
+            var d = Done.Of(c.Async());
+            if (!d.Task.Wait(100) && H.Status.OnewayWaiting == 1) return (c, d, started, tag, i);
+            if (!d.Task.Wait(Check.Bound(5000)))
+                throw new CheckFailed($"send {tag} neither completed nor waited for room: A oneway_waiting {H.Status.OnewayWaiting}");
+            d.Expect(1000, tag);
+            Check.Eq("OK", d.Result, tag);
+            c.Dispose();
+        }
+    }
     public RequestCall NodeRequest(string rid, string tag) => H.RequestToNode("m", rid).Payload("m", Encoding.UTF8.GetBytes(tag));
     public OneWayCall NodeSend(string rid, string tag) => H.SendToNode("m", rid).Payload("m", Encoding.UTF8.GetBytes(tag));
 

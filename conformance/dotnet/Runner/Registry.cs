@@ -15,9 +15,13 @@ internal static class Registry
     private static readonly Dictionary<string, Action<CaseParams>> Cases = new()
     {
         ["SC-01"] = ScCases.Sc01,
+        ["SC-02"] = ScCases.Sc02,
+        ["SC-03"] = ScCases.Sc03,
         ["SC-06"] = ScCases.Sc06,
         ["SC-09"] = ScCases.Sc09,
+        ["SC-11"] = ScCases.Sc11,
         ["SC-17"] = ScCases.Sc17,
+        ["SC-19"] = ScCases.Sc19,
         ["SC-20"] = ScCases.Sc20,
         ["X-01"] = XCases.X1,
         ["X-02"] = XCases.X2,

@@ -129,6 +129,80 @@ internal static class ScCases
         a2.Dispose();
     });
 
+    // ------------------------------------------------------------- SC-02
+
+    private const long SatHwm = 16 * 1024;
+
+    private static void CapacityWait(string tr, bool openEarly)
+    {
+        using var b = new ScServer { Name = "B", MaxJobs = 1, Hwm = SatHwm }.Open(Mode.Mesh, tr, openEarly ? "sc02a" : "sc02b");
+        using var a = new ScClient { Hwm = SatHwm, SendTimeoutNs = 2_000_000_000 }.Open(Mode.Mesh, b);
+        var sat = a.Saturate(b);
+        if (openEarly)
+        {
+            // (a) open() at 500 ms: the pending send is admitted then, once.
+            long wait = sat.startedMs + 500 - Done.Clock.ElapsedMilliseconds;
+            Check.True(!sat.done.Task.Wait((int)Math.Max(0, wait)), "pending until open()");
+            b.Gate.Open();
+            sat.done.Expect(3000, "admitted after open()");
+            Check.Eq("OK", sat.done.Result, "the pending send");
+            Check.True(sat.done.AtMs - sat.startedMs < 2000, "admitted before its send timeout");
+        }
+        else
+        {
+            // (b) never opened: DeadlineExceeded at the send timeout.
+            sat.done.Expect(2000 + 250 + 1000, "the pending send's deadline");
+            Check.Eq("DeadlineExceeded", sat.done.Result, "the pending send");
+            OnTime(sat.done.AtMs - sat.startedMs, 2000, "the send timeout");
+            b.Gate.Open();
+        }
+        using (var mk = a.Send("marker")) mk.Submit();
+        Check.Eventually(() => b.Rec.Has("marker") == 1, 5000, "marker handled");
+        Check.Eq(openEarly ? 1 : 0, b.Rec.Has(sat.tag), "the pending send reached B");
+        Check.Eq(sat.accepted + (openEarly ? 2 : 1), b.Rec.Count, "B's records");
+        sat.call.Dispose();
+    }
+
+    public static void Sc02(CaseParams p) => EachTransport(p, tr => { CapacityWait(tr, true); CapacityWait(tr, false); });
+
+    // ------------------------------------------------------------- SC-03
+
+    public static void Sc03(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var b = new ScServer { Name = "B", MaxJobs = 1, Hwm = SatHwm }.Open(Mode.Mesh, tr, "sc03");
+        using var a = new ScClient { Hwm = SatHwm, SendTimeoutNs = 10_000_000_000L * Program.TimeoutMult }.Open(Mode.Mesh, b);
+        long w = a.H.GetOption(HostOption.AdmissionWaiters);
+        Check.True(w > 0 && w < 100000, "ADMISSION_WAITERS in range");
+        Check.Eq((ulong)w, a.H.Status.AdmissionWaitersMax, "status admission_waiters_max");
+        var sat = a.Saturate(b);
+        var parked = new Done[w];
+        for (long i = 1; i < w; i++) parked[i] = Done.Of(a.Send("p" + i, "svc", 4096).Async());
+        Check.Eventually(() => a.H.Status.OnewayWaiting == (ulong)w, 2000, "W one-ways waiting");
+        for (long i = 1; i < w; i++) Check.True(!parked[i].IsDone, $"p{i} still parked");
+        Check.True(!sat.done.IsDone, "the first parked send still pending");
+
+        // W + 1: DeadlineExceeded at once, nothing kept.
+        long t0 = Done.Clock.ElapsedMilliseconds;
+        var dx = Done.Of(a.Send("overflow", "svc", 4096).Async());
+        dx.Expect(50, "overflow");
+        Check.Eq("DeadlineExceeded", dx.Result, "overflow");
+        Check.True(dx.AtMs - t0 <= 50L * Program.TimeoutMult, "overflow at once");
+        Check.Eq((ulong)w, a.H.Status.OnewayWaiting, "still W waiting");
+
+        // open(): every parked send is admitted once; the overflow never.
+        b.Gate.Open();
+        sat.done.Expect(10000, "first parked");
+        Check.Eq("OK", sat.done.Result, "first parked");
+        for (long i = 1; i < w; i++) { parked[i].Expect(10000, "p" + i); Check.Eq("OK", parked[i].Result, "p" + i); }
+        using (var mk = a.Send("marker")) mk.Submit();
+        Check.Eventually(() => b.Rec.Has("marker") == 1, 10000, "marker handled");
+        Check.Eq(0, b.Rec.Has("overflow"), "the overflow never reached B");
+        Check.Eq(sat.accepted + (int)w + 1, b.Rec.Count, "B's records");
+        Check.Eq(1, b.Rec.Has(sat.tag), "the first parked once");
+        Check.Eq(1, b.Rec.Has("p1"), "p1 once");
+        sat.call.Dispose();
+    });
+
     // ------------------------------------------------------------- SC-06
 
     public static void Sc06(CaseParams p) => EachTransport(p, tr =>
@@ -238,6 +312,118 @@ internal static class ScCases
         dd.Expect(2000, "(d)");
         Check.Eq("ShuttingDown", dd.Result, "(d) result");
         Check.Eq(0ul, a.H.Status.RequestsInflight, "(d) requests_inflight");
+    });
+
+    // ------------------------------------------------------------- SC-11
+
+    /// <summary>Server y never saw tag: a marker sent to y after the outcome arrives, and y has no tag.</summary>
+    private static void NeverSeenBy(ScClient a, ScServer y, string tag)
+    {
+        if (a.Mode == Mode.Mesh)
+        {
+            using (var mk = a.NodeSend(y.Name, "marker")) mk.Submit();
+            Check.Eventually(() => y.Rec.Has("marker") >= 1, 2000, "marker reached " + y.Name);
+        }
+        else
+        {
+            for (int i = 0; y.Rec.Has("marker") == 0; i++)
+            {
+                Check.True(i < 200, "a marker landed on " + y.Name);
+                using var mk = a.Request("marker");
+                string r = Outcome.Of(() => mk.Submit());
+                Check.True(r == "OK" || r == "DeadlineExceeded", "marker request: " + r);
+            }
+        }
+        Check.Eq(0, y.Rec.Has(tag), y.Name + " saw " + tag);
+    }
+
+    private static void NoResubmit(string tr, Mode mode)
+    {
+        using var s1 = new ScServer { Name = "S1" }.Open(mode, tr, "sc11");
+        using var s2 = new ScServer { Name = "S2" }.Open(mode, tr, "sc11");
+        using var a = new ScClient().Open(mode, s1, s2);
+
+        // A 300 ms request lands on one server, which never replies: DeadlineExceeded; the other never sees it.
+        s1.Reply = s2.Reply = (int)ReplyMode.Hold;
+        long t0 = Done.Clock.ElapsedMilliseconds;
+        var dt = Done.Of(a.Request("t").Timeout(TimeSpan.FromMilliseconds(300)).Async());
+        Check.Eventually(() => s1.Rec.Has("t") + s2.Rec.Has("t") == 1, 2000, "t reached one server");
+        var x = s1.Rec.Has("t") == 1 ? s1 : s2;
+        var y = x == s1 ? s2 : s1;
+        dt.Expect(2000, "t");
+        Check.Eq("DeadlineExceeded", dt.Result, "t");
+        OnTime(dt.AtMs - t0, 300, "t's timeout");
+        x.Reply = y.Reply = (int)ReplyMode.Now;
+        NeverSeenBy(a, y, "t");
+        Check.Eq(1, x.Rec.Has("t"), "t once at " + x.Name);
+
+        // Killed after it received the request: exactly one terminal, never resubmitted.
+        s1.Reply = s2.Reply = (int)ReplyMode.Hold;
+        var dk = Done.Of(a.Request("k").Timeout(Check.Bound(3000)).Async());
+        Check.Eventually(() => s1.Rec.Has("k") + s2.Rec.Has("k") == 1, 2000, "k reached one server");
+        x = s1.Rec.Has("k") == 1 ? s1 : s2;
+        y = x == s1 ? s2 : s1;
+        y.Reply = (int)ReplyMode.Now;
+        x.H.Shutdown(TimeSpan.FromMilliseconds(500));
+        dk.Expect(3000 + 250 + 1000, "k");
+        Check.True(dk.Result == "Unavailable" || dk.Result == "DeadlineExceeded", "the request to a killed server ended " + dk.Result);
+        NeverSeenBy(a, y, "k");
+        InflightBackToZero(a);
+    }
+
+    public static void Sc11(CaseParams p) => EachTransport(p, tr => { NoResubmit(tr, Mode.Mesh); NoResubmit(tr, Mode.Cs); });
+
+    // ------------------------------------------------------------- SC-19
+
+    private static bool ProbeAnswered(ScClient a)
+    {
+        using var pr = a.Request("probe");
+        string r = Outcome.Of(() => pr.Submit());
+        Check.True(r == "OK" || r == "NotFound" || r == "Unavailable", "a probe ended " + r);
+        return r == "OK";
+    }
+
+    public static void Sc19(CaseParams p) => EachTransport(p, tr =>
+    {
+        using var s1 = new ScServer { Name = "S1", MaxJobs = 3 }.Open(Mode.Mesh, tr, "sc19");
+        using var s2 = new ScServer { Name = "S2", Weight = 0 }.Open(Mode.Mesh, tr, "sc19");
+        using var a = new ScClient().Open(Mode.Mesh, s1, s2);
+
+        // S1 saturated: one turn open at the gate, and behind it f1, the marker and the request as queued jobs.
+        s1.Gated = true;
+        using (var f = a.Send("f0")) f.Submit();
+        Check.Eventually(() => s1.Gate.Waiting == 1, 2000, "f0 at S1's gate");
+        using (var f = a.Send("f1")) f.Submit();
+        Check.Eventually(() => s1.H.Status.TurnsQueued == 1, 2000, "f1 queued");
+        var dm = Done.Of(a.Send("mk").Async());
+        dm.Expect(2000, "mk");
+        Check.Eq("OK", dm.Result, "mk accepted");
+        var dq = Done.Of(a.Request("rq").Timeout(Check.Bound(3000)).Async());
+        Check.Eventually(() => s1.H.Status.TurnsQueued == 3, 2000, "three queued at S1");
+        Check.Eq(3ul, s1.H.Status.PermitsInUse, "S1 permits in use");
+        Check.True(!dq.Task.Wait(100), "rq pending");
+
+        // Kill S1: its 300 ms drain passes with the gate closed, so the queued jobs never run.
+        var shut = Task.Factory.StartNew(() => s1.H.Shutdown(TimeSpan.FromMilliseconds(300)), TaskCreationOptions.LongRunning);
+        Check.Eventually(() => s1.H.State != HostState.Serving, 2000, "S1 draining");
+        dq.Expect(3000 + 250 + 1000, "rq");
+        s1.Gate.Open();
+        Check.Wait(shut, 10000, "S1's shutdown");
+        Check.True(shut.IsCompletedSuccessfully, "S1's shutdown OK");
+        Check.Eq(0, s1.Rec.Has("rq") + s1.Rec.Has("mk"), "S1 ran neither rq nor mk");
+        Check.True(dq.Result == "Unavailable" || dq.Result == "DeadlineExceeded" || dq.Result == "ShuttingDown",
+                   "the request queued at a killed server ended " + dq.Result);
+
+        // S2 becomes eligible: calls reach it, the marker and the request never do.
+        Check.Eventually(() => a.H.MeshReadyPeers("m") == 1, 5000, "A has one peer");
+        s2.H.SetMeshWeight("m", "svc", 100);
+        Check.Eventually(() => ProbeAnswered(a), 3000, "S2 answers");
+        using (var after = a.Send("after")) after.Submit();
+        Check.Eventually(() => s2.Rec.Has("after") == 1, 2000, "after reached S2");
+        Check.Eq(0, s2.Rec.Has("mk"), "S2 saw mk");
+        Check.Eq(0, s2.Rec.Has("rq"), "S2 saw rq");
+        Check.Eq(0, s2.Rec.Has("f0") + s2.Rec.Has("f1"), "S2 saw f0/f1");
+        InflightBackToZero(a);
     });
 
     // ------------------------------------------------------------- SC-17

@@ -15,8 +15,13 @@ internal sealed class Pair : IDisposable
     public readonly Host Client;
     public readonly string Channel = "svc";
 
-    public Pair(Action<Host> handlers, Action<Host>? clientConfig = null)
+    private readonly Action? _beforeDispose;
+
+    /// <summary>beforeDispose releases what the handlers wait for, so that a failed
+    /// check never leaves a turn open (which would keep shutdown waiting).</summary>
+    public Pair(Action<Host> handlers, Action<Host>? clientConfig = null, Action? beforeDispose = null)
     {
+        _beforeDispose = beforeDispose;
         string ep = "inproc://dotnet-test-" + Environment.ProcessId + "-" + Interlocked.Increment(ref _seq);
         Server = new Host("server");
         Server.AddCsServer(Channel, ep);
@@ -30,6 +35,7 @@ internal sealed class Pair : IDisposable
 
     public void Dispose()
     {
+        _beforeDispose?.Invoke();
         Client.Dispose();
         Server.Dispose();
     }
