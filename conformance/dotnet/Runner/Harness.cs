@@ -55,14 +55,18 @@ internal sealed class Done
     public string Message = "";
     public uint RemoteCode;
 
-    private Done(Task t) { Task = t; }
+    /// <summary>The returned ValueTask itself is complete: the C outcome was delivered
+    /// (the Task above completes a moment later, on the thread pool).</summary>
+    public readonly Func<bool> Decided;
 
-    public static Done Of(ValueTask<Reply> vt) => Watch(vt.AsTask());
-    public static Done Of(ValueTask vt) => Watch(vt.AsTask());
+    private Done(Task t, Func<bool> decided) { Task = t; Decided = decided; }
 
-    private static Done Watch(Task t)
+    public static Done Of(ValueTask<Reply> vt) => Watch(vt.AsTask(), () => vt.IsCompleted);
+    public static Done Of(ValueTask vt) => Watch(vt.AsTask(), () => vt.IsCompleted);
+
+    private static Done Watch(Task t, Func<bool> decided)
     {
-        var d = new Done(t);
+        var d = new Done(t, decided);
         t.ContinueWith(x =>
         {
             long at = Clock.ElapsedMilliseconds;

@@ -109,7 +109,7 @@ internal static class ScCases
         Check.True(!dh.IsDone, "h1 still pending while A drains");
         Check.Wait(shut, 10000, "A's shutdown");
         Check.True(shut.IsCompletedSuccessfully, "A's shutdown OK");
-        Check.True(dh.Task.IsCompleted, "h1 decided before shutdown returned");
+        Check.True(dh.Decided(), "h1 decided before shutdown returned");
         Check.Eventually(() => dh.IsDone, 2000, "h1 recorded");
         Check.Eq("ShuttingDown", dh.Result, "h1");
         RefusedEachKind(a, "svc", null, "ShuttingDown", "stopped, channel");
@@ -308,7 +308,7 @@ internal static class ScCases
         var dd = Done.Of(a.Request("d").Async());
         Check.Eventually(() => b.Held == 1, 2000, "(d) held by B");
         a.H.Shutdown(TimeSpan.FromMilliseconds(200));
-        Check.True(dd.Task.IsCompleted, "(d) decided before shutdown returned");
+        Check.True(dd.Decided(), "(d) decided before shutdown returned");
         dd.Expect(2000, "(d)");
         Check.Eq("ShuttingDown", dd.Result, "(d) result");
         Check.Eq(0ul, a.H.Status.RequestsInflight, "(d) requests_inflight");
@@ -522,7 +522,7 @@ internal static class ScCases
         var ds = Done.Of(a.Request("s").Async());
         Check.Eventually(() => b.Rec.Has("s") == 1, 2000, "s reached B");
         a.H.Shutdown(TimeSpan.FromMilliseconds(100));
-        Check.True(ds.Task.IsCompleted, "s decided before shutdown returned");
+        Check.True(ds.Decided(), "s decided before shutdown returned");
         ds.Expect(2000, "s");
         Check.Eq("ShuttingDown", ds.Result, "shutdown");
     });
