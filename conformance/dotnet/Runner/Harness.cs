@@ -116,6 +116,8 @@ internal sealed class ScServer : IDisposable
     public volatile bool Gated;
     public volatile int Reply = (int)ReplyMode.Now;
     public int DelayMs;
+    public int DelayMaxMs;   // > DelayMs: each delay is drawn from DelayMs..DelayMaxMs
+    private readonly Random _rng = new(0x5EED);
     public Host H = null!;
     public Mode Mode;
     public string Bound = "";
@@ -156,6 +158,7 @@ internal sealed class ScServer : IDisposable
         var reply = t.TakeReply().Payload("echo", Encoding.UTF8.GetBytes(tag));
         if (mode == ReplyMode.Hold) { lock (_held) _held.Add((reply, tag)); return; }
         int delay = DelayMs;
+        if (DelayMaxMs > DelayMs) lock (_rng) delay = _rng.Next(DelayMs, DelayMaxMs + 1);
         _ = Task.Delay(delay).ContinueWith(__ =>
         {
             _ = reply.Async();

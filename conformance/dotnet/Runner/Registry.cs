@@ -20,9 +20,13 @@ internal static class Registry
         ["SC-06"] = ScCases.Sc06,
         ["SC-09"] = ScCases.Sc09,
         ["SC-11"] = ScCases.Sc11,
+        ["SC-16"] = ScCases.Sc16,
         ["SC-17"] = ScCases.Sc17,
         ["SC-19"] = ScCases.Sc19,
         ["SC-20"] = ScCases.Sc20,
+        ["JQ-01"] = JqCases.Jq01,
+        ["JQ-04"] = JqCases.Jq04,
+        ["JQ-18"] = JqCases.Jq18,
         ["X-01"] = XCases.X1,
         ["X-02"] = XCases.X2,
     };

@@ -2,6 +2,7 @@
 // ported from conformance/c/sc_*.c onto the .NET binding's public API.
 using System;
 using System.Diagnostics;
+using System.Linq;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
@@ -425,6 +426,62 @@ internal static class ScCases
         Check.Eq(0, s2.Rec.Has("f0") + s2.Rec.Has("f1"), "S2 saw f0/f1");
         InflightBackToZero(a);
     });
+
+    // ------------------------------------------------------------- SC-16
+
+    private static void ExactlyOnceUnderRaces(string tr, int total, int window, int cancelPct)
+    {
+        using var b = new ScServer { Name = "B", DelayMs = 45, DelayMaxMs = 55, Reply = (int)ReplyMode.Delay }.Open(Mode.Mesh, tr, "sc16");
+        using var a = new ScClient().Open(Mode.Mesh, b);
+        var slots = new SemaphoreSlim(window, window);
+        var decided = new Func<bool>[total];
+        var tasks = new Task<Reply>[total];
+        var cancel = new bool[total];
+        var ctss = new CancellationTokenSource[total];
+        int continuations = 0;
+        ulong rng = 0x2545F4914F6CDD1Dul;
+        for (int i = 0; i < total; i++)
+        {
+            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+            cancel[i] = (int)(rng % 100) < cancelPct;
+            Check.True(slots.Wait(Check.Bound(10000)), "a window slot frees");
+            var cts = ctss[i] = new CancellationTokenSource();
+            var c = a.Request("r" + i).Timeout(TimeSpan.FromMilliseconds(50));
+            var vt = c.Async(cts.Token);
+            decided[i] = () => vt.IsCompleted;
+            if (cancel[i]) cts.CancelAfter(45 + (int)(rng % 11));   // cancel at about 50 ms
+            var t = vt.AsTask();
+            tasks[i] = t;
+            t.ContinueWith(_ => { Interlocked.Increment(ref continuations); slots.Release(); }, TaskContinuationOptions.ExecuteSynchronously);
+        }
+        // The last window is still racing: shut A down now. Once it returned, every outcome was delivered.
+        a.H.Shutdown(TimeSpan.FromMilliseconds(20));
+        for (int i = 0; i < total; i++) Check.True(decided[i](), $"call {i} decided when shutdown returned");
+        Check.Eq(0ul, a.H.Status.RequestsInflight, "requests_inflight");
+        Check.Eq(0L, a.H.Metric("zlink.mesh_node.requests.inflight"), "requests.inflight metric");
+        b.H.Shutdown(TimeSpan.FromSeconds(1));
+        Check.True(Task.WaitAll(tasks.Cast<Task>().Select(t => t.ContinueWith(_ => { })).ToArray(), Check.Bound(10000)), "every task completed");
+        Check.Eventually(() => Volatile.Read(ref continuations) == total, 5000, "every continuation ran once");
+        Check.Eventually(() => a.H.Status.DispatcherInUse == 0, 5000, "dispatcher empty");
+        int[] counts = new int[4];
+        for (int i = 0; i < total; i++)
+        {
+            string r = Outcome.Name(tasks[i]);
+            int k = r switch { "OK" => 0, "DeadlineExceeded" => 1, "Cancelled" => 2, "ShuttingDown" => 3, _ => throw new CheckFailed($"call {i} ended {r}") };
+            if (k == 0 && Encoding.UTF8.GetString(tasks[i].Result.Payload) != "r" + i) throw new CheckFailed($"call {i} got another call's reply");
+            if (k == 2 && !cancel[i]) throw new CheckFailed($"call {i} was cancelled but nobody cancelled it");
+            counts[k]++;
+            ctss[i].Dispose();
+        }
+        Console.Error.WriteLine($"SC-16 {tr}: {counts[0]} ok, {counts[1]} deadline, {counts[2]} cancelled, {counts[3]} shutting down");
+    }
+
+    public static void Sc16(CaseParams p)
+    {
+        int total = (int)p.Int("requests"), window = (int)p.Int("window"), pct = (int)p.Int("cancel_percent");
+        Check.True(total > 0 && window > 0 && window < 4096 / 2, "requests and window in range");
+        EachTransport(p, tr => ExactlyOnceUnderRaces(tr, total, window, pct));
+    }
 
     // ------------------------------------------------------------- SC-17
 

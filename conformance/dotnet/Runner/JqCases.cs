@@ -1,0 +1,223 @@
+// JqCases.cs — the JQ cases (seed 001 §10) ported from conformance/c/jq_*.c
+// onto the .NET binding's public API.
+using System;
+using System.Collections.Generic;
+using System.Text;
+using System.Threading;
+
+namespace ZLink.Conformance;
+
+internal static class JqCases
+{
+    private static void EachTransport(CaseParams p, Action<string> round)
+    {
+        foreach (var tr in p.Strings("transports"))
+        {
+            if (tr != "inproc" && tr != "tcp") throw new CheckFailed("unknown transport " + tr);
+            round(tr);
+        }
+    }
+
+    /// <summary>A mesh host of mesh "m" named name (also its routing id), listening unless listen is false.</summary>
+    internal static Host MeshHost(string name, string tr, bool listen, long maxJobs = 0)
+    {
+        var h = new Host(name);
+        if (maxJobs > 0) h.SetOption(HostOption.MaxQueuedJobs, maxJobs);
+        h.AddMeshNode("m", name, listen ? ScServer.Endpoint(tr, "mesh", name) : null);
+        return h;
+    }
+
+    // ------------------------------------------------------------- JQ-04
+
+    public static void Jq04(CaseParams p) => EachTransport(p, tr =>
+    {
+        var seen = new List<(string tag, ulong seq)>();
+        using var x = MeshHost("X", tr, true);
+        x.AddMeshChannelServer("m", "svc", 100);
+        x.AddHandler(OwnerKind.Channel, "svc", MessageKind.Send, "m", t =>
+        {
+            lock (seen) seen.Add((Encoding.UTF8.GetString(t.Payload), t.Sequence));
+        });
+        x.Start();
+        string bound = x.Endpoint("m");
+        using var a = MeshHost("A", tr, false);
+        a.AddMeshChannelClient("m", "svc");
+        a.MeshConnect("m", bound, "X");
+        a.Start();
+        Check.Eventually(() => a.MeshReadyPeers("m") == 1, 5000, "A's peer ready");
+
+        void Send(string tag) { using var c = a.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes(tag)); c.Submit(); }
+        string Refused(string packet)
+        {
+            using var c = a.RequestToChannel("svc").Payload(packet, new byte[] { (byte)'x' }).Timeout(TimeSpan.FromSeconds(5));
+            return Outcome.Of(() => c.Submit());
+        }
+        OwnerStatus Owner() => x.OwnerStatus(OwnerKind.Channel, "svc");
+
+        Send("v1");
+        Check.Eventually(() => Owner().Handled == 1, 5000, "v1 handled");
+        var before = Owner();
+        Check.Eq(1ul, before.AcceptedSeq, "accepted_seq after v1");
+        // Refused before the owner: a packet nobody handles, and the right packet as the wrong kind.
+        Check.Eq("NotFound", Refused("nope"), "unknown packet");
+        Check.Eq("NotFound", Refused("m"), "the one-way packet as a request");
+        var mid = Owner();
+        Check.Eq(before, mid, "the owner's status after the refusals");
+        Send("v2");
+        Check.Eventually(() => Owner().Handled == 2, 5000, "v2 handled");
+        lock (seen)
+        {
+            Check.Eq(2, seen.Count, "records handled");
+            Check.Eq("v1", seen[0].tag, "first");
+            Check.Eq("v2", seen[1].tag, "second");
+            Check.Eq(1ul, seen[0].seq, "v1's sequence");
+            Check.Eq(seen[0].seq + 1, seen[1].seq, "consecutive: the refusals took no number");
+        }
+        var end = Owner();
+        Check.Eq(2ul, end.AcceptedSeq, "accepted_seq at the end");
+        Check.Eq(0ul, end.QueuedRecords + end.QueuedBytes + end.RunningRecords + end.RunningBytes, "nothing queued or running");
+        var cap = x.Capacity;
+        Check.Eq(0ul, cap.PermitsInUse, "permits in use");
+        Check.Eq(0ul, cap.QueuedJobs, "queued jobs");
+        a.Shutdown(TimeSpan.FromSeconds(2));
+        x.Shutdown(TimeSpan.FromSeconds(2));
+    });
+
+    // ------------------------------------------------------------- JQ-01
+
+    private const string Jq = "zlink.host.application_job_queue.";
+    private const string Core = "zlink.host.core_hwm.";
+    private const int CoreCompact = 0, CoreBalanced = 2, CoreThroughput = 3;   // ZLINK_PROFILE_* of zlink.h
+
+    private static Host P2Host(string name)
+    {
+        var h = new Host(name);
+        h.SetOption(HostOption.EffectiveProcessors, 2);
+        h.AddCsServer("svc", "tcp://127.0.0.1:0");
+        return h;
+    }
+
+    private static void ExpectStarted(Host h, long m, JobQueueProfile jq, int core)
+    {
+        h.Start();
+        var c = h.Capacity;
+        Check.Eq((ulong)m, c.EffectiveMax, h.Name + " M");
+        Check.Eq(jq, c.Profile, h.Name + " job-queue profile");
+        Check.Eq(m, h.Metric(Jq + "limit"), h.Name + " limit metric");
+        Check.Eq((long)core, h.Metric(Core + "profile"), h.Name + " Core profile in force");
+    }
+
+    private static void End(Host h)
+    {
+        h.Shutdown(TimeSpan.FromSeconds(2));
+        h.Dispose();
+    }
+
+    private static void ExpectStartRefused(Host h, string want)
+    {
+        Check.Eq(want, Outcome.Of(() => h.Start()), h.Name + " start");
+        Check.Eq(HostState.Failed, h.State, h.Name + " state");
+        Check.True(Outcome.Of(() => h.Endpoint("svc")) != "OK", h.Name + " never bound");
+        h.Dispose();
+    }
+
+    public static void Jq01(CaseParams p)
+    {
+        var h = P2Host("jq01-default");
+        Check.Eq((long)JobQueueProfile.Balanced, h.GetOption(HostOption.JobQueueProfile), "default job-queue profile");
+        Check.Eq(-1L, h.GetOption(HostOption.CoreHwmProfile), "Core profile unset");
+        Check.Eq(256L, h.GetOption(HostOption.MaxQueuedJobs), "M = 128 x 2");
+        ExpectStarted(h, 256, JobQueueProfile.Balanced, CoreBalanced);
+        Check.Eq(0L, h.Metric(Core + "effective_budget"), "no Core budget");
+        End(h);
+
+        h = P2Host("jq01-both");
+        h.SetOption(HostOption.CoreHwmProfile, CoreCompact);
+        Check.Eq(256L, h.GetOption(HostOption.MaxQueuedJobs), "the Core's profile moved nothing");
+        h.SetOption(HostOption.JobQueueProfile, (long)JobQueueProfile.Throughput);
+        Check.Eq((long)CoreCompact, h.GetOption(HostOption.CoreHwmProfile), "Core profile kept");
+        h.SetOption(HostOption.CoreBudgetBytes, 4 << 20);
+        Check.Eq(512L, h.GetOption(HostOption.MaxQueuedJobs), "Throughput M");
+        ExpectStarted(h, 512, JobQueueProfile.Throughput, CoreCompact);
+        Check.Eq((long)CoreCompact, h.GetOption(HostOption.CoreHwmProfile), "Core profile after start");
+        Check.Eq(4L << 20, h.Metric(Core + "effective_budget"), "the explicit budget");
+        End(h);
+
+        h = P2Host("jq01-core-only");
+        h.SetOption(HostOption.CoreHwmProfile, CoreCompact);
+        ExpectStarted(h, 256, JobQueueProfile.Balanced, CoreCompact);
+        End(h);
+        h = P2Host("jq01-jq-only");
+        h.SetOption(HostOption.JobQueueProfile, (long)JobQueueProfile.Throughput);
+        ExpectStarted(h, 512, JobQueueProfile.Throughput, CoreBalanced);
+        Check.Eq(-1L, h.GetOption(HostOption.CoreHwmProfile), "Core profile still unset");
+        End(h);
+
+        h = P2Host("jq01-manual");
+        h.SetOption(HostOption.MaxQueuedJobs, 17);
+        h.SetOption(HostOption.JobQueueProfile, (long)JobQueueProfile.Compact);   // the manual value wins
+        ExpectStarted(h, 17, JobQueueProfile.Compact, CoreBalanced);
+        var c = h.Capacity;
+        Check.Eq(17ul, c.ManualMax, "manual max");
+        Check.Eq(14ul, c.PauseCount, "pause count");
+        Check.Eq(10ul, c.ResumeCount, "resume count");
+        End(h);
+
+        (HostOption o, long v)[] bad =
+        {
+            (HostOption.MaxQueuedJobs, 0), (HostOption.MaxQueuedJobs, -1), (HostOption.MaxQueuedJobs, 1L << 31),
+            (HostOption.PausePercent, 0), (HostOption.PausePercent, 101), (HostOption.ResumePercent, 100),
+            (HostOption.CoreHwmProfile, CoreThroughput + 1), (HostOption.CoreBudgetBytes, -1), (HostOption.CoreMemoryLimitBytes, -1),
+        };
+        h = P2Host("jq01-bad");
+        foreach (var (o, v) in bad)
+        {
+            long before = h.GetOption(o);
+            Check.Eq("InvalidArgument", Outcome.Of(() => h.SetOption(o, v)), $"{o} = {v}");
+            Check.Eq(before, h.GetOption(o), $"{o} kept");
+        }
+        ExpectStarted(h, 256, JobQueueProfile.Balanced, CoreBalanced);
+        c = h.Capacity;
+        Check.Eq(80u, c.PausePercent, "pause percent");
+        Check.Eq(60u, c.ResumePercent, "resume percent");
+        End(h);
+        foreach (var (pause, resume) in new[] { (60, 60), (50, 70) })
+        {
+            h = P2Host("jq01-order");
+            h.SetOption(HostOption.PausePercent, pause);
+            h.SetOption(HostOption.ResumePercent, resume);
+            ExpectStartRefused(h, "InvalidArgument");
+        }
+        h = P2Host("jq01-memory");
+        h.SetOption(HostOption.CoreMemoryLimitBytes, long.MaxValue);
+        ExpectStartRefused(h, "InvalidArgument");
+    }
+
+    // ------------------------------------------------------------- JQ-18
+
+    private static readonly string[] DropReasons = { "reason=no_handler", "reason=decode_error", "reason=shutdown", "reason=backpressure", "reason=stale_target" };
+
+    private static void ExpectNoDrops(Host h, string who)
+    {
+        foreach (var r in DropReasons)
+            Check.Eq(0L, h.Metric("zlink.mesh_node.messages.dropped", r), $"{who} dropped ({r})");
+    }
+
+    private static void NoHandlerOnlyRecorded(string tr, Mode mode)
+    {
+        using var b = new ScServer { Name = "B" }.Open(mode, tr, mode == Mode.Mesh ? "jq18m" : "jq18c");
+        using var a = new ScClient().Open(mode, b);
+        ExpectNoDrops(b.H, "B");
+        using (var c = a.H.SendToChannel("svc").Payload("nohandler", new byte[] { (byte)'x' })) c.Submit();   // OK: admission
+        Check.Eventually(() => b.H.Metric("zlink.mesh_node.messages.dropped", "reason=no_handler") == 1, 5000, "no_handler drop recorded");
+        a.Request("after").Submit();
+        Check.Eq(1L, b.H.Metric("zlink.mesh_node.messages.dropped", "reason=no_handler"), "exactly one no_handler drop");
+        for (int i = 1; i < DropReasons.Length; i++)
+            Check.Eq(0L, b.H.Metric("zlink.mesh_node.messages.dropped", DropReasons[i]), "B dropped " + DropReasons[i]);
+        Check.Eq(0, b.Rec.Has("x"), "the record never reached a handler");
+        Check.Eq(1, b.Rec.Count, "B handled only after");
+        ExpectNoDrops(a.H, "A");
+    }
+
+    public static void Jq18(CaseParams p) => EachTransport(p, tr => { NoHandlerOnlyRecorded(tr, Mode.Mesh); NoHandlerOnlyRecorded(tr, Mode.Cs); });
+}
