@@ -3,7 +3,9 @@
 using System;
 using System.Collections.Generic;
 using System.Text;
+using System.Diagnostics;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace ZLink.Conformance;
 
@@ -220,4 +222,148 @@ internal static class JqCases
     }
 
     public static void Jq18(CaseParams p) => EachTransport(p, tr => { NoHandlerOnlyRecorded(tr, Mode.Mesh); NoHandlerOnlyRecorded(tr, Mode.Cs); });
+
+    // ------------------------------------------------ the owner (jq_permits.c)
+
+    /// <summary>What a JQ case's handler sees and records (jq_owner_t). A turn whose tag
+    /// starts with AwaitPrefix awaits a request to AwaitChannel: an async .NET handler,
+    /// so the turn stays open until the awaited request's outcome.</summary>
+    internal sealed class Owner
+    {
+        public Host H = null!;
+        public volatile bool Gated;
+        public readonly Gate Gate = new();
+        public string AwaitPrefix = "";
+        public string AwaitChannel = "";
+        public TimeSpan AwaitTimeout = TimeSpan.FromSeconds(10);
+        private readonly object _lk = new();
+        public readonly List<string> Tags = new();
+        public readonly List<ulong> InUseAtStart = new();
+        public readonly Dictionary<int, string> AwaitResult = new();
+        public readonly Dictionary<int, string> AwaitReply = new();
+        private int _ended, _awaited;
+        public int Started { get { lock (_lk) return Tags.Count; } }
+        public int Ended => Volatile.Read(ref _ended);
+        public int Awaited => Volatile.Read(ref _awaited);
+
+        public Owner(bool gated) { Gated = gated; }
+
+        public async ValueTask OnSend(Turn turn)
+        {
+            var c = H.Capacity;   // the first instruction
+            string tag = Encoding.UTF8.GetString(turn.Payload);
+            int i;
+            lock (_lk) { i = Tags.Count; Tags.Add(tag); InUseAtStart.Add(c.PermitsInUse); }
+            if (Gated) Gate.Pass();
+            if (AwaitPrefix.Length == 0 || !tag.StartsWith(AwaitPrefix, StringComparison.Ordinal))
+            {
+                Interlocked.Increment(ref _ended);
+                return;
+            }
+            string result, reply = "";
+            try
+            {
+                var r = await H.RequestToChannel(AwaitChannel).Payload("m", Encoding.UTF8.GetBytes(tag)).Timeout(AwaitTimeout).Async();
+                result = "OK";
+                reply = Encoding.UTF8.GetString(r.Payload);
+            }
+            catch (Exception e) { result = Outcome.Of(e); }
+            lock (_lk) { AwaitResult[i] = result; AwaitReply[i] = reply; }
+            Interlocked.Increment(ref _awaited);
+            Interlocked.Increment(ref _ended);
+        }
+
+        public void OnRequest(Turn turn)
+        {
+            if (Gated) Gate.Pass();
+            turn.Respond("m", turn.Payload);
+        }
+
+        public void ExpectOrder(int from, string prefix, int first, int n)
+        {
+            lock (_lk)
+                for (int i = 0; i < n; i++)
+                {
+                    string want = prefix + (first + i);
+                    if (from + i >= Tags.Count || Tags[from + i] != want)
+                        throw new CheckFailed($"turn {from + i} of {Tags.Count} started is \"{(from + i < Tags.Count ? Tags[from + i] : "")}\", expected {want} (each once, in order)");
+                }
+        }
+    }
+
+    private static void Serve(Host h, string ch, Owner? send, Owner? request)
+    {
+        h.AddMeshChannelServer("m", ch, 100);
+        if (send != null) { send.H = h; h.AddHandler(OwnerKind.Channel, ch, MessageKind.Send, "m", send.OnSend); }
+        var rq = request ?? new Owner(false);
+        h.AddHandler(OwnerKind.Channel, ch, MessageKind.Request, "m", rq.OnRequest);
+    }
+
+    /// <summary>B serves "back" (requests: ob); A (M = maxJobs) serves "svc" (one-ways: oa)
+    /// and is a client of "back"; C floods A's "svc".</summary>
+    private static (Host a, Host b, Host c) Trio(string tr, long maxJobs, Owner oa, Owner ob)
+    {
+        var b = MeshHost("B", tr, true);
+        Serve(b, "back", null, ob);
+        b.Start();
+        string boundB = b.Endpoint("m");
+        var a = MeshHost("A", tr, true, maxJobs);
+        Serve(a, "svc", oa, null);
+        a.AddMeshChannelClient("m", "back");
+        a.MeshConnect("m", boundB, "B");
+        a.Start();
+        string boundA = a.Endpoint("m");
+        var c = MeshHost("C", tr, false);
+        c.AddMeshChannelClient("m", "svc");
+        c.SetMeshOption("m", NodeOption.SendTimeout, 30_000_000_000);
+        c.MeshConnect("m", boundA, "A");
+        c.Start();
+        Check.Eventually(() => c.MeshReadyPeers("m") == 1, 5000, "C sees A");
+        Check.Eventually(() => a.MeshReadyPeers("m") == 2, 5000, "A sees B and C");
+        return (a, b, c);
+    }
+
+    private static bool Saturated(Host h, Host c)
+    {
+        var cap = h.Capacity;
+        return cap.PermitsInUse == cap.EffectiveMax && cap.Paused && (cap.CapacityWaiters >= 1 || c.Status.OnewayWaiting >= 1);
+    }
+
+    // ------------------------------------------------------------- JQ-20
+
+    public static void Jq20(CaseParams p) => EachTransport(p, tr =>
+    {
+        var oa = new Owner(false) { AwaitPrefix = "h", AwaitChannel = "back" };
+        var ob = new Owner(true);
+        var (a, b, c) = Trio(tr, 1, oa, ob);
+        try
+        {
+            using (var h0 = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("h0"))) h0.Submit();
+            Check.Eventually(() => ob.Gate.Waiting == 1, 5000, "h0 awaits B");
+            const int F = 6;
+            var dd = new Done[F + 1];
+            for (int i = 1; i <= F; i++) dd[i] = Done.Of(c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+            Check.Eventually(() => Saturated(a, c), 5000, "A saturated");
+            Check.Eq(0, oa.Awaited, "nothing awaited yet");
+            Check.Eq(1, oa.Started, "one turn started");
+            var sw = Stopwatch.StartNew();
+            ob.Gate.Open();
+            Check.Eventually(() => oa.Awaited == 1, 5000, "h0's await completed");
+            long took = sw.ElapsedMilliseconds;
+            Check.Eq("OK", oa.AwaitResult[0], "h0's request");
+            Check.Eq("h0", oa.AwaitReply[0], "h0's reply");
+            Check.True(took < 1000L * Program.TimeoutMult, $"the reply took {took} ms to reach saturated A");
+            for (int i = 1; i <= F; i++) { dd[i].Expect(5000, "f" + i); Check.Eq("OK", dd[i].Result, "f" + i); }
+            Check.Eventually(() => oa.Ended == F + 1, 5000, "every turn ended");
+            Check.Eq("h0", oa.Tags[0], "first turn");
+            oa.ExpectOrder(1, "f", 1, F);
+            Check.Eventually(() => a.Capacity.PermitsInUse == 0, 5000, "A's permits back");
+            Check.True(!a.Capacity.Paused, "A RUNNING");
+        }
+        finally
+        {
+            ob.Gate.Open();
+            End(c); End(a); End(b);
+        }
+    });
 }
