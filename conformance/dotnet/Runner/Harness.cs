@@ -32,6 +32,7 @@ internal sealed class Gate
         }
     }
     public void Open() { lock (_lk) { _open = true; Monitor.PulseAll(_lk); } }
+    public void Close() { lock (_lk) _open = false; }
     public int Waiting { get { lock (_lk) return _waiting; } }
 }
 

@@ -239,6 +239,7 @@ internal static class JqCases
         private readonly object _lk = new();
         public readonly List<string> Tags = new();
         public readonly List<ulong> InUseAtStart = new();
+        public readonly List<ulong> ReservedAtStart = new();
         public readonly Dictionary<int, string> AwaitResult = new();
         public readonly Dictionary<int, string> AwaitReply = new();
         private int _ended, _awaited;
@@ -253,7 +254,7 @@ internal static class JqCases
             var c = H.Capacity;   // the first instruction
             string tag = Encoding.UTF8.GetString(turn.Payload);
             int i;
-            lock (_lk) { i = Tags.Count; Tags.Add(tag); InUseAtStart.Add(c.PermitsInUse); }
+            lock (_lk) { i = Tags.Count; Tags.Add(tag); InUseAtStart.Add(c.PermitsInUse); ReservedAtStart.Add(c.ReservedSupplyPermits); }
             if (Gated) Gate.Pass();
             if (AwaitPrefix.Length == 0 || !tag.StartsWith(AwaitPrefix, StringComparison.Ordinal))
             {
@@ -277,6 +278,16 @@ internal static class JqCases
         {
             if (Gated) Gate.Pass();
             turn.Respond("m", turn.Payload);
+        }
+
+        /// <summary>Turn i started with `queued` jobs in its permits in use (and at most one
+        /// reservation of the ingress for a receive in progress then).</summary>
+        public void ExpectStart(int i, ulong queued)
+        {
+            ulong inUse, reserved;
+            lock (_lk) { inUse = InUseAtStart[i]; reserved = ReservedAtStart[i]; }
+            if (inUse - reserved != queued || reserved > 1)
+                throw new CheckFailed($"turn {i} started with {inUse} permits in use ({reserved} reserved), expected {queued} jobs (and at most one reservation)");
         }
 
         public void ExpectOrder(int from, string prefix, int first, int n)
@@ -362,6 +373,60 @@ internal static class JqCases
         }
         finally
         {
+            ob.Gate.Open();
+            End(c); End(a); End(b);
+        }
+    });
+
+    // ------------------------------------------------------------- JQ-02
+
+    public static void Jq02(CaseParams p) => EachTransport(p, tr =>
+    {
+        var oa = new Owner(true) { AwaitPrefix = "j1", AwaitChannel = "back" };
+        var ob = new Owner(true);
+        var (a, b, c) = Trio(tr, 4, oa, ob);
+        void Send(string tag) { using var k = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes(tag)); k.Submit(); }
+        try
+        {
+            Send("j1");
+            Check.Eventually(() => oa.Gate.Waiting == 1, 5000, "j1 at the gate");
+            oa.ExpectStart(0, 0);
+            Check.Eventually(() => a.Capacity.PermitsInUse == 0, 5000, "j1's permit back");
+            for (int i = 2; i <= 4; i++) Send("j" + i);
+            Check.Eventually(() => a.Capacity.QueuedJobs == 3 && a.Capacity.PermitsInUse == 3, 5000, "j2..j4 queued");
+            var cap = a.Capacity;
+            Check.Eq(3ul, cap.QueuedJobs, "queued jobs");
+            Check.True(!cap.Paused, "RUNNING (pause count is 4)");
+
+            // j1 passes the gate and awaits B (held at B's gate); the gate closes behind it.
+            oa.Gate.Open();
+            Check.Eventually(() => ob.Gate.Waiting == 1, 5000, "j1 awaits B");
+            oa.Gate.Close();
+            Check.Eventually(() => a.Capacity.PermitsInUse == 3, 5000, "the await took no permit");
+            Check.Eq(3ul, a.Capacity.QueuedJobs, "still 3 queued");
+            Check.Eq(1ul, a.Status.TurnsRunning, "j1's turn still open");
+            Check.Eq(1, oa.Started, "one turn started");
+
+            // The reply ends j1's turn; j2 starts and lowers in use to 2.
+            ob.Gate.Open();
+            Check.Eventually(() => oa.Awaited == 1 && oa.Gate.Waiting == 1, 5000, "j1 ended, j2 at the gate");
+            Check.Eq("OK", oa.AwaitResult[0], "j1's request");
+            Check.Eq("j1", oa.AwaitReply[0], "j1's reply");
+            Check.Eq(2, oa.Started, "two turns started");
+            oa.ExpectStart(1, 2);
+            Check.Eventually(() => a.Capacity.PermitsInUse == 2, 5000, "in use 2");
+            Check.Eq(2ul, a.Capacity.QueuedJobs, "2 queued");
+
+            oa.Gate.Open();
+            Check.Eventually(() => oa.Ended == 4, 5000, "four turns ended");
+            oa.ExpectOrder(0, "j", 1, 4);
+            oa.ExpectStart(2, 1);
+            oa.ExpectStart(3, 0);
+            Check.Eventually(() => a.Capacity.PermitsInUse == 0, 5000, "no permit in use");
+        }
+        finally
+        {
+            oa.Gate.Open();
             ob.Gate.Open();
             End(c); End(a); End(b);
         }

@@ -25,6 +25,7 @@ internal static class Registry
         ["SC-19"] = ScCases.Sc19,
         ["SC-20"] = ScCases.Sc20,
         ["JQ-01"] = JqCases.Jq01,
+        ["JQ-02"] = JqCases.Jq02,
         ["JQ-04"] = JqCases.Jq04,
         ["JQ-18"] = JqCases.Jq18,
         ["JQ-20"] = JqCases.Jq20,
