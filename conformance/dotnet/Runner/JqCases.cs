@@ -21,11 +21,11 @@ internal static class JqCases
     }
 
     /// <summary>A mesh host of mesh "m" named name (also its routing id), listening unless listen is false.</summary>
-    internal static Host MeshHost(string name, string tr, bool listen, long maxJobs = 0)
+    internal static Host MeshHost(string name, string tr, bool listen, long maxJobs = 0, string? listenEp = null)
     {
         var h = new Host(name);
         if (maxJobs > 0) h.SetOption(HostOption.MaxQueuedJobs, maxJobs);
-        h.AddMeshNode("m", name, listen ? ScServer.Endpoint(tr, "mesh", name) : null);
+        h.AddMeshNode("m", name, listen ? listenEp ?? ScServer.Endpoint(tr, "mesh", name) : null);
         return h;
     }
 
@@ -430,5 +430,103 @@ internal static class JqCases
             ob.Gate.Open();
             End(c); End(a); End(b);
         }
+    });
+
+    // ------------------------------------------------------------- JQ-05
+
+    private static Host Flooder(string tr, string ch, string bound, string peer)
+    {
+        var c = MeshHost("C", tr, false);
+        c.AddMeshChannelClient("m", ch);
+        c.SetMeshOption("m", NodeOption.SendTimeout, 30_000_000_000);
+        c.MeshConnect("m", bound, peer);
+        return c;
+    }
+
+    private static (string result, string reply, long took) Request(Host h, string ch, string packet, string tag)
+    {
+        using var q = h.RequestToChannel(ch).Payload(packet, Encoding.UTF8.GetBytes(tag)).Timeout(TimeSpan.FromSeconds(10));
+        var sw = Stopwatch.StartNew();
+        try { var r = q.Submit(); return ("OK", Encoding.UTF8.GetString(r.Payload), sw.ElapsedMilliseconds); }
+        catch (Exception e) { return (Outcome.Of(e), "", sw.ElapsedMilliseconds); }
+    }
+
+    private static long DroppedSum(Host h)
+    {
+        long sum = 0;
+        foreach (var r in DropReasons) sum += h.Metric("zlink.mesh_node.messages.dropped", r);
+        return sum;
+    }
+
+    public static void Jq05(CaseParams p) => EachTransport(p, tr =>
+    {
+        const int D = 500, Flood = 40;
+        var oa = new Owner(true);
+        var b = MeshHost("B", tr, true);
+        Serve(b, "back", null, null);
+        b.Start();
+        string boundB = b.Endpoint("m");
+        var a = MeshHost("A", tr, true, 2);
+        Serve(a, "svc", oa, null);
+        a.AddMeshChannelClient("m", "back");
+        a.MeshConnect("m", boundB, "B");
+        a.Start();
+        string boundA = a.Endpoint("m");
+        var c = Flooder(tr, "svc", boundA, "A");
+        c.Start();
+        Check.Eventually(() => c.MeshReadyPeers("m") == 1, 5000, "C sees A");
+        Check.Eventually(() => a.MeshReadyPeers("m") == 2, 5000, "A sees B and C");
+        using (var f0 = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f0"))) f0.Submit();
+        Check.Eventually(() => oa.Gate.Waiting == 1, 5000, "f0 at the gate");
+        var dd = new Done[Flood];
+        for (int i = 1; i < Flood; i++) dd[i] = Done.Of(c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+        Check.Eventually(() => Saturated(a, c), 5000, "A saturated");
+
+        var (r1, reply, took) = Request(a, "back", "m", "q");
+        Check.Eq("OK", r1, "A's request to B");
+        Check.Eq("q", reply, "its reply");
+        Check.True(took < 200L * Program.TimeoutMult, $"the request to B took {took} ms while A was saturated");
+        var (r2, _, took2) = Request(a, "back", "nope", "u");
+        Check.Eq("NotFound", r2, "an unknown packet");
+        Check.True(took2 < 200L * Program.TimeoutMult, $"the unknown packet's NotFound took {took2} ms");
+        Check.True(a.Capacity.Paused, "A PAUSED");
+        Check.Eq(0ul, a.Capacity.TransitionsRunning, "never RUNNING again");
+
+        var sw = Stopwatch.StartNew();
+        var opener = Task.Delay(D).ContinueWith(_ => oa.Gate.Open());   // a handler returning at the deadline
+        a.Shutdown(TimeSpan.FromMilliseconds(D));
+        long elapsed = sw.ElapsedMilliseconds;
+        Check.True(elapsed >= D && elapsed <= D + 250L * Program.TimeoutMult, $"shutdown took {elapsed} ms, expected about {D}");
+        opener.Wait();
+        Check.Eq(HostState.Stopped, a.State, "A stopped");
+        var cap = a.Capacity;
+        Check.Eq(0ul, cap.CapacityWaiters, "no ingress waiting");
+        Check.Eq(0ul, cap.PermitsInUse, "no permit in use");
+        End(c);   // ends what still waited for room toward A
+        for (int i = 1; i < Flood; i++) dd[i].Expect(5000, "f" + i);
+        End(a);
+        End(b);
+
+        // Part 2: no shutdown; open() delivers everything, once, in order.
+        oa = new Owner(true);
+        a = MeshHost("A", tr, true, 2, boundA);
+        Serve(a, "svc", oa, null);
+        a.Start();
+        c = Flooder(tr, "svc", boundA, "A");
+        c.Start();
+        Check.Eventually(() => c.MeshReadyPeers("m") == 1, 5000, "C sees the new A");
+        using (var f0 = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f0"))) f0.Submit();
+        Check.Eventually(() => oa.Gate.Waiting == 1, 5000, "f0 at the gate");
+        for (int i = 1; i < Flood; i++) dd[i] = Done.Of(c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+        Check.Eventually(() => Saturated(a, c), 5000, "A saturated");
+        oa.Gate.Open();
+        for (int i = 1; i < Flood; i++) { dd[i].Expect(10000, "f" + i); Check.Eq("OK", dd[i].Result, "f" + i); }
+        Check.Eventually(() => oa.Ended == Flood, 10000, "every flooded record handled");
+        oa.ExpectOrder(0, "f", 0, Flood);
+        Check.Eq(0L, DroppedSum(a), "A dropped nothing");
+        Check.Eventually(() => a.Capacity.PermitsInUse == 0, 5000, "no permit in use");
+        Check.True(!a.Capacity.Paused, "A RUNNING");
+        End(c);
+        End(a);
     });
 }

@@ -27,6 +27,7 @@ internal static class Registry
         ["JQ-01"] = JqCases.Jq01,
         ["JQ-02"] = JqCases.Jq02,
         ["JQ-04"] = JqCases.Jq04,
+        ["JQ-05"] = JqCases.Jq05,
         ["JQ-18"] = JqCases.Jq18,
         ["JQ-20"] = JqCases.Jq20,
         ["X-01"] = XCases.X1,
