@@ -242,6 +242,7 @@ internal static class JqCases
         public readonly List<ulong> ReservedAtStart = new();
         public readonly Dictionary<int, string> AwaitResult = new();
         public readonly Dictionary<int, string> AwaitReply = new();
+        public readonly Dictionary<int, long> AwaitElapsed = new();
         private int _ended, _awaited;
         public int Started { get { lock (_lk) return Tags.Count; } }
         public int Ended => Volatile.Read(ref _ended);
@@ -262,6 +263,7 @@ internal static class JqCases
                 return;
             }
             string result, reply = "";
+            var sw = Stopwatch.StartNew();
             try
             {
                 var r = await H.RequestToChannel(AwaitChannel).Payload("m", Encoding.UTF8.GetBytes(tag)).Timeout(AwaitTimeout).Async();
@@ -269,7 +271,7 @@ internal static class JqCases
                 reply = Encoding.UTF8.GetString(r.Payload);
             }
             catch (Exception e) { result = Outcome.Of(e); }
-            lock (_lk) { AwaitResult[i] = result; AwaitReply[i] = reply; }
+            lock (_lk) { AwaitResult[i] = result; AwaitReply[i] = reply; AwaitElapsed[i] = sw.ElapsedMilliseconds; }
             Interlocked.Increment(ref _awaited);
             Interlocked.Increment(ref _ended);
         }
@@ -528,5 +530,128 @@ internal static class JqCases
         Check.True(!a.Capacity.Paused, "A RUNNING");
         End(c);
         End(a);
+    });
+
+    // ------------------------------------------------------------- JQ-14
+
+    public static void Jq14(CaseParams p) => EachTransport(p, tr =>
+    {
+        var s = new Host("S");
+        s.AddCsServer("cs-out", ScServer.Endpoint(tr, "jq14", "S"));
+        s.AddHandler(OwnerKind.Channel, "cs-out", MessageKind.Request, "m", new Owner(false).OnRequest);
+        s.Start();
+        string boundS = s.Endpoint("cs-out");
+        var oh = new Owner(true);
+        var h = MeshHost("H", tr, true, 1);
+        Serve(h, "svc", oh, null);
+        h.AddCsClient("cs-out", boundS);
+        h.Start();
+        string boundH = h.Endpoint("m");
+        var c = Flooder(tr, "svc", boundH, "H");
+        c.Start();
+        try
+        {
+            Check.Eventually(() => c.MeshReadyPeers("m") == 1, 5000, "C sees H");
+            Check.Eq("OK", Request(h, "cs-out", "m", "warm").result, "warm-up request");
+            using (var f0 = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f0"))) f0.Submit();
+            Check.Eventually(() => oh.Gate.Waiting == 1, 5000, "f0 at the gate");
+            var dd = new Done[4];
+            for (int i = 1; i < 4; i++) dd[i] = Done.Of(c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+            Check.Eventually(() => Saturated(h, c), 5000, "H saturated");
+            var before = h.Capacity;
+            var (r, reply, took) = Request(h, "cs-out", "m", "q");
+            Check.Eq("OK", r, "H's request to S");
+            Check.Eq("q", reply, "its reply");
+            Check.True(took < 200L * Program.TimeoutMult, $"the request to S took {took} ms while H was PAUSED");
+            var after = h.Capacity;
+            Check.True(after.Paused, "H PAUSED");
+            Check.Eq(before.TransitionsRunning, after.TransitionsRunning, "paused throughout");
+            Check.Eq(1ul, after.PermitsInUse, "one permit in use");
+            oh.Gate.Open();
+            for (int i = 1; i < 4; i++) { dd[i].Expect(5000, "f" + i); Check.Eq("OK", dd[i].Result, "f" + i); }
+            Check.Eventually(() => oh.Ended == 4, 5000, "four turns ended");
+            oh.ExpectOrder(0, "f", 0, 4);
+        }
+        finally
+        {
+            oh.Gate.Open();
+            End(c); End(h); End(s);
+        }
+    });
+
+    // ------------------------------------------------------------- JQ-15
+
+    public static void Jq15(CaseParams p) => EachTransport(p, tr =>
+    {
+        const int Flood = 3;
+        var oa = new Owner(false) { AwaitPrefix = "f", AwaitChannel = "svc-b", AwaitTimeout = TimeSpan.FromSeconds(1) };
+        var ob = new Owner(false) { AwaitPrefix = "f", AwaitChannel = "svc-a", AwaitTimeout = TimeSpan.FromSeconds(1) };
+        var b = MeshHost("B", tr, true, 2);
+        Serve(b, "svc-b", ob, null);
+        b.AddMeshChannelClient("m", "svc-a");
+        b.Start();
+        string boundB = b.Endpoint("m");
+        var a = MeshHost("A", tr, true, 2);
+        Serve(a, "svc-a", oa, null);
+        a.AddMeshChannelClient("m", "svc-b");
+        a.MeshConnect("m", boundB, "B");
+        a.Start();
+        string boundA = a.Endpoint("m");
+        var c = MeshHost("C", tr, false);
+        c.AddMeshChannelClient("m", "svc-a");
+        c.AddMeshChannelClient("m", "svc-b");
+        c.SetMeshOption("m", NodeOption.SendTimeout, 30_000_000_000);
+        c.MeshConnect("m", boundA, "A");
+        c.MeshConnect("m", boundB, "B");
+        c.Start();
+        try
+        {
+            Check.Eventually(() => c.MeshReadyPeers("m") == 2, 5000, "C sees A and B");
+            Check.Eventually(() => a.MeshReadyPeers("m") == 2, 5000, "A sees B and C");
+            Check.Eventually(() => b.MeshReadyPeers("m") == 2, 5000, "B sees A and C");
+            var dd = new Done[2 * Flood];
+            for (int i = 0; i < Flood; i++)
+            {
+                dd[2 * i] = Done.Of(c.SendToChannel("svc-a").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+                dd[2 * i + 1] = Done.Of(c.SendToChannel("svc-b").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+            }
+            // Until every await ended, the peers never stop being ready (sampled).
+            var until = Stopwatch.StartNew();
+            while (oa.Awaited < Flood || ob.Awaited < Flood)
+            {
+                if (until.ElapsedMilliseconds > (3 * 1000 + 5000L) * Program.TimeoutMult)
+                    throw new CheckFailed($"awaits ended: A {oa.Awaited}, B {ob.Awaited} of {Flood}");
+                Check.Eq(2, a.MeshReadyPeers("m"), "A's ready peers");
+                Check.Eq(2, b.MeshReadyPeers("m"), "B's ready peers");
+                Check.Eq(2, c.MeshReadyPeers("m"), "C's ready peers");
+                Thread.Sleep(10);
+            }
+            foreach (var (o, who) in new[] { (oa, "A"), (ob, "B") })
+                lock (o)
+                    for (int i = 0; i < o.Started; i++)
+                    {
+                        if (!o.Tags[i].StartsWith("f")) continue;
+                        string r = o.AwaitResult[i];
+                        long e = o.AwaitElapsed[i];
+                        if (r == "DeadlineExceeded")
+                            Check.True(e >= 1000 && e <= 1000 + 250L * Program.TimeoutMult, $"{who}'s request {i} timed out after {e} ms");
+                        else if (r != "OK") throw new CheckFailed($"{who}'s request {i} ended {r}");
+                        else if (e > 1000 + 250L * Program.TimeoutMult) throw new CheckFailed($"{who}'s request {i} replied after {e} ms");
+                    }
+            Check.True(a.Capacity.TransitionsPaused >= 1, "A was saturated");
+            Check.True(b.Capacity.TransitionsPaused >= 1, "B was saturated");
+            for (int i = 0; i < 2 * Flood; i++) { dd[i].Expect(5000, "flood " + i); Check.Eq("OK", dd[i].Result, "flood " + i); }
+            Check.Eventually(() => a.Capacity.PermitsInUse == 0 && b.Capacity.PermitsInUse == 0 &&
+                                   a.Status.TurnsRunning == 0 && b.Status.TurnsRunning == 0, 5000, "load over");
+            Check.True(!a.Capacity.Paused && !b.Capacity.Paused, "both RUNNING");
+            Check.Eq(Flood, oa.Awaited, "A's awaits");
+            Check.Eq(Flood, ob.Awaited, "B's awaits");
+            Check.Eq(0L, DroppedSum(a), "A dropped nothing");
+            Check.Eq(0L, DroppedSum(b), "B dropped nothing");
+        }
+        finally
+        {
+            End(c); End(a); End(b);
+        }
     });
 }

@@ -28,6 +28,8 @@ internal static class Registry
         ["JQ-02"] = JqCases.Jq02,
         ["JQ-04"] = JqCases.Jq04,
         ["JQ-05"] = JqCases.Jq05,
+        ["JQ-14"] = JqCases.Jq14,
+        ["JQ-15"] = JqCases.Jq15,
         ["JQ-18"] = JqCases.Jq18,
         ["JQ-20"] = JqCases.Jq20,
         ["X-01"] = XCases.X1,
