@@ -43,6 +43,7 @@ internal sealed class Recorder
     public void Add(string tag) { lock (_seen) _seen.Add(tag); }
     public int Count { get { lock (_seen) return _seen.Count; } }
     public int Has(string tag) { lock (_seen) return _seen.FindAll(t => t == tag).Count; }
+    public string[] Snapshot() { lock (_seen) return _seen.ToArray(); }
 }
 
 /// <summary>One call's outcome as the case sees it: when it completed and with what.</summary>
@@ -294,6 +295,21 @@ internal sealed class ScClient : IDisposable
     /// <summary>A call to channel (default "svc") with packet "m" and payload tag.</summary>
     public RequestCall Request(string tag, string channel = "svc") => H.RequestToChannel(channel).Payload("m", Encoding.UTF8.GetBytes(tag));
     public OneWayCall Send(string tag, string channel = "svc", int size = 0) => H.SendToChannel(channel).Payload("m", Padded(tag, size));
+
+    /// <summary>Gates s and starts one-ways d1..dn to "svc"; returns once d1 waits at s's
+    /// gate and, after d2, s (max_jobs 1) is PAUSED (sc_send_gated).</summary>
+    public Done[] SendGated(ScServer s, int n)
+    {
+        s.Gated = true;
+        var dd = new Done[n];
+        for (int i = 0; i < n; i++)
+        {
+            dd[i] = Done.Of(Send("d" + (i + 1)).Async());
+            if (i == 0) Check.Eventually(() => s.Gate.Waiting == 1, 5000, "d1 at the gate");
+            if (i == 1) Check.Eventually(() => s.H.Capacity.Paused, 5000, s.Name + " PAUSED");
+        }
+        return dd;
+    }
 
     /// <summary>The tag padded with NUL bytes to size (0: just the tag).</summary>
     public static byte[] Padded(string tag, int size)

@@ -654,4 +654,56 @@ internal static class JqCases
             End(c); End(a); End(b);
         }
     });
+
+    // ------------------------------------------------------------- SC-13 (sc_jobs.c)
+
+    public static void Sc13(CaseParams p) => EachTransport(p, tr =>
+    {
+        var gate = new Gate();
+        var b = MeshHost("B", tr, true);
+        b.AddMeshChannelServer("m", "back", 100);
+        b.AddHandler(OwnerKind.Channel, "back", MessageKind.Request, "m", t => t.Respond("m", t.Payload));
+        b.Start();
+        string boundB = b.Endpoint("m");
+        var a = MeshHost("A", tr, true, 2);
+        a.AddMeshChannelServer("m", "svc", 100);
+        a.AddHandler(OwnerKind.Channel, "svc", MessageKind.Send, "m", _ => gate.Pass());
+        a.AddMeshChannelClient("m", "back");
+        a.MeshConnect("m", boundB, "B");
+        a.Start();
+        string boundA = a.Endpoint("m");
+        var c = Flooder(tr, "svc", boundA, "A");
+        c.Start();
+        try
+        {
+            Check.Eventually(() => c.MeshReadyPeers("m") == 1, 5000, "C sees A");
+            Check.Eventually(() => a.MeshReadyPeers("m") >= 1, 5000, "A sees a peer");
+            for (int i = 0; i < 3; i++)
+            {
+                using (var f = c.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i))) f.Submit();
+                if (i == 0) Check.Eventually(() => gate.Waiting == 1, 5000, "f0 at the gate");
+            }
+            Check.Eventually(() => a.Capacity.QueuedJobs == 2, 5000, "f1, f2 queued");
+            var cap = a.Capacity;
+            Check.True(cap.Paused, "A PAUSED");
+            Check.Eq(2ul, cap.QueuedJobs, "queued jobs");
+            // An application thread on A requests "back": the reply needs no permit.
+            var (r, reply, took) = Request(a, "back", "m", "q");
+            Check.Eq("OK", r, "A's request");
+            Check.Eq("q", reply, "its reply");
+            Check.True(took < 100L * Program.TimeoutMult, $"the request took {took} ms while A was paused");
+            cap = a.Capacity;
+            Check.True(cap.Paused, "still PAUSED");
+            Check.Eq(2ul, cap.PermitsInUse, "permits in use");
+            Check.Eq(0ul, cap.TransitionsRunning, "never RUNNING in between");
+            gate.Open();
+            Check.Eventually(() => a.Capacity.PermitsInUse == 0, 5000, "permits back");
+            Check.True(!a.Capacity.Paused, "RUNNING");
+        }
+        finally
+        {
+            gate.Open();
+            End(c); End(a); End(b);
+        }
+    });
 }

@@ -20,6 +20,8 @@ internal static class Registry
         ["SC-06"] = ScCases.Sc06,
         ["SC-09"] = ScCases.Sc09,
         ["SC-11"] = ScCases.Sc11,
+        ["SC-12"] = ScCases.Sc12,
+        ["SC-13"] = JqCases.Sc13,
         ["SC-16"] = ScCases.Sc16,
         ["SC-17"] = ScCases.Sc17,
         ["SC-19"] = ScCases.Sc19,
@@ -31,6 +33,7 @@ internal static class Registry
         ["JQ-14"] = JqCases.Jq14,
         ["JQ-15"] = JqCases.Jq15,
         ["JQ-18"] = JqCases.Jq18,
+        ["JQ-21"] = ScCases.Sc12,   // SC-12 run in the 001 suite (as the C runner's registry)
         ["JQ-20"] = JqCases.Jq20,
         ["X-01"] = XCases.X1,
         ["X-02"] = XCases.X2,

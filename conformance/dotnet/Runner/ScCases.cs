@@ -427,6 +427,33 @@ internal static class ScCases
         InflightBackToZero(a);
     });
 
+    // ------------------------------------------------------------- SC-12 (and JQ-21)
+
+    public static void Sc12(CaseParams p) => EachTransport(p, tr =>
+    {
+        const int D = 20;
+        using var s = new ScServer { Name = "S", MaxJobs = 1 }.Open(Mode.Cs, tr, "sc12");
+        using var c = new ScClient { SendTimeoutNs = 60_000_000_000 }.Open(Mode.Cs, s);
+        c.Request("warm").Submit();   // the connection is up
+        var dd = c.SendGated(s, D);
+        long t0 = Done.Clock.ElapsedMilliseconds;
+        var dq = Done.Of(c.Request("q").Timeout(TimeSpan.FromMilliseconds(300)).Async());
+        dq.Expect(2000, "q");
+        Check.Eq("DeadlineExceeded", dq.Result, "q");
+        OnTime(dq.AtMs - t0, 300, "q's timeout");
+        Check.True(s.H.Capacity.Paused, "S PAUSED");
+        s.Gate.Open();
+        for (int i = 0; i < D; i++) { dd[i].Expect(5000, "d" + (i + 1)); Check.Eq("OK", dd[i].Result, "d" + (i + 1)); }
+        c.Request("after").Submit();   // behind everything sent before
+        var seen = s.Rec.Snapshot();
+        int n = seen.Length;
+        bool order = n >= 2 + D && seen[0] == "warm" && seen[n - 1] == "after";
+        for (int i = 0; order && i < D; i++) order = seen[1 + i] == "d" + (i + 1);
+        bool qOk = n == 2 + D || (n == 3 + D && seen[1 + D] == "q");
+        Check.True(order && qOk, $"S handled {n} records out of FIFO order (warm, d1..d20, [q], after expected): {string.Join(" ", seen)}");
+        Check.Eventually(() => c.H.Metric("zlink.mesh_node.requests.inflight") == 0, 2000, "in-flight back to 0");
+    });
+
     // ------------------------------------------------------------- SC-16
 
     private static void ExactlyOnceUnderRaces(string tr, int total, int window, int cancelPct)
