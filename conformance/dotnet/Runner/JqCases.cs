@@ -706,4 +706,214 @@ internal static class JqCases
             End(c); End(a); End(b);
         }
     });
+
+    // ------------------------------------------------------- the flood (jq_flow.c)
+
+    /// <summary>count one-ways f0, f1 ... of packet "m" from h to "svc", started from a
+    /// thread of their own with at most window in flight; counts the outcomes.</summary>
+    private sealed class Flood
+    {
+        private readonly object _lk = new();
+        private int _done, _ok, _started;
+        private int _badIndex = -1;
+        private string _bad = "";
+        public readonly int Count;
+        private readonly Thread _thread;
+
+        public Flood(Host h, int count, int window)
+        {
+            Count = count;
+            var slots = new SemaphoreSlim(window, window);
+            _thread = new Thread(() =>
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    slots.Wait();
+                    int k = i;
+                    Interlocked.Increment(ref _started);
+                    var c = h.SendToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("f" + i));
+                    var t = c.Async().AsTask();
+                    t.ContinueWith(x =>
+                    {
+                        string r = Outcome.Name(x);
+                        c.Dispose();
+                        lock (_lk)
+                        {
+                            _done++;
+                            if (r == "OK") _ok++;
+                            else if (_badIndex < 0) { _badIndex = k; _bad = r; }
+                            Monitor.PulseAll(_lk);
+                        }
+                        slots.Release();
+                    }, TaskContinuationOptions.ExecuteSynchronously);
+                }
+            }) { IsBackground = true };
+            _thread.Start();
+        }
+
+        /// <summary>Waits up to ms (scaled) until at least n sends ended; the count ended.</summary>
+        public int WaitDone(int n, int ms)
+        {
+            var until = DateTime.UtcNow + Check.Bound(ms);
+            lock (_lk)
+            {
+                while (_done < n)
+                {
+                    var left = until - DateTime.UtcNow;
+                    if (left <= TimeSpan.Zero) break;
+                    Monitor.Wait(_lk, left);
+                }
+                return _done;
+            }
+        }
+
+        public void FinishAll(int ms)
+        {
+            int done = WaitDone(Count, ms);
+            if (done < Count) throw new CheckFailed($"flood: {done} of {Count} sends ended within {ms} ms ({_started} started)");
+            _thread.Join();
+            lock (_lk)
+                if (_ok != Count) throw new CheckFailed($"flood: {Count - _ok} of {Count} sends failed; the first, f{_badIndex}, with {_bad}");
+        }
+    }
+
+    // ------------------------------------------------------------- JQ-07
+
+    private static void CrossConnectionProgress(string tr, int oneways, int window, int requests, int timeoutMs, int p99Ms)
+    {
+        using var b = new ScServer { Name = "B" }.Open(Mode.Mesh, tr, "jq07");
+        using var a1 = new ScClient { SendTimeoutNs = 60_000_000_000 }.Open(Mode.Mesh, b);
+        var a2 = MeshHost("A2", tr, false);
+        a2.AddMeshChannelClient("m", "svc");
+        a2.MeshConnect("m", b.Bound, "B");
+        a2.Start();
+        try
+        {
+            Check.Eventually(() => a2.MeshReadyPeers("m") == 1, 5000, "A2 sees B");
+            Check.Eventually(() => b.H.MeshReadyPeers("m") == 2, 5000, "B sees A1 and A2");
+            var sw = Stopwatch.StartNew();
+            var f = new Flood(a1.H, oneways, window);
+            var lat = new long[requests];
+            int doneAtLast = 0;
+            for (int k = 0; k < requests; k++)
+            {
+                int mark = (int)((long)oneways * (k + 1) / (2 * requests));
+                if (f.WaitDone(mark, 30000) < mark) throw new CheckFailed($"{tr}: the flood did not reach {mark} of {oneways} sends");
+                using var r = a2.RequestToChannel("svc").Payload("m", Encoding.UTF8.GetBytes("r" + k)).Timeout(Check.Bound(timeoutMs));
+                var t0 = Stopwatch.StartNew();
+                string res;
+                Reply? reply = null;
+                try { reply = r.Submit(); res = "OK"; } catch (Exception e) { res = Outcome.Of(e); }
+                lat[k] = t0.ElapsedMilliseconds;
+                if (res != "OK") throw new CheckFailed($"{tr}: A2's request {k} ended {res} after {lat[k]} ms");
+                Check.Eq("r" + k, Encoding.UTF8.GetString(reply!.Payload), $"request {k}'s reply");
+                if (k == requests - 1) doneAtLast = f.WaitDone(0, 0);
+            }
+            if (doneAtLast >= oneways) throw new CheckFailed($"{tr}: the flood of {oneways} ended before A2's last request");
+            f.FinishAll(120000);
+            long floodMs = sw.ElapsedMilliseconds;
+            Check.Eventually(() => b.Rec.Count == oneways + requests, 30000, "B handled everything");
+            Array.Sort(lat);
+            long p99 = lat[(requests * 99 + 99) / 100 - 1];
+            var bc = b.H.Capacity;
+            Console.Error.WriteLine($"JQ-07 {tr}: {oneways} one-ways in {floodMs} ms; A2 latency ms min {lat[0]} median {lat[requests / 2]} p99 {p99}; B paused {bc.TransitionsPaused} times, peak permits {bc.PeakPermitsInUse} of {bc.EffectiveMax}");
+            if (p99 >= (long)p99Ms * Program.TimeoutMult) throw new CheckFailed($"{tr}: A2's request p99 {p99} ms, bound {p99Ms} ms");
+            ExpectNoDrops(b.H, "B");
+        }
+        finally { End(a2); }
+    }
+
+    public static void Jq07(CaseParams p)
+    {
+        int oneways = (int)p.Int("oneways"), window = (int)p.Int("window"), requests = (int)p.Int("requests");
+        int timeoutMs = (int)p.Int("timeout_ms"), p99Ms = (int)p.Int("p99_ms");
+        Check.True(oneways > 0 && window > 0 && requests > 0 && timeoutMs > 0 && p99Ms > 0, "parameters in range");
+        EachTransport(p, tr => CrossConnectionProgress(tr, oneways, window, requests, timeoutMs, p99Ms));
+    }
+
+    // ------------------------------------------------------------- JQ-16
+
+    private static void RoomOutcome(string tr, string what, Done d, long started, long wantMs, bool oneway)
+    {
+        d.Expect(5000, what);
+        string r = d.Result;
+        if (r == "CapacityExceeded" || r == "Rejected" || r == "Unavailable") throw new CheckFailed($"{tr}: {what} ended {r} for lack of room");
+        if (oneway && r == "OK") return;
+        if (r != "DeadlineExceeded") throw new CheckFailed($"{tr}: {what} ended {r}, expected {(oneway ? "OK or DeadlineExceeded" : "DeadlineExceeded")}");
+        long e = d.AtMs - started;
+        Check.True(e >= wantMs && e <= wantMs + 250L * Program.TimeoutMult, $"{tr}: {what} ended after {e} ms, expected about {wantMs}");
+    }
+
+    private static void RoomIsNotAnError(string tr, Mode mode, int batch, int sendMs, int requestMs)
+    {
+        const long Hwm = 16 * 1024;
+        using var b = new ScServer { Name = "B", MaxJobs = 1, Hwm = Hwm }.Open(mode, tr, mode == Mode.Mesh ? "jq16m" : "jq16c");
+        using var a = new ScClient { Hwm = Hwm, SendTimeoutNs = sendMs * 1_000_000L }.Open(mode, b);
+        var sat = a.Saturate(b);
+        var dd = new Done[2 * batch];
+        var t0 = new long[2 * batch];
+        for (int i = 0; i < 2 * batch; i++)
+        {
+            bool request = i % 2 == 1;
+            string tag = (request ? "q" : "w") + (i / 2);
+            t0[i] = Done.Clock.ElapsedMilliseconds;
+            dd[i] = request ? Done.Of(a.Request(tag).Timeout(TimeSpan.FromMilliseconds(requestMs)).Async()) : Done.Of(a.Send(tag).Async());
+        }
+        RoomOutcome(tr, "the pending one-way", sat.done, sat.startedMs, sendMs, true);
+        int admitted = 0, timedOut = 0;
+        for (int i = 0; i < 2 * batch; i++)
+        {
+            bool request = i % 2 == 1;
+            RoomOutcome(tr, (request ? "request " : "one-way ") + (i / 2), dd[i], t0[i], request ? requestMs : sendMs, !request);
+            if (!request) { if (dd[i].Result == "OK") admitted++; else timedOut++; }
+        }
+        Console.Error.WriteLine($"JQ-16 {tr} {(mode == Mode.Mesh ? "mesh" : "cs")}: {sat.accepted} saturating sends accepted; batch one-ways: {admitted} admitted, {timedOut} DeadlineExceeded");
+        sat.call.Dispose();
+    }
+
+    public static void Jq16(CaseParams p)
+    {
+        int batch = (int)p.Int("batch"), sendMs = (int)p.Int("send_timeout_ms"), requestMs = (int)p.Int("request_timeout_ms");
+        Check.True(batch > 0 && sendMs > 0 && requestMs > 0 && requestMs != sendMs, "parameters in range");
+        EachTransport(p, tr =>
+        {
+            RoomIsNotAnError(tr, Mode.Mesh, batch, sendMs, requestMs);
+            RoomIsNotAnError(tr, Mode.Cs, batch, sendMs, requestMs);
+            RoomIsNotAnError(tr, Mode.Mesh, batch, requestMs, sendMs);   // swapped
+        });
+    }
+
+    // ------------------------------------------------------------- JQ-17
+
+    private static void FifoNeverRejects(string tr, int oneways, int window)
+    {
+        using var b = new ScServer { Name = "B", MaxJobs = 2 * oneways }.Open(Mode.Mesh, tr, "jq17");
+        using var a = new ScClient { SendTimeoutNs = 60_000_000_000 }.Open(Mode.Mesh, b);
+        b.Gated = true;
+        var sw = Stopwatch.StartNew();
+        var f = new Flood(a.H, oneways, window);
+        f.FinishAll(60000);   // every send OK, with the gate closed
+        long sentMs = sw.ElapsedMilliseconds;
+        Check.Eventually(() => b.H.Capacity.QueuedJobs == (ulong)(oneways - 1), 30000, "every record but f0 queued");
+        var bc = b.H.Capacity;
+        Check.Eq(1, b.Gate.Waiting, "f0 at the gate");
+        Check.Eq(0, b.Rec.Count, "nothing handled yet");
+        Check.True(!bc.Paused, "B RUNNING");
+        b.Gate.Open();
+        Check.Eventually(() => b.Rec.Count == oneways, 60000, "every record handled");
+        Check.Eventually(() => b.H.Capacity.PermitsInUse == 0, 5000, "permits back");
+        var seen = b.Rec.Snapshot();
+        for (int i = 0; i < oneways; i++)
+            if (seen[i] != "f" + i) throw new CheckFailed($"{tr}: B handled {seen.Length} of {oneways}; record {i} is '{seen[i]}', not f{i}");
+        Console.Error.WriteLine($"JQ-17 {tr}: {oneways} one-ways completed in {sentMs} ms, handled by {sw.ElapsedMilliseconds} ms; peak {bc.PeakPermitsInUse}");
+        ExpectNoDrops(b.H, "B");
+        ExpectNoDrops(a.H, "A");
+    }
+
+    public static void Jq17(CaseParams p)
+    {
+        int oneways = (int)p.Int("oneways"), window = (int)p.Int("window");
+        Check.True(oneways > 0 && window > 0, "parameters in range");
+        EachTransport(p, tr => FifoNeverRejects(tr, oneways, window));
+    }
 }

@@ -30,8 +30,11 @@ internal static class Registry
         ["JQ-02"] = JqCases.Jq02,
         ["JQ-04"] = JqCases.Jq04,
         ["JQ-05"] = JqCases.Jq05,
+        ["JQ-07"] = JqCases.Jq07,
         ["JQ-14"] = JqCases.Jq14,
         ["JQ-15"] = JqCases.Jq15,
+        ["JQ-16"] = JqCases.Jq16,
+        ["JQ-17"] = JqCases.Jq17,
         ["JQ-18"] = JqCases.Jq18,
         ["JQ-21"] = ScCases.Sc12,   // SC-12 run in the 001 suite (as the C runner's registry)
         ["JQ-20"] = JqCases.Jq20,
