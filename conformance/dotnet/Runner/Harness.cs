@@ -248,8 +248,8 @@ internal sealed class ScServer : IDisposable
 
 internal sealed class ScClient : IDisposable
 {
-    public Host H = null!;
-    public Mode Mode;
+    public Host H { get; set; } = null!;
+    public Mode Mode { get; set; }
     public bool ExtraChannels;
     public long SendTimeoutNs { get; set; }
     public long Hwm { get; set; }

@@ -916,4 +916,81 @@ internal static class JqCases
         Check.True(oneways > 0 && window > 0, "parameters in range");
         EachTransport(p, tr => FifoNeverRejects(tr, oneways, window));
     }
+
+    // ------------------------------------------------------------- JQ-06
+
+    public static void Jq06(CaseParams p) => EachTransport(p, tr =>
+    {
+        const int FloodN = 8, D = 5;
+        using var s = new ScServer { Name = "S", MaxJobs = 1 }.Open(Mode.Cs, tr, "jq06");
+        var cgate = new Gate();
+        var ch = MeshHost("C", tr, true, 1);
+        ch.AddMeshChannelServer("m", "flood", 100);
+        ch.AddHandler(OwnerKind.Channel, "flood", MessageKind.Send, "m", _ => cgate.Pass());
+        ch.AddCsClient("svc", s.Bound);
+        ch.SetChannelOption("svc", NodeOption.SendTimeout, 60_000_000_000);
+        ch.Start();
+        string cBound = ch.Endpoint("m");
+        var c = new ScClient { H = ch, Mode = Mode.Cs };
+        var fh = MeshHost("F", tr, false);
+        fh.AddMeshChannelClient("m", "flood");
+        fh.SetMeshOption("m", NodeOption.SendTimeout, 60_000_000_000);
+        fh.MeshConnect("m", cBound, "C");
+        fh.Start();
+        try
+        {
+            Check.Eventually(() => fh.MeshReadyPeers("m") == 1, 5000, "F sees C");
+            Check.Eventually(() => ch.MeshReadyPeers("m") == 1, 5000, "C sees F");
+            using (var w = c.Request("warm").Timeout(Check.Bound(5000))) w.Submit();
+
+            // Part 1: F floods C; C's request to S completes and its reply takes no permit.
+            var fd = new Done[FloodN];
+            for (int i = 0; i < FloodN; i++)
+            {
+                fd[i] = Done.Of(fh.SendToChannel("flood").Payload("m", Encoding.UTF8.GetBytes("f" + i)).Async());
+                if (i == 0) Check.Eventually(() => cgate.Waiting == 1, 5000, "f0 at C's gate");
+            }
+            Check.Eventually(() => ch.Capacity.QueuedJobs == 1, 5000, "f1 queued at C");
+            var before = ch.Capacity;
+            Check.True(before.Paused, "C PAUSED");
+            Check.Eq(1ul, before.PermitsInUse, "C's permit in use");
+            Check.Eq(1ul, before.EffectiveMax, "C's M");
+            var q1 = c.Request("q1").Timeout(Check.Bound(2000)).Submit();
+            Check.Eq("q1", Encoding.UTF8.GetString(q1.Payload), "q1's reply");
+            var after = ch.Capacity;
+            Check.True(after.Paused, "C still PAUSED");
+            Check.Eq(before.PermitsInUse, after.PermitsInUse, "permits in use");
+            Check.Eq(before.ReservedSupplyPermits, after.ReservedSupplyPermits, "reserved permits");
+            Check.Eq(before.QueuedJobs, after.QueuedJobs, "queued jobs");
+            Check.Eq(before.PeakPermitsInUse, after.PeakPermitsInUse, "peak");
+            Check.Eq(before.TransitionsPaused, after.TransitionsPaused, "transitions paused");
+            Check.Eq(before.TransitionsRunning, after.TransitionsRunning, "transitions running");
+            Check.Eq(1, cgate.Waiting, "f0 still holds C's gate");
+            cgate.Open();
+            for (int i = 0; i < FloodN; i++) { fd[i].Expect(5000, "f" + i); Check.Eq("OK", fd[i].Result, "f" + i); }
+            Check.Eventually(() => ch.Capacity.PermitsInUse == 0, 5000, "C's permits back");
+
+            // Part 2: S saturated; q never runs before an earlier record.
+            var dd = c.SendGated(s, D);
+            long t0 = Done.Clock.ElapsedMilliseconds;
+            var dq = Done.Of(c.Request("q").Timeout(Check.Bound(10000)).Async());
+            long wait = t0 + 100 - Done.Clock.ElapsedMilliseconds;
+            Check.True(!dq.Task.Wait((int)Math.Max(0, wait)), "q pending at 100 ms");
+            Check.Eq(2, s.Rec.Count, "S ran nothing past its gate (warm, q1)");
+            Check.Eq(1, s.Gate.Waiting, "d1 at S's gate");
+            s.Gate.Open();
+            for (int i = 0; i < D; i++) { dd[i].Expect(5000, "d" + (i + 1)); Check.Eq("OK", dd[i].Result, "d" + (i + 1)); }
+            dq.Expect(10000, "q");
+            Check.Eq("OK", dq.Result, "q");
+            Check.Eq("q", dq.ReplyTag, "q's reply");
+            var seen = string.Join(" ", s.Rec.Snapshot());
+            Check.Eq("warm q1 d1 d2 d3 d4 d5 q", seen, $"{tr}: S's records");
+        }
+        finally
+        {
+            cgate.Open();
+            End(fh);
+            End(ch);
+        }
+    });
 }

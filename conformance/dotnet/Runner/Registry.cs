@@ -30,6 +30,7 @@ internal static class Registry
         ["JQ-02"] = JqCases.Jq02,
         ["JQ-04"] = JqCases.Jq04,
         ["JQ-05"] = JqCases.Jq05,
+        ["JQ-06"] = JqCases.Jq06,
         ["JQ-07"] = JqCases.Jq07,
         ["JQ-14"] = JqCases.Jq14,
         ["JQ-15"] = JqCases.Jq15,
