@@ -14,6 +14,8 @@ internal static class Registry
 {
     private static readonly Dictionary<string, Action<CaseParams>> Cases = new()
     {
+        ["PL-13"] = PlCases.Pl13,
+        ["PL-26"] = PlCases.Pl26,
         ["SC-01"] = ScCases.Sc01,
         ["SC-02"] = ScCases.Sc02,
         ["SC-03"] = ScCases.Sc03,
