@@ -115,4 +115,71 @@ internal static class PlCases
         Check.Eq(0, poller.Wait(ev, -1), "once only, then at once 0");
         Check.True(sw.ElapsedMilliseconds < EdgeBoundMs * Program.TimeoutMult, "returned at once");
     }
+
+    // ------------------------------------------------------------- PL-02
+
+    public static void Pl02(CaseParams p)
+    {
+        int lateMs = (int)p.Int("late_edge_ms");
+        var (ctx, a, b) = PairLink("pl02");
+        var items = new[] { new PollItem(b, PollEvents.In) };
+        var sw = Stopwatch.StartNew();
+        Check.Eq(0, ZLinkPoll.Poll(items, 0), "timeout 0");
+        Check.True(sw.ElapsedMilliseconds < EdgeBoundMs * Program.TimeoutMult, "timeout 0 returns at once");
+        // -1: the record comes late on purpose (the only delay in the case); the wait is still there.
+        var waiter = new System.Threading.Tasks.Task<(int n, PollEvents rev, long ms)>(() =>
+        {
+            var it = new[] { new PollItem(b, PollEvents.In) };
+            var w = Stopwatch.StartNew();
+            int n = ZLinkPoll.Poll(it, -1);
+            return (n, it[0].Revents, w.ElapsedMilliseconds);
+        }, System.Threading.Tasks.TaskCreationOptions.LongRunning);
+        waiter.Start();
+        System.Threading.Thread.Sleep(lateMs);
+        Check.True(!waiter.IsCompleted, "the infinite wait is still waiting");
+        a.Send(Encoding.UTF8.GetBytes("x"));
+        var (n, rev, ms) = Check.Wait(waiter, (int)EdgeBoundMs, "the infinite wait's edge");
+        Check.Eq(1, n, "ready count");
+        Check.Eq(PollEvents.In, rev, "revents");
+        Check.True(ms >= lateMs, $"waited {ms} ms, at least {lateMs}");
+        Check.Eq("x", Encoding.UTF8.GetString(b.Recv()[0]), "the record");
+        a.Dispose(); b.Dispose(); ctx.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-03
+
+    public static void Pl03(CaseParams p)
+    {
+        var (ctx, a, b) = PairLink("pl03");
+        var items = new[] { new PollItem(b, PollEvents.In), new PollItem(a, PollEvents.None) };
+        items[0].Revents = (PollEvents)0x7777;   // garbage in: cleared on entry
+        items[1].Revents = (PollEvents)0x5555;   // also for an item with no events
+        Check.Eq(0, ZLinkPoll.Poll(items, 0), "nothing ready");
+        Check.Eq(PollEvents.None, items[0].Revents, "item 0 cleared");
+        Check.Eq(PollEvents.None, items[1].Revents, "item 1 cleared");
+        a.Send(Encoding.UTF8.GetBytes("x"));
+        Check.Eq(1, ZLinkPoll.Poll(items, 0), "one ready");
+        Check.Eq(PollEvents.In, items[0].Revents, "item 0 IN");
+        Check.Eq(PollEvents.None, items[1].Revents, "item 1 nothing");
+        // The snapshot does not follow later changes; the next call does.
+        Check.Eq("x", Encoding.UTF8.GetString(b.Recv()[0]), "the record");
+        Check.Eq(PollEvents.In, items[0].Revents, "still the snapshot");
+        Check.Eq(0, ZLinkPoll.Poll(items, 0), "nothing ready again");
+        Check.Eq(PollEvents.None, items[0].Revents, "cleared by the next call");
+        // Even a failing call clears it first.
+        items[0].Revents = (PollEvents)9;
+        items[1].Events = (PollEvents)1024;
+        var e = Assert(() => ZLinkPoll.Poll(items, 0));
+        Check.Eq("ZLINK_CONFIG_INVALID_ARGUMENT", e.Name, "a bad bit");
+        Check.Eq("EINVAL", e.ErrnoName, "its errno");
+        Check.Eq(PollEvents.None, items[0].Revents, "cleared before failing");
+        a.Dispose(); b.Dispose(); ctx.Dispose();
+    }
+
+    private static ZLinkCoreException Assert(Action a)
+    {
+        try { a(); }
+        catch (ZLinkCoreException e) { return e; }
+        throw new CheckFailed("the call succeeded, expected a Core failure");
+    }
 }

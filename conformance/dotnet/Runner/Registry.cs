@@ -14,6 +14,8 @@ internal static class Registry
 {
     private static readonly Dictionary<string, Action<CaseParams>> Cases = new()
     {
+        ["PL-02"] = PlCases.Pl02,
+        ["PL-03"] = PlCases.Pl03,
         ["PL-13"] = PlCases.Pl13,
         ["PL-26"] = PlCases.Pl26,
         ["SC-01"] = ScCases.Sc01,

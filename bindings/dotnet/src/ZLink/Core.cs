@@ -257,3 +257,32 @@ public sealed unsafe class Poller : IDisposable
 
     public void Dispose() => Handle.Dispose();
 }
+
+/// <summary>One item of a one-shot Poll (zlink_pollitem_t, caller-owned).</summary>
+[System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Sequential)]
+public struct PollItem
+{
+    internal NPollItem N;
+    /// <summary>A socket item.</summary>
+    public PollItem(Socket socket, PollEvents events) { N = new NPollItem { socket = socket.NativeHandle, fd = -1, events = (short)events }; }
+    /// <summary>An FD item.</summary>
+    public static PollItem ForFd(int fd, PollEvents events) => new() { N = new NPollItem { socket = 0, fd = fd, events = (short)events } };
+    public PollEvents Events { get => (PollEvents)N.events; set => N.events = (short)value; }
+    /// <summary>Set by Poll (cleared on entry).</summary>
+    public PollEvents Revents { get => (PollEvents)N.revents; set => N.revents = (short)value; }
+}
+
+/// <summary>zlink_poll: the one-shot wait.</summary>
+public static unsafe class ZLinkPoll
+{
+    /// <summary>The number of items with nonzero Revents, 0 on timeout (timeoutMs &lt; 0
+    /// waits without limit); a failure throws ZLinkCoreException (Name, Errno).</summary>
+    public static int Poll(Span<PollItem> items, long timeoutMs)
+    {
+        NativeLibraryLoader.EnsureLoaded();
+        int err = 0;
+        int n;
+        fixed (PollItem* p = items) n = Native.zlink_poll((NPollItem*)p, items.Length, (nint)timeoutMs, &err);
+        return n >= 0 ? n : throw Errors.Core(err, "zlink_poll");
+    }
+}

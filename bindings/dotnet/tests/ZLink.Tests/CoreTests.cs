@@ -61,4 +61,25 @@ public class CoreTests
         Assert.Equal(Results.Recv.NoData, timer.TryRecv(out _, dontWait: true));
         Assert.Equal(0, poller.TryRemoveTimer(timer));
     }
+
+    [Fact]
+    public void Poll_fills_revents_and_maps_a_bad_bit_by_name()
+    {
+        using var ctx = new Context();
+        using var a = ctx.Socket(SocketType.Pair);
+        using var b = ctx.Socket(SocketType.Pair);
+        a.Bind("inproc://dotnet-core-zpoll");
+        b.Connect("inproc://dotnet-core-zpoll");
+        var items = new[] { new PollItem(b, PollEvents.In), new PollItem(a, PollEvents.Out) };
+        Assert.Equal(1, ZLinkPoll.Poll(items, 0));
+        Assert.Equal(PollEvents.None, items[0].Revents);
+        Assert.Equal(PollEvents.Out, items[1].Revents);
+        a.Send(Encoding.UTF8.GetBytes("x"));
+        Assert.Equal(2, ZLinkPoll.Poll(items, 30000));
+        Assert.Equal(PollEvents.In, items[0].Revents);
+        items[1].Events = (PollEvents)1024;
+        var e = Assert.Throws<ZLinkCoreException>(() => ZLinkPoll.Poll(items, 0));
+        Assert.Equal("ZLINK_CONFIG_INVALID_ARGUMENT", e.Name);
+        Assert.Equal("EINVAL", e.ErrnoName);
+    }
 }
