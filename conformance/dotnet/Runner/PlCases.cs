@@ -182,4 +182,121 @@ internal static class PlCases
         catch (ZLinkCoreException e) { return e; }
         throw new CheckFailed("the call succeeded, expected a Core failure");
     }
+
+    /// <summary>A wait on another thread (zlt_waiter_t); Start returns once the wait is
+    /// active (the poller answers BUSY).</summary>
+    private sealed class Waiter
+    {
+        public readonly PollerEvent[] Ev = new PollerEvent[8];
+        public int Rc, Result;
+        private readonly System.Threading.Thread _t;
+        public Waiter(Poller p, int timeoutMs)
+        {
+            _t = new System.Threading.Thread(() => Rc = p.TryWait(Ev, timeoutMs, out Result)) { IsBackground = true };
+            _t.Start();
+            Check.Eventually(() => !_t.IsAlive || (p.TrySize(out int r) < 0 && r == Results.Config.Busy), 5000, "the wait is active");
+        }
+        public void Join() => Check.True(_t.Join(Check.Bound((int)EdgeBoundMs)), "the wait ended at the edge");
+        public void GotOne(PollerSourceKind kind, PollEvents events)
+        {
+            Check.Eq(1, Rc, "the waiter's event count");
+            Check.Eq(kind, Ev[0].Kind, "the waiter's source kind");
+            Check.Eq(events, Ev[0].Events, "the waiter's bits");
+        }
+    }
+
+    private static void ExpectConfig(int r, int want, string errno, string what)
+    {
+        Check.Eq(ZLinkCore.ResultName(want), ZLinkCore.ResultName(r), what);
+        Check.Eq(errno, ZLinkCore.LastErrnoName, what + " errno");
+    }
+
+    // ------------------------------------------------------------- PL-05
+
+    public static void Pl05(CaseParams p)
+    {
+        // A timer held by one poller cannot be added to another.
+        using (var t = new Timer())
+        {
+            var p1 = new Poller();
+            var p2 = new Poller();
+            Check.Eq(0, p1.TryAddTimer(t), "p1 takes the timer");
+            ExpectConfig(p2.TryAddTimer(t), Results.Config.InvalidState, "EBUSY", "p2 add_timer");
+            ExpectConfig(p2.TryAdd(t, PollEvents.In), Results.Config.InvalidState, "EBUSY", "p2 add (generic)");
+            Check.Eq(0, p2.Size, "p2 holds nothing");
+            Check.Eq(0, p1.TryRemoveTimer(t), "p1 lets go");
+            Check.Eq(0, p2.TryAddTimer(t), "p2 takes it");
+            Check.Eq(0, p2.TryDestroy(), "destroying p2 lets go as well");
+            Check.Eq(0, p1.TryAddTimer(t), "p1 takes it again");
+            Check.Eq(0, p1.TryDestroy(), "p1 destroyed");
+            Check.Eq(0, t.TryDestroy(), "the free timer destroyed");
+        }
+        // A registered timer cannot be destroyed.
+        var tm = new Timer();
+        using var poller = new Poller();
+        Check.Eq(0, poller.TryAddTimer(tm), "registered");
+        ExpectConfig(tm.TryDestroy(), Results.Close.Busy, "EBUSY", "destroying a registered timer");
+        tm.Start(TimeSpan.FromMilliseconds(1), 1);   // still registered and working
+        var ev = new PollerEvent[2];
+        Check.Eq(1, poller.Wait(ev, (int)(EdgeBoundMs * Program.TimeoutMult)), "the timer fires");
+        Check.Eq(tm.NativeHandle, ev[0].Timer, "its event");
+        Check.Eq(0, poller.TryRemove(tm), "generic remove works too");
+        Check.Eq(0, tm.TryDestroy(), "destroyed once free");
+    }
+
+    // ------------------------------------------------------------- PL-21
+
+    public static void Pl21(CaseParams p)
+    {
+        using var pipe = new OsPipe();
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAddFd(pipe.ReadFd, PollEvents.In), "add the fd");
+        var w = new Waiter(poller, (int)(60000 * Program.TimeoutMult));
+        ExpectConfig(poller.TryDestroy(), Results.Close.Busy, "EBUSY", "destroy during a wait");
+        pipe.Write();
+        w.Join();
+        w.GotOne(PollerSourceKind.Fd, PollEvents.In);
+        Check.Eq(0, poller.TryDestroy(), "destroy after the wait");
+    }
+
+    // ------------------------------------------------------------- PL-22
+
+    public static void Pl22(CaseParams p)
+    {
+        var (ctx, a, b) = PairLink("pl22");
+        var other = ctx.Socket(SocketType.Pair);
+        var t = new Timer();
+        var t2 = new Timer();
+        using var pipe = new OsPipe();
+        using var pipe2 = new OsPipe();
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAdd(b, PollEvents.In), "add b");
+        Check.Eq(0, poller.TryAddFd(pipe.ReadFd, PollEvents.In), "add the fd");
+        Check.Eq(0, poller.TryAddTimer(t), "add t");
+        var w = new Waiter(poller, (int)(60000 * Program.TimeoutMult));
+        Check.Eq(-1, poller.TrySize(out int sr), "size during a wait");
+        ExpectConfig(sr, Results.Config.Busy, "EBUSY", "size");
+        ExpectConfig(poller.TryAdd(other, PollEvents.In), Results.Config.Busy, "EBUSY", "add");
+        ExpectConfig(poller.TryModify(b, PollEvents.Out), Results.Config.Busy, "EBUSY", "modify");
+        ExpectConfig(poller.TryRemove(b), Results.Config.Busy, "EBUSY", "remove");
+        ExpectConfig(poller.TryAddFd(pipe2.ReadFd, PollEvents.In), Results.Config.Busy, "EBUSY", "add_fd");
+        ExpectConfig(poller.TryModifyFd(pipe.ReadFd, PollEvents.Out), Results.Config.Busy, "EBUSY", "modify_fd");
+        ExpectConfig(poller.TryRemoveFd(pipe.ReadFd), Results.Config.Busy, "EBUSY", "remove_fd");
+        ExpectConfig(poller.TryAddTimer(t2), Results.Config.Busy, "EBUSY", "add_timer");
+        ExpectConfig(poller.TryRemoveTimer(t), Results.Config.Busy, "EBUSY", "remove_timer");
+        var ev = new PollerEvent[4];
+        Check.Eq(-1, poller.TryWait(ev, 0, out int wr), "a second wait");
+        ExpectConfig(wr, Results.Config.Busy, "EBUSY", "wait");
+        // Nothing changed: b still wakes the wait with IN (not OUT).
+        a.Send(Encoding.UTF8.GetBytes("x"));
+        w.Join();
+        w.GotOne(PollerSourceKind.Socket, PollEvents.In);
+        Check.Eq(3, poller.Size, "three registrations");
+        Check.Eq(0, t2.TryDestroy(), "t2 was not taken");
+        ExpectConfig(t.TryDestroy(), Results.Close.Busy, "EBUSY", "t was not released");
+        Check.Eq("x", Encoding.UTF8.GetString(b.Recv()[0]), "the record");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "t destroyed once free");
+        a.Dispose(); b.Dispose(); other.Dispose(); ctx.Dispose();
+    }
 }

@@ -16,7 +16,10 @@ internal static class Registry
     {
         ["PL-02"] = PlCases.Pl02,
         ["PL-03"] = PlCases.Pl03,
+        ["PL-05"] = PlCases.Pl05,
         ["PL-13"] = PlCases.Pl13,
+        ["PL-21"] = PlCases.Pl21,
+        ["PL-22"] = PlCases.Pl22,
         ["PL-26"] = PlCases.Pl26,
         ["SC-01"] = ScCases.Sc01,
         ["SC-02"] = ScCases.Sc02,

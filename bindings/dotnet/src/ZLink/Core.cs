@@ -6,6 +6,7 @@
 // generated Results.* constants).
 using System;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 using System.Text;
 
 namespace ZLink;
@@ -202,7 +203,31 @@ public sealed unsafe class Timer : IDisposable
         count = c;
         return r;
     }
+    /// <summary>zlink_timer_destroy now, with its result (CLOSE_BUSY while a poller holds
+    /// it: the timer then stays usable); Dispose afterwards does nothing.</summary>
+    public int TryDestroy() => CoreHandles.TryDestroy(Handle, static h => { nint x = h; return Native.zlink_timer_destroy(&x); });
     public void Dispose() => Handle.Dispose();
+}
+
+internal static unsafe class CoreHandles
+{
+    /// <summary>Runs destroy on the raw handle; on OK the SafeHandle is marked released.</summary>
+    internal static int TryDestroy(SafeHandle h, Func<nint, int> destroy)
+    {
+        if (h.IsClosed || h.IsInvalid) return Results.Close.InvalidHandle;
+        int r = destroy(h.DangerousGetHandle());
+        if (r == 0) h.SetHandleAsInvalid();
+        return r;
+    }
+}
+
+/// <summary>The thread's last ZLink errno and result names (zlink_errno, zlink_result_name).</summary>
+public static unsafe class ZLinkCore
+{
+    /// <summary>zlink_errno() of this thread: read it right after the failed call.</summary>
+    public static int LastErrno => Native.zlink_errno();
+    public static string LastErrnoName => Errnos.Name(Native.zlink_errno());
+    public static string ResultName(int result) { NativeLibraryLoader.EnsureLoaded(); return Native.Str(Native.zlink_result_name(result)) ?? "unknown"; }
 }
 
 /// <summary>A Core poller over sockets, fds and timers (zlink_poller_*).</summary>
@@ -227,6 +252,27 @@ public sealed unsafe class Poller : IDisposable
     public int TryRemoveFd(int fd) => Do(p => Native.zlink_poller_remove_fd(p, fd));
     public int TryAddTimer(Timer t, nint userData = 0) { using var tu = new HandleUse(t.Handle); nint th = tu.Value; return Do(p => Native.zlink_poller_add_timer(p, th, userData)); }
     public int TryRemoveTimer(Timer t) { using var tu = new HandleUse(t.Handle); nint th = tu.Value; return Do(p => Native.zlink_poller_remove_timer(p, th)); }
+    /// <summary>The generic zlink_poller_add / modify / remove with a timer as the source.</summary>
+    public int TryAdd(Timer t, PollEvents events, nint userData = 0) { using var tu = new HandleUse(t.Handle); nint th = tu.Value; return Do(p => Native.zlink_poller_add(p, th, userData, (short)events)); }
+    public int TryModify(Timer t, PollEvents events) { using var tu = new HandleUse(t.Handle); nint th = tu.Value; return Do(p => Native.zlink_poller_modify(p, th, (short)events)); }
+    public int TryRemove(Timer t) { using var tu = new HandleUse(t.Handle); nint th = tu.Value; return Do(p => Native.zlink_poller_remove(p, th)); }
+    /// <summary>zlink_poller_size's -1 case as a result: the count, or -1 with result set.</summary>
+    public int TrySize(out int result)
+    {
+        int err = 0, n;
+        using (var u = new HandleUse(Handle)) n = Native.zlink_poller_size(u.Value, &err);
+        result = n >= 0 ? 0 : err;
+        return n;
+    }
+    /// <summary>zlink_poller_wait with its result: the count, or -1 with result set.</summary>
+    public int TryWait(Span<PollerEvent> events, int timeoutMs, out int result)
+    {
+        try { int n = Wait(events, timeoutMs); result = 0; return n; }
+        catch (ZLinkCoreException e) { result = e.Result; return -1; }
+    }
+    /// <summary>zlink_poller_destroy now, with its result (CLOSE_BUSY during an active
+    /// wait: the poller stays usable); Dispose afterwards does nothing.</summary>
+    public int TryDestroy() => CoreHandles.TryDestroy(Handle, static h => { nint x = h; return Native.zlink_poller_destroy(&x); });
 
     public void Add(Socket s, PollEvents events, nint userData = 0) => Errors.CheckCore(TryAdd(s, events, userData), "zlink_poller_add");
     public void AddTimer(Timer t, nint userData = 0) => Errors.CheckCore(TryAddTimer(t, userData), "zlink_poller_add_timer");
