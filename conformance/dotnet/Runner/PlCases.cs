@@ -25,14 +25,20 @@ internal static class PlCases
         public void Dispose() { _r.Dispose(); _w.Dispose(); }
     }
 
-    private static (Context ctx, Socket a, Socket b) PairLink(string name)
+    private static (Context ctx, Socket a, Socket b) PairLink(string name, string tr = "inproc")
     {
         var ctx = new Context();
         var a = ctx.Socket(SocketType.Pair);
         var b = ctx.Socket(SocketType.Pair);
-        string ep = $"inproc://pl-{name}-{Environment.ProcessId}";
-        a.Bind(ep);
-        b.Connect(ep);
+        a.Bind(tr == "tcp" ? "tcp://127.0.0.1:0" : $"inproc://pl-{name}-{Environment.ProcessId}");
+        b.Connect(a.LastEndpoint);
+        if (tr == "tcp")
+        {
+            // connected both ways: a record from b reaches a
+            b.Send(Encoding.UTF8.GetBytes("hello"));
+            a.SetOption(0x3012, 30000 * Program.TimeoutMult);
+            Check.Eq("hello", Encoding.UTF8.GetString(a.Recv()[0]), "the tcp link is up");
+        }
         return (ctx, a, b);
     }
 
@@ -298,5 +304,65 @@ internal static class PlCases
         Check.Eq(0, poller.TryDestroy(), "poller destroyed");
         Check.Eq(0, t.TryDestroy(), "t destroyed once free");
         a.Dispose(); b.Dispose(); other.Dispose(); ctx.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-04
+
+    public static void Pl04(CaseParams p)
+    {
+        using var ctx = new Context();
+        var s = ctx.Socket(SocketType.Pair);
+        var t = new Timer();
+        using var pipe = new OsPipe();
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAdd(s, PollEvents.In), "add the socket");
+        ExpectConfig(poller.TryAdd(s, PollEvents.Out), Results.Config.Conflict, "EEXIST", "the socket again");
+        Check.Eq(0, poller.TryAddFd(pipe.ReadFd, PollEvents.In), "add the fd");
+        ExpectConfig(poller.TryAddFd(pipe.ReadFd, PollEvents.Out), Results.Config.Conflict, "EEXIST", "the fd again");
+        Check.Eq(0, poller.TryAddTimer(t), "add the timer");
+        ExpectConfig(poller.TryAddTimer(t), Results.Config.Conflict, "EEXIST", "the timer again");
+        ExpectConfig(poller.TryAdd(t, PollEvents.In), Results.Config.Conflict, "EEXIST", "the timer again (generic add)");
+        Check.Eq(3, poller.Size, "three registrations");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        s.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-06
+
+    public static void Pl06(CaseParams p)
+    {
+        foreach (var tr in p.Strings("transports"))
+        {
+            var (ctx, a, b) = PairLink("pl06", tr);
+            var p1 = new Poller();
+            var p2 = new Poller();
+            Check.Eq(0, p1.TryAdd(b, PollEvents.In, 1), "p1 adds b for IN");
+            Check.Eq(0, p2.TryAdd(b, PollEvents.In | PollEvents.Out, 2), "p2 adds b for IN|OUT");
+            var ev = new PollerEvent[4];
+            Check.Eq(0, p1.Wait(ev, 0), "p1: nothing (IN only)");
+            Check.Eq(1, p2.Wait(ev, 0), "p2: OUT");
+            Check.Eq(PollEvents.Out, ev[0].Events, "p2's bits");
+            Check.Eq((nint)2, ev[0].UserData, "p2's user data");
+            Check.Eq(0, p2.TryModify(b, PollEvents.In), "p2 modifies to IN");
+            // Both wait on other threads; one record wakes both.
+            var w1 = new Waiter(p1, (int)(60000 * Program.TimeoutMult));
+            var w2 = new Waiter(p2, (int)(60000 * Program.TimeoutMult));
+            a.Send(Encoding.UTF8.GetBytes("x"));
+            w1.Join();
+            w2.Join();
+            w1.GotOne(PollerSourceKind.Socket, PollEvents.In);
+            w2.GotOne(PollerSourceKind.Socket, PollEvents.In);
+            Check.True(w1.Ev[0].UserData == 1 && w2.Ev[0].UserData == 2, "each its own user data");
+            // Independent registrations: removing one leaves the other.
+            Check.Eq(0, p1.TryRemove(b), "p1 removes b");
+            Check.Eq(0, p1.Wait(ev, 0), "p1: nothing");
+            Check.Eq(1, p2.Wait(ev, 0), "p2: still IN");
+            Check.Eq("x", Encoding.UTF8.GetString(b.Recv()[0]), "the record");
+            Check.Eq(0, p2.Wait(ev, 0), "p2: drained");
+            Check.Eq(0, p1.TryDestroy(), "p1 destroyed");
+            Check.Eq(0, p2.TryDestroy(), "p2 destroyed");
+            a.Dispose(); b.Dispose(); ctx.Dispose();
+        }
     }
 }

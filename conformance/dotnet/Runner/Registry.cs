@@ -16,7 +16,9 @@ internal static class Registry
     {
         ["PL-02"] = PlCases.Pl02,
         ["PL-03"] = PlCases.Pl03,
+        ["PL-04"] = PlCases.Pl04,
         ["PL-05"] = PlCases.Pl05,
+        ["PL-06"] = PlCases.Pl06,
         ["PL-13"] = PlCases.Pl13,
         ["PL-21"] = PlCases.Pl21,
         ["PL-22"] = PlCases.Pl22,
