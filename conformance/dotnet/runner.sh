@@ -17,11 +17,12 @@ sum=$(cksum <"$tarball" | cut -d' ' -f1)
 base="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
 app="$base/zlink-dotnet-runner-$sum"
 if [ ! -f "$app/.complete" ]; then
-    mkdir -p "$app.tmp.$$"
-    tar -C "$app.tmp.$$" -xf "$tarball"
-    touch "$app.tmp.$$/.complete"
-    rm -rf "$app"
-    mv "$app.tmp.$$" "$app" 2>/dev/null || rm -rf "$app.tmp.$$"
+    # unpack beside it and rename into place: a concurrent runner either wins
+    # the rename or finds the complete directory; nobody removes one in use
+    tmp=$(mktemp -d "$app.tmp.XXXXXX")
+    tar -C "$tmp" -xf "$tarball"
+    touch "$tmp/.complete"
+    mv -T "$tmp" "$app" 2>/dev/null || rm -rf "$tmp"
 fi
 export ZLINK_LIBRARY=$(readlink -f "$lib")
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1

@@ -489,7 +489,9 @@ internal static class ScCases
         b.H.Shutdown(TimeSpan.FromSeconds(1));
         Check.True(Task.WaitAll(tasks.Cast<Task>().Select(t => t.ContinueWith(_ => { })).ToArray(), Check.Bound(10000)), "every task completed");
         Check.Eventually(() => Volatile.Read(ref continuations) == total, 5000, "every continuation ran once");
-        Check.Eventually(() => a.H.Status.DispatcherInUse == 0, 5000, "dispatcher empty");
+        ulong inUse = 0;
+        try { Check.Eventually(() => (inUse = a.H.Status.DispatcherInUse) == 0, 5000, "dispatcher empty"); }
+        catch (CheckFailed) { throw new CheckFailed($"dispatcher empty: {inUse} in use after 5 s (B: {b.H.Status.DispatcherInUse}); replies started {Volatile.Read(ref b.RepliesSent)}"); }
         int[] counts = new int[4];
         for (int i = 0; i < total; i++)
         {

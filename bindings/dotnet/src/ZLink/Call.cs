@@ -279,4 +279,11 @@ public sealed class ReplyCall : Call
     { SetPayloadCore(packet, JsonSerializer.SerializeToUtf8Bytes(value, options ?? JsonOptions), ""); return this; }
     public ValueTask Async(CancellationToken cancellationToken = default) => StartOneWay(cancellationToken, false);
     public void Submit() => WaitCore();
+    /// <summary>Starts the reply with no completion function (nobody observes its
+    /// admission); the result of zlink_call_start is thrown when it refuses.</summary>
+    public unsafe void Start()
+    {
+        using var u = new HandleUse(Handle);
+        Errors.Check(Native.zlink_call_start(u.Value, null, 0), "zlink_call_start (reply)");
+    }
 }
