@@ -4,7 +4,7 @@
 set -eu
 here=$(dirname "$0")
 find_file() {
-    for d in "${RUNFILES_DIR:-$0.runfiles}/zlink" "$0.runfiles/zlink" "$here/.."; do
+    for d in "${RUNFILES_DIR:-$0.runfiles}/zlink" "$0.runfiles/zlink" "$here/framework.runfiles/zlink" "$here/.."; do
         if [ -f "$d/$1" ]; then
             echo "$d/$1"
             return 0
