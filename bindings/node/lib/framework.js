@@ -1,0 +1,443 @@
+// framework.js — Host, calls and turns: the framework runtime of
+// libzlink.so.1 projected onto Promises and AbortSignals.
+//
+// What lives here and what does not. Every rule (timeouts, admission,
+// the completion race, cancellation, shutdown, error kinds) is decided by
+// the C runtime. This file only: builds C calls; starts them with one
+// completion function that settles the call's Promise once, from the C
+// outcome; forwards an AbortSignal's 'abort' to zlink_call_cancel; hands
+// each handler turn to the JavaScript handler and ends the turn when the
+// handler (or its Promise) finishes. There is no timer, retry, counter or
+// race of our own, and no synchronous terminator (seed 000 §4.1).
+//
+// Threads: everything runs on the JavaScript thread, which the addon marks
+// a runtime context for its life (zlink_runtime_context_enter at load).
+// zlink_host_shutdown blocks, so the addon runs it on a pool thread and
+// shutdown() returns a Promise while completions and turns keep arriving.
+'use strict';
+const { load, setTurnDispatcher } = require('./native');
+const tables = require('./tables');
+const { ZLinkFrameworkError, frameworkError } = require('./errors');
+
+const native = load();
+const FW = tables.FRAMEWORK;
+
+// Option numbers of zlink/framework.h (values of the header, not results).
+const HostOption = Object.freeze({
+  DEFAULT_REQUEST_TIMEOUT: 1,
+  DEFAULT_SEND_TIMEOUT: 2,
+  SHUTDOWN_TIMEOUT: 3,
+  ADMISSION_WAITERS: 4,
+  MAX_QUEUED_JOBS: 5,
+  HANDLER_THREADS: 6,
+  JOB_QUEUE_PROFILE: 7,
+  PAUSE_PERCENT: 8,
+  RESUME_PERCENT: 9,
+  EFFECTIVE_PROCESSORS: 10,
+  CORE_HWM_PROFILE: 11,
+  CORE_BUDGET_BYTES: 12,
+  CORE_MEMORY_LIMIT_BYTES: 13,
+});
+const NodeOption = Object.freeze({ SEND_TIMEOUT: 1, REQUEST_TIMEOUT: 2, SNDHWM: 3, RCVHWM: 4 });
+const HostState = Object.freeze(['PREPARING', 'SERVING', 'DRAINING', 'STOPPED', 'FAILED']);
+const JobQueueProfile = Object.freeze({ COMPACT: 0, LOW_LATENCY: 1, BALANCED: 2, THROUGHPUT: 3 });
+const OWNER_CHANNEL = 1;
+const OWNER_NODE = 2;
+const MESSAGE_SEND = 1;
+const MESSAGE_REQUEST = 2;
+const JSON_TYPE = 'application/json';
+const BYTES_TYPE = 'application/octet-stream';
+
+// Nanoseconds from milliseconds: numbers may be fractional (400 us is 0.4);
+// bigints are whole milliseconds. The C setter rounds and checks the range.
+function msToNs(ms) {
+  if (typeof ms === 'bigint') return ms * 1000000n;
+  if (typeof ms !== 'number' || Number.isNaN(ms)) throw new TypeError('expected milliseconds');
+  if (!Number.isFinite(ms)) return ms > 0 ? 2n ** 63n - 1n : -1n;
+  return BigInt(Math.round(ms * 1e6));
+}
+
+function optionNumber(table, option) {
+  if (typeof option === 'number') return option;
+  const v = table[option];
+  if (v === undefined) throw new TypeError(`unknown option ${option}`);
+  return v;
+}
+
+function bytes(data) {
+  if (data instanceof Uint8Array) return data;
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  throw new TypeError('payload bytes must be a Buffer, a Uint8Array or a string');
+}
+
+function check(rc, what) {
+  if (rc !== FW.OK) {
+    const err = frameworkError(rc, 0, what);
+    throw err;
+  }
+}
+
+function owner(spec) {
+  if (spec && typeof spec.channel === 'string') return [OWNER_CHANNEL, spec.channel];
+  if (spec && typeof spec.node === 'string') return [OWNER_NODE, spec.node];
+  throw new TypeError("owner must be { channel: name } or { node: meshName }");
+}
+
+// ------------------------------------------------------------------ turns
+
+const handlers = new Map(); // id -> { fn }
+let nextHandlerId = 1;
+
+class Reply {
+  constructor(packet, contentType, payload) {
+    this.packet = packet;
+    this.contentType = contentType;
+    this.payload = payload;
+  }
+  json() {
+    return JSON.parse(this.payload.toString('utf8'));
+  }
+  text() {
+    return this.payload.toString('utf8');
+  }
+}
+
+// One handler execution. The turn stays open (and holds its gate) until the
+// handler returned or its Promise settled, or respond() answered it.
+class Turn {
+  constructor(handle) {
+    this._h = handle;
+    const info = native.turnInfo(handle);
+    this.kind = info.kind === MESSAGE_REQUEST ? 'request' : 'send';
+    this.packet = info.packet;
+    this.contentType = info.contentType;
+    this.payload = info.payload;
+    this.source = info.source;
+    this.sequence = info.sequence;
+  }
+  get open() {
+    return native.turnKind(this._h) !== -1;
+  }
+  json() {
+    return JSON.parse(this.payload.toString('utf8'));
+  }
+  text() {
+    return this.payload.toString('utf8');
+  }
+  metadata(key) {
+    return native.turnMetadata(this._h, key);
+  }
+  // Answers a request with bytes and ends the turn (zlink_turn_respond).
+  respond(packet, data, contentType = BYTES_TYPE) {
+    check(native.turnRespond(this._h, packet, contentType, bytes(data)), 'respond');
+  }
+  respondJson(packet, value) {
+    this.respond(packet, Buffer.from(JSON.stringify(value), 'utf8'), JSON_TYPE);
+  }
+  // An error reply of a framework error kind ('NotFound', ...).
+  replyError(kind, message = '') {
+    const k = tables.ERROR_KINDS.indexOf(kind);
+    if (k < 0) throw new TypeError(`unknown error kind ${kind}`);
+    check(native.turnReplyError(this._h, k, message), 'replyError');
+  }
+  // The handler's end: a request handler's value (if it did not answer
+  // yet) is its reply, JSON-encoded unless it is bytes; a failure ends the
+  // turn failed (the C runtime answers a request InternalFailure).
+  _finish(err, value) {
+    if (!this.open) return;
+    if (err !== null) {
+      native.turnEnd(this._h, true, String((err && err.message) || err));
+      return;
+    }
+    if (this.kind === 'request' && value !== undefined) {
+      const isBytes = value instanceof Uint8Array;
+      const data = isBytes ? value : Buffer.from(JSON.stringify(value), 'utf8');
+      const rc = native.turnRespond(this._h, this.packet, isBytes ? BYTES_TYPE : JSON_TYPE, data);
+      if (rc === FW.OK || !this.open) return;
+    }
+    native.turnEnd(this._h, false, '');
+  }
+}
+
+setTurnDispatcher((id, handle) => {
+  const reg = handlers.get(id);
+  const turn = new Turn(handle);
+  let r;
+  try {
+    r = reg.fn(turn);
+  } catch (e) {
+    turn._finish(e === null || e === undefined ? new Error('handler threw') : e);
+    return;
+  }
+  if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+    r.then(
+      (v) => turn._finish(null, v),
+      (e) => turn._finish(e === null || e === undefined ? new Error('handler rejected') : e),
+    );
+  } else {
+    turn._finish(null, r);
+  }
+});
+
+// ------------------------------------------------------------------ calls
+
+// A call under construction, then finished by exactly one terminator:
+// submit(signal?) or yield(signal?). There is no synchronous terminator.
+class Call {
+  constructor(handle, isRequest) {
+    this._h = handle;
+    this._request = isRequest;
+    this._decodeJson = false;
+  }
+  payload(packet, data, contentType = BYTES_TYPE) {
+    check(native.callSetPayload(this._h, packet, contentType, bytes(data)), 'payload');
+    return this;
+  }
+  json(packet, value) {
+    return this.payload(packet, Buffer.from(JSON.stringify(value), 'utf8'), JSON_TYPE);
+  }
+  metadata(key, value) {
+    check(native.callSetMetadata(this._h, key, value), 'metadata');
+    return this;
+  }
+  // The whole-call timeout of a request, in milliseconds (see msToNs).
+  timeout(ms) {
+    check(native.callSetTimeout(this._h, msToNs(ms)), 'timeout');
+    return this;
+  }
+  timeoutNs(ns) {
+    check(native.callSetTimeout(this._h, ns), 'timeout');
+    return this;
+  }
+  // Requests: submit() resolves with the reply decoded from JSON.
+  expectJson() {
+    this._decodeJson = true;
+    return this;
+  }
+  // One-way: resolves (no value) at admission. Request: resolves with the
+  // Reply (or its JSON value). Rejects with ZLinkFrameworkError, or with an
+  // AbortError when the call ended CANCELLED.
+  submit(signal) {
+    return this._start(signal, false);
+  }
+  // Releases the caller's Spot gate while waiting; this version has no
+  // Spot turns, so the C runtime refuses it (InvalidOperation).
+  yield(signal) {
+    return this._start(signal, true);
+  }
+  _start(signal, isYield) {
+    return new Promise((resolve, reject) => {
+      const h = this._h;
+      let onAbort = null;
+      if (signal !== undefined && signal !== null) {
+        if (signal.aborted) native.callCancel(h);
+        else {
+          onAbort = () => native.callCancel(h);
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      }
+      const done = (result, remoteCode, message, payload, packet, contentType) => {
+        if (onAbort) signal.removeEventListener('abort', onAbort);
+        if (result !== FW.OK) {
+          reject(frameworkError(result, remoteCode, message));
+          return;
+        }
+        if (!this._request) resolve(undefined);
+        else if (this._decodeJson) {
+          try {
+            resolve(JSON.parse(payload.toString('utf8')));
+          } catch (e) {
+            reject(e);
+          }
+        } else resolve(new Reply(packet, contentType, payload));
+      };
+      const rc = native.callStart(h, done, isYield);
+      if (rc !== FW.OK) {
+        if (onAbort) signal.removeEventListener('abort', onAbort);
+        reject(frameworkError(rc, 0, isYield ? 'yield' : 'submit'));
+      }
+    });
+  }
+}
+
+// ------------------------------------------------------------------- host
+
+const serving = new Set(); // started hosts stay reachable until shut down
+
+class Host {
+  constructor(name, options = {}) {
+    const [h, rc] = native.hostNew(name);
+    check(rc, 'host');
+    this._h = h;
+    this._handlerIds = [];
+    for (const [k, v] of Object.entries(options)) this.setOption(k, v);
+  }
+  // Raw option values of zlink/framework.h: timeouts in ns (number or bigint).
+  setOption(option, value) {
+    check(native.hostSetOption(this._h, optionNumber(HostOption, option), value), 'setOption');
+    return this;
+  }
+  getOption(option) {
+    const [v, rc] = native.hostGetOption(this._h, optionNumber(HostOption, option));
+    check(rc, 'getOption');
+    return v;
+  }
+  addCsServer(channel, endpoint) {
+    check(native.hostAddCs(this._h, channel, endpoint, true), 'addCsServer');
+    return this;
+  }
+  addCsClient(channel, endpoint) {
+    check(native.hostAddCs(this._h, channel, endpoint, false), 'addCsClient');
+    return this;
+  }
+  setChannelOption(channel, option, value) {
+    check(native.namedSetOption(this._h, channel, optionNumber(NodeOption, option), value, false), 'setChannelOption');
+    return this;
+  }
+  getChannelOption(channel, option) {
+    const [v, rc] = native.namedGetOption(this._h, channel, optionNumber(NodeOption, option), false);
+    check(rc, 'getChannelOption');
+    return v;
+  }
+  addMeshNode(mesh, routingId, listenEndpoint) {
+    check(native.hostAddMeshNode(this._h, mesh, bytes(routingId), listenEndpoint), 'addMeshNode');
+    return this;
+  }
+  meshConnect(mesh, endpoint, peerRoutingId) {
+    check(native.meshConnect(this._h, mesh, endpoint, bytes(peerRoutingId)), 'meshConnect');
+    return this;
+  }
+  setMeshOption(mesh, option, value) {
+    check(native.namedSetOption(this._h, mesh, optionNumber(NodeOption, option), value, true), 'setMeshOption');
+    return this;
+  }
+  getMeshOption(mesh, option) {
+    const [v, rc] = native.namedGetOption(this._h, mesh, optionNumber(NodeOption, option), true);
+    check(rc, 'getMeshOption');
+    return v;
+  }
+  addMeshChannelClient(mesh, channel) {
+    check(native.meshAddChannel(this._h, mesh, channel), 'addMeshChannelClient');
+    return this;
+  }
+  addMeshChannelServer(mesh, channel, weight = 100) {
+    check(native.meshAddChannel(this._h, mesh, channel, weight), 'addMeshChannelServer');
+    return this;
+  }
+  setMeshWeight(mesh, channel, weight) {
+    check(native.meshSetWeight(this._h, mesh, channel, weight), 'setMeshWeight');
+    return this;
+  }
+  endpoint(name) {
+    const [ep, rc] = native.hostEndpoint(this._h, name);
+    check(rc, 'endpoint');
+    return ep;
+  }
+  meshReadyPeers(mesh) {
+    const [n, rc] = native.meshReadyPeers(this._h, mesh);
+    check(rc, 'meshReadyPeers');
+    return n;
+  }
+  // handle({channel} | {node}, 'send' | 'request', packet, fn(turn)).
+  handle(ownerSpec, kind, packet, fn) {
+    const [ok, name] = owner(ownerSpec);
+    if (kind !== 'send' && kind !== 'request') throw new TypeError("kind must be 'send' or 'request'");
+    if (typeof fn !== 'function') throw new TypeError('handler must be a function');
+    const id = nextHandlerId++;
+    handlers.set(id, { fn });
+    const rc = native.hostAddHandler(this._h, ok, name, kind === 'send' ? MESSAGE_SEND : MESSAGE_REQUEST, packet, id);
+    if (rc !== FW.OK) {
+      handlers.delete(id);
+      check(rc, 'handle');
+    }
+    this._handlerIds.push(id);
+    return this;
+  }
+  start() {
+    check(native.hostStart(this._h), 'start');
+    serving.add(this);
+    return this;
+  }
+  // Graceful shutdown (deadline in ms; default: the SHUTDOWN_TIMEOUT option).
+  shutdown(deadlineMs) {
+    const ns = deadlineMs === undefined ? 0n : msToNs(deadlineMs);
+    return new Promise((resolve, reject) => {
+      native.hostShutdown(this._h, ns, (rc) => {
+        if (native.hostState(this._h) !== 1 && native.hostState(this._h) !== 2) serving.delete(this);
+        const err = frameworkError(rc, 0, 'shutdown');
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+  }
+  // Frees a PREPARING, STOPPED or FAILED host.
+  destroy() {
+    check(native.hostDestroy(this._h), 'destroy');
+    serving.delete(this);
+    for (const id of this._handlerIds) handlers.delete(id);
+    this._handlerIds = [];
+  }
+  get state() {
+    const s = native.hostState(this._h);
+    return s < 0 ? 'DESTROYED' : HostState[s];
+  }
+  status() {
+    const [s, rc] = native.hostStatus(this._h);
+    check(rc, 'status');
+    s.state = HostState[s.state];
+    return s;
+  }
+  capacity() {
+    const [c, rc] = native.hostCapacity(this._h);
+    check(rc, 'capacity');
+    return c;
+  }
+  ownerStatus(ownerSpec) {
+    const [ok, name] = owner(ownerSpec);
+    const [s, rc] = native.hostOwnerStatus(this._h, ok, name);
+    check(rc, 'ownerStatus');
+    return s;
+  }
+  resetMetrics() {
+    check(native.hostResetMetrics(this._h), 'resetMetrics');
+  }
+  metric(name, labels = '') {
+    const [v, rc] = native.hostMetric(this._h, name, labels);
+    check(rc, 'metric');
+    return v;
+  }
+  _call(kind, target, rid) {
+    const [h, rc] = native.callNew(this._h, kind, target, rid === undefined ? undefined : bytes(rid));
+    check(rc, 'call');
+    return new Call(h, kind === 1 || kind === 3);
+  }
+  sendToChannel(channel) {
+    return this._call(0, channel);
+  }
+  requestToChannel(channel) {
+    return this._call(1, channel);
+  }
+  sendToNode(mesh, routingId) {
+    return this._call(2, mesh, routingId);
+  }
+  requestToNode(mesh, routingId) {
+    return this._call(3, mesh, routingId);
+  }
+}
+
+function inRuntimeContext() {
+  return native.inRuntimeContext();
+}
+
+module.exports = {
+  Host,
+  Call,
+  Turn,
+  Reply,
+  HostOption,
+  NodeOption,
+  JobQueueProfile,
+  msToNs,
+  inRuntimeContext,
+  ZLinkFrameworkError,
+};

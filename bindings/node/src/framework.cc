@@ -1,0 +1,648 @@
+/*
+ * framework.cc — the framework half of the addon: hosts, calls, turns, as
+ * thin functions over the C ABI (zlink/framework.h). Every rule (timeouts,
+ * admission, the completion race, cancellation, shutdown, error kinds) is
+ * the C runtime's; this file copies values across and carries callbacks.
+ *
+ * Objects and their owners
+ *  - zn_host (an External): the host handle and the handler registrations
+ *    the C runtime holds pointers to. Freed by hostDestroy once the C host
+ *    is destroyed. A SERVING host holds the environment (addon.h) from a
+ *    successful start until its shutdown returned.
+ *  - A call handle (an External whose finalizer releases the application's
+ *    reference): the JavaScript call object owns it; a garbage-collected
+ *    call is released, a started one still completes (doc/abi.md).
+ *  - zn_op: one started call: the JavaScript completion function. Made by
+ *    callStart on the JavaScript thread, freed there on the completion path,
+ *    right after the function ran once.
+ *  - A turn (an External without finalizer): valid until zlink_turn_end;
+ *    the C runtime checks every use of a dead one (INVALID_HANDLE).
+ *
+ * Threads: every exported function runs on the JavaScript thread. The two
+ * trampolines (on_complete, on_turn) run on ZLink's dispatcher and worker
+ * threads: they copy what they need and post an event; nothing else.
+ * zlink_host_shutdown blocks, so it runs on a libuv pool thread (an
+ * AsyncWorker), which is not a runtime context, while the JavaScript thread
+ * keeps delivering completions and turns.
+ */
+#include <cstring>
+
+#include "addon.h"
+
+namespace {
+
+struct zn_handler {
+    zn_env *env;
+    uint32_t id;
+};
+
+struct zn_host {
+    zlink_host_t *h;
+    bool holding = false;
+    std::vector<zn_handler *> handlers;
+};
+
+struct zn_op {
+    zn_env *env;
+    Napi::FunctionReference done;
+};
+
+struct completion_event : zn_event {
+    zn_op *op;
+    int32_t result;
+    uint32_t remote_code;
+    std::string message, packet, content_type;
+    bool has_payload = false;
+    std::vector<uint8_t> payload;
+
+    void deliver(napi_env e) override
+    {
+        if (e == nullptr)
+            return; /* the environment is gone: op's reference goes with it */
+        Napi::Env env(e);
+        Napi::HandleScope scope(env);
+        zn_op *o = op;
+        Napi::Value payload_v =
+            has_payload ? zn_buffer(env, payload.data(), payload.size()) : env.Null();
+        Napi::FunctionReference done = std::move(o->done);
+        zn_env *ed = o->env;
+        delete o;
+        ed->release(env);
+        done.Call({Napi::Number::New(env, result), Napi::Number::New(env, remote_code),
+                   Napi::String::New(env, message), payload_v, Napi::String::New(env, packet),
+                   Napi::String::New(env, content_type)});
+    }
+};
+
+struct turn_event : zn_event {
+    zlink_turn_t *turn;
+    zn_handler *handler;
+
+    void deliver(napi_env e) override
+    {
+        if (e == nullptr) {
+            zl.zlink_turn_end(turn, 1, "the Node.js environment is closing");
+            return;
+        }
+        Napi::Env env(e);
+        Napi::HandleScope scope(env);
+        handler->env->on_turn.Call({Napi::Number::New(env, handler->id),
+                                    Napi::External<zlink_turn_t>::New(env, turn)});
+    }
+};
+
+/* Dispatcher thread: copy the outcome (it belongs to the call) and post. */
+void on_complete(zlink_call_t *, const zlink_outcome_t *out, void *user)
+{
+    zn_op *op = static_cast<zn_op *>(user);
+    auto *ev = new completion_event();
+    ev->op = op;
+    ev->result = out->result;
+    ev->remote_code = out->remote_code;
+    ev->message = out->message != nullptr ? out->message : "";
+    ev->packet = out->packet != nullptr ? out->packet : "";
+    ev->content_type = out->content_type != nullptr ? out->content_type : "";
+    if (out->payload != nullptr) {
+        ev->has_payload = true;
+        const uint8_t *p = static_cast<const uint8_t *>(out->payload);
+        ev->payload.assign(p, p + out->payload_size);
+    }
+    if (!op->env->post(ev))
+        delete ev; /* exiting: nobody is left to tell */
+}
+
+/* Worker thread: hand the open turn to the JavaScript thread. */
+void on_turn(zlink_turn_t *turn, void *user)
+{
+    zn_handler *h = static_cast<zn_handler *>(user);
+    auto *ev = new turn_event();
+    ev->turn = turn;
+    ev->handler = h;
+    if (!h->env->post(ev)) {
+        delete ev;
+        zl.zlink_turn_end(turn, 1, "the Node.js environment is closing");
+    }
+}
+
+zn_host *host_of(const Napi::Value &v)
+{
+    zn_host *hb = zn_ptr<zn_host>(v);
+    if (hb == nullptr)
+        throw Napi::TypeError::New(v.Env(), "expected a host handle");
+    return hb;
+}
+
+Napi::Value pair(Napi::Env env, Napi::Value a, int32_t rc)
+{
+    Napi::Array r = Napi::Array::New(env, 2);
+    r.Set(0u, a);
+    r.Set(1u, Napi::Number::New(env, rc));
+    return r;
+}
+
+Napi::Value num(Napi::Env env, int64_t v) { return Napi::Number::New(env, (double)v); }
+
+/* The host's External was collected. The JavaScript side keeps every
+ * started host reachable until its shutdown finished, so a host seen here
+ * is PREPARING, FAILED, STOPPED or already destroyed; a host in any other
+ * state (an environment torn down while serving) is left to the process's
+ * end, since destroying it would block. */
+void host_finalize(Napi::Env, zn_host *hb)
+{
+    if (hb->h != nullptr) {
+        int st = zl.zlink_host_state(hb->h);
+        if (st == ZLINK_HOST_SERVING || st == ZLINK_HOST_DRAINING)
+            return;
+        if (zl.zlink_host_destroy(hb->h) != 0)
+            return;
+    }
+    for (zn_handler *r : hb->handlers)
+        delete r;
+    delete hb;
+}
+
+/* hostNew(name) -> [host | null, rc] */
+Napi::Value host_new(const Napi::CallbackInfo &info)
+{
+    zn_env_of(info.Env());
+    zlink_fw_result_t rc = ZLINK_FW_OK;
+    zlink_host_t *h = zl.zlink_host_new(zn_string(info[0]).c_str(), &rc);
+    if (h == nullptr)
+        return pair(info.Env(), info.Env().Null(), rc);
+    zn_host *hb = new zn_host();
+    hb->h = h;
+    return pair(info.Env(), Napi::External<zn_host>::New(info.Env(), hb, host_finalize), rc);
+}
+
+Napi::Value host_set_option(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_host_set_option(host_of(info[0])->h,
+                                                    (int)zn_int64(info[1]), zn_int64(info[2])));
+}
+
+Napi::Value host_get_option(const Napi::CallbackInfo &info)
+{
+    int64_t v = 0;
+    int rc = zl.zlink_host_get_option(host_of(info[0])->h, (int)zn_int64(info[1]), &v);
+    return pair(info.Env(), Napi::BigInt::New(info.Env(), v), rc);
+}
+
+/* (host, name, option, value) for channels and mesh nodes. */
+Napi::Value named_set_option(const Napi::CallbackInfo &info)
+{
+    bool mesh = info[4].ToBoolean();
+    auto fn = mesh ? zl.zlink_mesh_set_option : zl.zlink_channel_set_option;
+    return num(info.Env(), fn(host_of(info[0])->h, zn_string(info[1]).c_str(),
+                              (int)zn_int64(info[2]), zn_int64(info[3])));
+}
+
+Napi::Value named_get_option(const Napi::CallbackInfo &info)
+{
+    bool mesh = info[3].ToBoolean();
+    auto fn = mesh ? zl.zlink_mesh_get_option : zl.zlink_channel_get_option;
+    int64_t v = 0;
+    int rc = fn(host_of(info[0])->h, zn_string(info[1]).c_str(), (int)zn_int64(info[2]), &v);
+    return pair(info.Env(), Napi::BigInt::New(info.Env(), v), rc);
+}
+
+Napi::Value host_add_cs(const Napi::CallbackInfo &info)
+{
+    bool server = info[3].ToBoolean();
+    auto fn = server ? zl.zlink_host_add_cs_server : zl.zlink_host_add_cs_client;
+    return num(info.Env(), fn(host_of(info[0])->h, zn_string(info[1]).c_str(),
+                              zn_string(info[2]).c_str()));
+}
+
+Napi::Value host_add_mesh_node(const Napi::CallbackInfo &info)
+{
+    std::vector<uint8_t> rid = zn_bytes(info[2]);
+    std::string listen;
+    bool has_listen = info[3].IsString();
+    if (has_listen)
+        listen = zn_string(info[3]);
+    return num(info.Env(), zl.zlink_host_add_mesh_node(host_of(info[0])->h,
+                                                       zn_string(info[1]).c_str(), rid.data(),
+                                                       rid.size(),
+                                                       has_listen ? listen.c_str() : nullptr));
+}
+
+Napi::Value mesh_connect(const Napi::CallbackInfo &info)
+{
+    std::vector<uint8_t> rid = zn_bytes(info[3]);
+    return num(info.Env(), zl.zlink_mesh_connect(host_of(info[0])->h, zn_string(info[1]).c_str(),
+                                                 zn_string(info[2]).c_str(), rid.data(),
+                                                 rid.size()));
+}
+
+Napi::Value mesh_add_channel(const Napi::CallbackInfo &info)
+{
+    zlink_host_t *h = host_of(info[0])->h;
+    std::string mesh = zn_string(info[1]), ch = zn_string(info[2]);
+    if (info[3].IsUndefined() || info[3].IsNull())
+        return num(info.Env(), zl.zlink_mesh_add_channel_client(h, mesh.c_str(), ch.c_str()));
+    return num(info.Env(), zl.zlink_mesh_add_channel_server(h, mesh.c_str(), ch.c_str(),
+                                                            (int)zn_int64(info[3])));
+}
+
+Napi::Value mesh_set_weight(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(),
+               zl.zlink_mesh_set_weight(host_of(info[0])->h, zn_string(info[1]).c_str(),
+                                        zn_string(info[2]).c_str(), (int)zn_int64(info[3])));
+}
+
+Napi::Value host_endpoint(const Napi::CallbackInfo &info)
+{
+    char buf[1024];
+    int rc = zl.zlink_host_endpoint(host_of(info[0])->h, zn_string(info[1]).c_str(), buf,
+                                    sizeof buf);
+    return pair(info.Env(), Napi::String::New(info.Env(), rc == 0 ? buf : ""), rc);
+}
+
+Napi::Value mesh_ready_peers(const Napi::CallbackInfo &info)
+{
+    zlink_fw_result_t rc = ZLINK_FW_OK;
+    int n = zl.zlink_mesh_ready_peers(host_of(info[0])->h, zn_string(info[1]).c_str(), &rc);
+    return pair(info.Env(), Napi::Number::New(info.Env(), n), n < 0 ? rc : 0);
+}
+
+/* hostAddHandler(host, ownerKind, ownerName, messageKind, packet, id) */
+Napi::Value host_add_handler(const Napi::CallbackInfo &info)
+{
+    zn_env *ed = zn_env_of(info.Env());
+    zn_host *hb = host_of(info[0]);
+    auto *reg = new zn_handler{ed, (uint32_t)zn_int64(info[5])};
+    int rc = zl.zlink_host_add_handler(hb->h, (zlink_owner_kind_t)zn_int64(info[1]),
+                                       zn_string(info[2]).c_str(),
+                                       (zlink_message_kind_t)zn_int64(info[3]),
+                                       zn_string(info[4]).c_str(), on_turn, reg);
+    if (rc == 0)
+        hb->handlers.push_back(reg);
+    else
+        delete reg;
+    return num(info.Env(), rc);
+}
+
+Napi::Value host_start(const Napi::CallbackInfo &info)
+{
+    zn_env *ed = zn_env_of(info.Env());
+    zn_host *hb = host_of(info[0]);
+    int rc = zl.zlink_host_start(hb->h);
+    if (rc == 0 && !hb->holding) {
+        hb->holding = true;
+        ed->hold(info.Env());
+    }
+    return num(info.Env(), rc);
+}
+
+class shutdown_worker : public Napi::AsyncWorker {
+public:
+    shutdown_worker(Napi::Function cb, zn_env *ed, zn_host *hb, int64_t deadline)
+        : Napi::AsyncWorker(cb, "zlink.shutdown"), ed_(ed), hb_(hb), deadline_(deadline)
+    {
+    }
+    void Execute() override { rc_ = zl.zlink_host_shutdown(hb_->h, deadline_); }
+    void OnOK() override
+    {
+        Napi::Env env = Env();
+        Napi::HandleScope scope(env);
+        if (hb_->holding && zl.zlink_host_state(hb_->h) != ZLINK_HOST_SERVING &&
+            zl.zlink_host_state(hb_->h) != ZLINK_HOST_DRAINING) {
+            hb_->holding = false;
+            ed_->release(env);
+        }
+        Callback().Call({Napi::Number::New(env, rc_)});
+    }
+
+private:
+    zn_env *ed_;
+    zn_host *hb_;
+    int64_t deadline_;
+    int rc_ = 0;
+};
+
+/* hostShutdown(host, deadlineNs, cb(rc)): zlink_host_shutdown off the loop. */
+Napi::Value host_shutdown(const Napi::CallbackInfo &info)
+{
+    zn_env *ed = zn_env_of(info.Env());
+    auto *w = new shutdown_worker(info[2].As<Napi::Function>(), ed, host_of(info[0]),
+                                  zn_int64(info[1]));
+    w->Queue();
+    return info.Env().Undefined();
+}
+
+Napi::Value host_destroy(const Napi::CallbackInfo &info)
+{
+    zn_env *ed = zn_env_of(info.Env());
+    zn_host *hb = host_of(info[0]);
+    if (hb->h == nullptr)
+        return num(info.Env(), ZLINK_FW_INVALID_HANDLE);
+    int rc = zl.zlink_host_destroy(hb->h);
+    if (rc == 0) {
+        hb->h = nullptr;
+        for (zn_handler *r : hb->handlers)
+            delete r;
+        hb->handlers.clear();
+        if (hb->holding) {
+            hb->holding = false;
+            ed->release(info.Env());
+        }
+    }
+    return num(info.Env(), rc);
+}
+
+Napi::Value host_state(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_host_state(host_of(info[0])->h));
+}
+
+Napi::Value host_status(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_host_status_t s;
+    std::memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    int rc = zl.zlink_host_status(host_of(info[0])->h, &s);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("state", s.state);
+    o.Set("isReady", s.is_ready != 0);
+    o.Set("acceptingWork", s.accepting_work != 0);
+    o.Set("requestsInflight", num(env, s.requests_inflight));
+    o.Set("onewayWaiting", num(env, s.oneway_waiting));
+    o.Set("admissionWaitersMax", num(env, s.admission_waiters_max));
+    o.Set("dispatcherInUse", num(env, s.dispatcher_in_use));
+    o.Set("dispatcherCapacity", num(env, s.dispatcher_capacity));
+    o.Set("turnsRunning", num(env, s.turns_running));
+    o.Set("turnsQueued", num(env, s.turns_queued));
+    o.Set("maxQueuedJobs", num(env, s.max_queued_jobs));
+    o.Set("permitsInUse", num(env, s.permits_in_use));
+    return pair(env, o, rc);
+}
+
+Napi::Value host_capacity(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_host_capacity_t c;
+    std::memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    int rc = zl.zlink_host_capacity(host_of(info[0])->h, &c);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("profile", c.profile);
+    o.Set("manualMax", num(env, c.manual_max));
+    o.Set("pausePercent", c.pause_percent);
+    o.Set("resumePercent", c.resume_percent);
+    o.Set("effectiveProcessors", num(env, c.effective_processors));
+    o.Set("effectiveMax", num(env, c.effective_max));
+    o.Set("pauseCount", num(env, c.pause_count));
+    o.Set("resumeCount", num(env, c.resume_count));
+    o.Set("reservedSupplyPermits", num(env, c.reserved_supply_permits));
+    o.Set("queuedJobs", num(env, c.queued_jobs));
+    o.Set("permitsInUse", num(env, c.permits_in_use));
+    o.Set("peakPermitsInUse", num(env, c.peak_permits_in_use));
+    o.Set("pressureState", c.pressure_state);
+    o.Set("currentPauseNs", num(env, c.current_pause_ns));
+    o.Set("cumulativePauseNs", num(env, c.cumulative_pause_ns));
+    o.Set("transitionsPaused", num(env, c.transitions_paused));
+    o.Set("transitionsRunning", num(env, c.transitions_running));
+    o.Set("capacityWaiters", num(env, c.capacity_waiters));
+    o.Set("capacityWaits", num(env, c.capacity_waits));
+    o.Set("capacityWaitNs", num(env, c.capacity_wait_ns));
+    o.Set("flowStateConfigFailures", num(env, c.flow_state_config_failures));
+    return pair(env, o, rc);
+}
+
+Napi::Value host_owner_status(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_owner_status_t s;
+    std::memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    int rc = zl.zlink_host_owner_status(host_of(info[0])->h,
+                                        (zlink_owner_kind_t)zn_int64(info[1]),
+                                        zn_string(info[2]).c_str(), &s);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("busy", s.busy != 0);
+    o.Set("acceptedSeq", num(env, s.accepted_seq));
+    o.Set("queuedRecords", num(env, s.queued_records));
+    o.Set("queuedBytes", num(env, s.queued_bytes));
+    o.Set("runningRecords", num(env, s.running_records));
+    o.Set("runningBytes", num(env, s.running_bytes));
+    o.Set("handled", num(env, s.handled));
+    return pair(env, o, rc);
+}
+
+Napi::Value host_reset_metrics(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_host_reset_metrics(host_of(info[0])->h));
+}
+
+Napi::Value host_metric(const Napi::CallbackInfo &info)
+{
+    int64_t v = 0;
+    std::string labels = info[2].IsString() ? zn_string(info[2]) : "";
+    int rc = zl.zlink_host_metric(host_of(info[0])->h, zn_string(info[1]).c_str(),
+                                  labels.c_str(), &v);
+    return pair(info.Env(), Napi::BigInt::New(info.Env(), v), rc);
+}
+
+/* ------------------------------------------------------------------ calls */
+
+void release_call(Napi::Env, zlink_call_t *c) { zl.zlink_call_release(c); }
+
+Napi::Value wrap_call(Napi::Env env, zlink_call_t *c, int rc)
+{
+    if (c == nullptr)
+        return pair(env, env.Null(), rc);
+    return pair(env, Napi::External<zlink_call_t>::New(env, c, release_call), 0);
+}
+
+/* callNew(host, kind, target, rid?) kind: 0 send/channel, 1 request/channel,
+ * 2 send/node, 3 request/node. */
+Napi::Value call_new(const Napi::CallbackInfo &info)
+{
+    zlink_host_t *h = host_of(info[0])->h;
+    int kind = (int)zn_int64(info[1]);
+    std::string target = zn_string(info[2]);
+    zlink_fw_result_t rc = ZLINK_FW_OK;
+    zlink_call_t *c = nullptr;
+    if (kind == 0)
+        c = zl.zlink_call_send_to_channel(h, target.c_str(), &rc);
+    else if (kind == 1)
+        c = zl.zlink_call_request_to_channel(h, target.c_str(), &rc);
+    else {
+        std::vector<uint8_t> rid = zn_bytes(info[3]);
+        c = kind == 2 ? zl.zlink_call_send_to_node(h, target.c_str(), rid.data(), rid.size(), &rc)
+                      : zl.zlink_call_request_to_node(h, target.c_str(), rid.data(), rid.size(),
+                                                      &rc);
+    }
+    return wrap_call(info.Env(), c, rc);
+}
+
+zlink_call_t *call_of(const Napi::Value &v) { return zn_ptr<zlink_call_t>(v); }
+
+Napi::Value call_set_payload(const Napi::CallbackInfo &info)
+{
+    std::vector<uint8_t> data = zn_bytes(info[3]);
+    return num(info.Env(), zl.zlink_call_set_payload(call_of(info[0]), zn_string(info[1]).c_str(),
+                                                     zn_string(info[2]).c_str(), data.data(),
+                                                     data.size()));
+}
+
+Napi::Value call_set_timeout(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_call_set_timeout(call_of(info[0]), zn_int64(info[1])));
+}
+
+Napi::Value call_set_metadata(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_call_set_metadata(call_of(info[0]), zn_string(info[1]).c_str(),
+                                                      zn_string(info[2]).c_str()));
+}
+
+/* callStart(call, done, yield): zlink_call_start (or zlink_call_yield);
+ * on OK done(result, remoteCode, message, payload|null, packet, contentType)
+ * runs exactly once, later, on this thread. */
+Napi::Value call_start(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zn_env *ed = zn_env_of(env);
+    zlink_call_t *c = call_of(info[0]);
+    bool yield = info[2].ToBoolean();
+    auto *op = new zn_op{ed, Napi::Persistent(info[1].As<Napi::Function>())};
+    ed->hold(env); /* before the start: the completion may be posted at once */
+    int rc = yield ? zl.zlink_call_yield(c, on_complete, op)
+                   : zl.zlink_call_start(c, on_complete, op);
+    if (rc != 0) {
+        /* Not accepted: on_complete will never run. */
+        delete op;
+        ed->release(env);
+    }
+    return num(env, rc);
+}
+
+Napi::Value call_cancel(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_call_cancel(call_of(info[0])));
+}
+
+/* ------------------------------------------------------------------ turns */
+
+zlink_turn_t *turn_of(const Napi::Value &v) { return zn_ptr<zlink_turn_t>(v); }
+
+Napi::Value cstr(Napi::Env env, const char *s)
+{
+    return s == nullptr ? env.Null() : Napi::String::New(env, s);
+}
+
+/* turnInfo(turn) -> {kind, packet, contentType, payload, source, sequence} */
+Napi::Value turn_info(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_turn_t *t = turn_of(info[0]);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("kind", zl.zlink_turn_kind(t));
+    o.Set("packet", cstr(env, zl.zlink_turn_packet(t)));
+    o.Set("contentType", cstr(env, zl.zlink_turn_content_type(t)));
+    size_t size = 0;
+    const void *p = zl.zlink_turn_payload(t, &size);
+    o.Set("payload", zn_buffer(env, p, p != nullptr ? size : 0));
+    zlink_routing_id_t rid;
+    std::memset(&rid, 0, sizeof rid);
+    zl.zlink_turn_source(t, &rid);
+    o.Set("source", zn_buffer(env, rid.data, rid.size));
+    o.Set("sequence", num(env, (int64_t)zl.zlink_turn_sequence(t)));
+    return o;
+}
+
+Napi::Value turn_kind(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_turn_kind(turn_of(info[0])));
+}
+
+Napi::Value turn_metadata(const Napi::CallbackInfo &info)
+{
+    return cstr(info.Env(), zl.zlink_turn_metadata(turn_of(info[0]), zn_string(info[1]).c_str()));
+}
+
+Napi::Value turn_respond(const Napi::CallbackInfo &info)
+{
+    std::vector<uint8_t> data = zn_bytes(info[3]);
+    return num(info.Env(), zl.zlink_turn_respond(turn_of(info[0]), zn_string(info[1]).c_str(),
+                                                 zn_string(info[2]).c_str(), data.data(),
+                                                 data.size()));
+}
+
+/* turnReplyError(turn, kind, message): the error reply, started with no
+ * completion function (nobody waits for a reply's admission here). */
+Napi::Value turn_reply_error(const Napi::CallbackInfo &info)
+{
+    zlink_fw_result_t rc = ZLINK_FW_OK;
+    zlink_call_t *c = zl.zlink_turn_reply_error(turn_of(info[0]),
+                                                (zlink_error_kind_t)zn_int64(info[1]),
+                                                zn_string(info[2]).c_str(), &rc);
+    if (c == nullptr)
+        return num(info.Env(), rc);
+    rc = (zlink_fw_result_t)zl.zlink_call_start(c, nullptr, nullptr);
+    zl.zlink_call_release(c);
+    return num(info.Env(), rc);
+}
+
+Napi::Value turn_end(const Napi::CallbackInfo &info)
+{
+    std::string msg = info[2].IsString() ? zn_string(info[2]) : "";
+    return num(info.Env(),
+               zl.zlink_turn_end(turn_of(info[0]), info[1].ToBoolean() ? 1 : 0, msg.c_str()));
+}
+
+Napi::Value in_runtime_context(const Napi::CallbackInfo &info)
+{
+    return Napi::Boolean::New(info.Env(), zl.zlink_in_runtime_context() != 0);
+}
+
+} // namespace
+
+void zn_init_framework(Napi::Env env, Napi::Object exports)
+{
+    struct {
+        const char *name;
+        Napi::Value (*fn)(const Napi::CallbackInfo &);
+    } fns[] = {
+        {"hostNew", host_new},
+        {"hostSetOption", host_set_option},
+        {"hostGetOption", host_get_option},
+        {"namedSetOption", named_set_option},
+        {"namedGetOption", named_get_option},
+        {"hostAddCs", host_add_cs},
+        {"hostAddMeshNode", host_add_mesh_node},
+        {"meshConnect", mesh_connect},
+        {"meshAddChannel", mesh_add_channel},
+        {"meshSetWeight", mesh_set_weight},
+        {"hostEndpoint", host_endpoint},
+        {"meshReadyPeers", mesh_ready_peers},
+        {"hostAddHandler", host_add_handler},
+        {"hostStart", host_start},
+        {"hostShutdown", host_shutdown},
+        {"hostDestroy", host_destroy},
+        {"hostState", host_state},
+        {"hostStatus", host_status},
+        {"hostCapacity", host_capacity},
+        {"hostOwnerStatus", host_owner_status},
+        {"hostResetMetrics", host_reset_metrics},
+        {"hostMetric", host_metric},
+        {"callNew", call_new},
+        {"callSetPayload", call_set_payload},
+        {"callSetTimeout", call_set_timeout},
+        {"callSetMetadata", call_set_metadata},
+        {"callStart", call_start},
+        {"callCancel", call_cancel},
+        {"turnInfo", turn_info},
+        {"turnKind", turn_kind},
+        {"turnMetadata", turn_metadata},
+        {"turnRespond", turn_respond},
+        {"turnReplyError", turn_reply_error},
+        {"turnEnd", turn_end},
+        {"inRuntimeContext", in_runtime_context},
+    };
+    for (auto &f : fns)
+        exports.Set(f.name, Napi::Function::New(env, f.fn, f.name));
+}

@@ -1,0 +1,184 @@
+/*
+ * loader.cc — zlink.load(): opens libzlink.so.1 with dlopen, resolves every
+ * export the generated table lists (lib/tables.js, from abi/zlink.map) and
+ * every function this addon calls, and fails with the first missing name;
+ * then checks zlink_version()'s major against the table's. Also owns the
+ * per-environment state (addon.h) and marks the JavaScript thread a runtime
+ * context for the environment's life, since it runs every handler and
+ * completion the binding delivers (doc/abi.md "Runtime context").
+ *
+ * Threads: JavaScript thread only. The library handle is never closed: the
+ * runtime's threads live until the process ends.
+ */
+#include <dlfcn.h>
+
+#include "addon.h"
+
+zl_api zl;
+
+static void *g_lib = nullptr; /* one library per process */
+
+void zn_call_js(Napi::Env env, Napi::Function, zn_env *, zn_event *ev)
+{
+    napi_env e = env;
+    try {
+        ev->deliver(e);
+    } catch (const Napi::Error &err) {
+        /* A JavaScript exception escaped a dispatcher: report it as the
+         * process's uncaught exception, as any callback's would be. */
+        napi_fatal_exception(e, err.Value());
+    }
+    delete ev;
+}
+
+void zn_env::hold(Napi::Env env)
+{
+    if (outstanding++ == 0)
+        tsfn.Ref(env);
+}
+
+void zn_env::release(Napi::Env env)
+{
+    if (--outstanding == 0)
+        tsfn.Unref(env);
+}
+
+bool zn_env::post(zn_event *ev)
+{
+    if (closing.load(std::memory_order_acquire))
+        return false;
+    return tsfn.NonBlockingCall(ev) == napi_ok;
+}
+
+zn_env *zn_env_of(Napi::Env env)
+{
+    zn_env *ed = env.GetInstanceData<zn_env>();
+    if (ed == nullptr)
+        throw Napi::Error::New(env, "zlink: the library is not loaded (call load() first)");
+    return ed;
+}
+
+int64_t zn_int64(const Napi::Value &v)
+{
+    if (v.IsBigInt()) {
+        bool lossless = true;
+        int64_t x = v.As<Napi::BigInt>().Int64Value(&lossless);
+        if (!lossless)
+            throw Napi::RangeError::New(v.Env(), "value does not fit in int64");
+        return x;
+    }
+    if (v.IsNumber())
+        return v.As<Napi::Number>().Int64Value();
+    throw Napi::TypeError::New(v.Env(), "expected a number or a bigint");
+}
+
+std::string zn_string(const Napi::Value &v)
+{
+    if (!v.IsString())
+        throw Napi::TypeError::New(v.Env(), "expected a string");
+    return v.As<Napi::String>().Utf8Value();
+}
+
+std::vector<uint8_t> zn_bytes(const Napi::Value &v)
+{
+    if (v.IsNull() || v.IsUndefined())
+        return {};
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        throw Napi::TypeError::New(v.Env(), "expected a Buffer or Uint8Array");
+    auto a = v.As<Napi::Uint8Array>();
+    return std::vector<uint8_t>(a.Data(), a.Data() + a.ByteLength());
+}
+
+Napi::Value zn_buffer(Napi::Env env, const void *data, size_t size)
+{
+    return Napi::Buffer<uint8_t>::Copy(env, static_cast<const uint8_t *>(data), size);
+}
+
+static void keep_env(Napi::Env, zn_env *) {}
+
+static void env_cleanup(void *arg)
+{
+    zn_env *ed = static_cast<zn_env *>(arg);
+    ed->closing.store(true, std::memory_order_release);
+    zl.zlink_runtime_context_leave();
+}
+
+/* load(path, exports, expectedMajor, onTurn) -> {major, minor, patch}. */
+static Napi::Value load(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    std::string path = zn_string(info[0]);
+    Napi::Array names = info[1].As<Napi::Array>();
+    int64_t expected_major = zn_int64(info[2]);
+    if (env.GetInstanceData<zn_env>() != nullptr)
+        throw Napi::Error::New(env, "zlink: load() already ran in this environment");
+
+    void *lib = g_lib != nullptr ? g_lib : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+        const char *why = dlerror();
+        throw Napi::Error::New(env, std::string("zlink: cannot load ") + path + ": " +
+                                        (why != nullptr ? why : "unknown error"));
+    }
+    /* Every export of the generated table, in version-script order. */
+    for (uint32_t i = 0; i < names.Length(); i++) {
+        std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+        if (dlsym(lib, name.c_str()) == nullptr) {
+            if (lib != g_lib)
+                dlclose(lib);
+            throw Napi::Error::New(env, "zlink: " + path + " lacks the export " + name);
+        }
+    }
+    /* Every function the addon calls (a subset, unless the table is stale). */
+    zl_api api{};
+#define ZLINK_NODE_RESOLVE_(name)                                                     \
+    api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));               \
+    if (api.name == nullptr) {                                                        \
+        if (lib != g_lib)                                                             \
+            dlclose(lib);                                                             \
+        throw Napi::Error::New(env, "zlink: " + path + " lacks the export " #name);  \
+    }
+    ZLINK_NODE_FUNCTIONS(ZLINK_NODE_RESOLVE_)
+#undef ZLINK_NODE_RESOLVE_
+    int major = 0, minor = 0, patch = 0;
+    api.zlink_version(&major, &minor, &patch);
+    if (major != expected_major) {
+        if (lib != g_lib)
+            dlclose(lib);
+        throw Napi::Error::New(env, "zlink: " + path + " is version " + std::to_string(major) +
+                                        "." + std::to_string(minor) + "." +
+                                        std::to_string(patch) + "; this binding needs major " +
+                                        std::to_string(expected_major));
+    }
+    g_lib = lib;
+    zl = api;
+
+    zn_env *ed = new zn_env();
+    ed->tsfn = zn_tsfn::New(env, "zlink", 0, 1, ed);
+    ed->tsfn.Unref(env);
+    ed->on_turn = Napi::Persistent(info[3].As<Napi::Function>());
+    /* Never freed: a ZLink thread may still look at `closing` at exit. */
+    env.SetInstanceData<zn_env, keep_env>(ed);
+    env.AddCleanupHook(env_cleanup, static_cast<void *>(ed));
+    zl.zlink_runtime_context_enter();
+
+    Napi::Object v = Napi::Object::New(env);
+    v.Set("major", major);
+    v.Set("minor", minor);
+    v.Set("patch", patch);
+    return v;
+}
+
+void zn_init_loader(Napi::Env env, Napi::Object exports)
+{
+    exports.Set("load", Napi::Function::New(env, load));
+}
+
+static Napi::Object init(Napi::Env env, Napi::Object exports)
+{
+    zn_init_loader(env, exports);
+    zn_init_framework(env, exports);
+    zn_init_core(env, exports);
+    return exports;
+}
+
+NODE_API_MODULE(zlink, init)
