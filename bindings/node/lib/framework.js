@@ -425,6 +425,13 @@ class Host {
   }
 }
 
+// Counts kept by the addon, for tests and diagnosis: completions and turns
+// posted by ZLink's threads and delivered here, and the calls plus serving
+// hosts that keep the event loop alive now.
+function diagnostics() {
+  return native.diagnostics();
+}
+
 function inRuntimeContext() {
   return native.inRuntimeContext();
 }
@@ -439,5 +446,6 @@ module.exports = {
   JobQueueProfile,
   msToNs,
   inRuntimeContext,
+  diagnostics,
   ZLinkFrameworkError,
 };

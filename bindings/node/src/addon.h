@@ -42,6 +42,10 @@ struct zn_env {
     zn_tsfn tsfn;
     std::atomic<bool> closing{false};
     int outstanding = 0;                   /* JavaScript thread only */
+    /* Counts for tests (zlink.diagnostics()): events posted by ZLink's
+     * threads and delivered on the JavaScript thread. */
+    std::atomic<uint64_t> completions_posted{0}, turns_posted{0};
+    uint64_t completions_delivered = 0, turns_delivered = 0;
     Napi::FunctionReference on_turn;       /* (handlerId, turn) */
     void hold(Napi::Env env);
     void release(Napi::Env env);

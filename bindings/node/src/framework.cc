@@ -66,6 +66,7 @@ struct completion_event : zn_event {
             has_payload ? zn_buffer(env, payload.data(), payload.size()) : env.Null();
         Napi::FunctionReference done = std::move(o->done);
         zn_env *ed = o->env;
+        ed->completions_delivered++;
         delete o;
         ed->release(env);
         done.Call({Napi::Number::New(env, result), Napi::Number::New(env, remote_code),
@@ -86,6 +87,7 @@ struct turn_event : zn_event {
         }
         Napi::Env env(e);
         Napi::HandleScope scope(env);
+        handler->env->turns_delivered++;
         handler->env->on_turn.Call({Napi::Number::New(env, handler->id),
                                     Napi::External<zlink_turn_t>::New(env, turn)});
     }
@@ -107,6 +109,7 @@ void on_complete(zlink_call_t *, const zlink_outcome_t *out, void *user)
         const uint8_t *p = static_cast<const uint8_t *>(out->payload);
         ev->payload.assign(p, p + out->payload_size);
     }
+    op->env->completions_posted.fetch_add(1, std::memory_order_relaxed);
     if (!op->env->post(ev))
         delete ev; /* exiting: nobody is left to tell */
 }
@@ -118,6 +121,7 @@ void on_turn(zlink_turn_t *turn, void *user)
     auto *ev = new turn_event();
     ev->turn = turn;
     ev->handler = h;
+    h->env->turns_posted.fetch_add(1, std::memory_order_relaxed);
     if (!h->env->post(ev)) {
         delete ev;
         zl.zlink_turn_end(turn, 1, "the Node.js environment is closing");
@@ -594,6 +598,20 @@ Napi::Value turn_end(const Napi::CallbackInfo &info)
                zl.zlink_turn_end(turn_of(info[0]), info[1].ToBoolean() ? 1 : 0, msg.c_str()));
 }
 
+/* diagnostics() -> the event counts of addon.h and the outstanding holds. */
+Napi::Value diagnostics(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zn_env *ed = zn_env_of(env);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("completionsPosted", num(env, (int64_t)ed->completions_posted.load()));
+    o.Set("completionsDelivered", num(env, (int64_t)ed->completions_delivered));
+    o.Set("turnsPosted", num(env, (int64_t)ed->turns_posted.load()));
+    o.Set("turnsDelivered", num(env, (int64_t)ed->turns_delivered));
+    o.Set("outstanding", num(env, ed->outstanding));
+    return o;
+}
+
 Napi::Value in_runtime_context(const Napi::CallbackInfo &info)
 {
     return Napi::Boolean::New(info.Env(), zl.zlink_in_runtime_context() != 0);
@@ -642,6 +660,7 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"turnReplyError", turn_reply_error},
         {"turnEnd", turn_end},
         {"inRuntimeContext", in_runtime_context},
+        {"diagnostics", diagnostics},
     };
     for (auto &f : fns)
         exports.Set(f.name, Napi::Function::New(env, f.fn, f.name));
