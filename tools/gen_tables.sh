@@ -18,4 +18,6 @@ while read -r lang table; do
 done <<'TABLES'
 java bindings/java/src/main/java/io/zlink/Tables.java
 dotnet bindings/dotnet/src/ZLink/Tables.g.cs
+node bindings/node/lib/tables.js
+node_dts bindings/node/lib/tables.d.ts
 TABLES

@@ -24,6 +24,27 @@ packages=(
     libjackson2-databind-java # the Java binding's typed payloads
 )
 
+# The Node.js binding's build dependency (node-addon-api's headers, pinned by
+# bindings/node/package-lock.json) into bindings/node/node_modules, which
+# //bindings/node:addon reads offline. Skipped when the pinned version is
+# already there; needs npm (Node 20) and the npm registry the first time.
+# It comes before the Debian part, which exits early when nothing is missing.
+node_dir=$(cd "$(dirname "$0")/.." && pwd)/bindings/node
+if command -v npm >/dev/null 2>&1 && [ -f "$node_dir/package-lock.json" ]; then
+    want=$(node -p "require('$node_dir/package-lock.json').packages['node_modules/node-addon-api'].version" 2>/dev/null || true)
+    have=$(node -p "require('$node_dir/node_modules/node-addon-api/package.json').version" 2>/dev/null || true)
+    if [ -z "$want" ] || [ "$want" != "$have" ]; then
+        npm_log=$(mktemp)
+        if ! (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund) >"$npm_log" 2>&1; then
+            cat "$npm_log" >&2
+            rm -f "$npm_log"
+            echo "setup.sh: npm ci in bindings/node failed" >&2
+            exit 1
+        fi
+        rm -f "$npm_log"
+    fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
     if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
@@ -51,3 +72,4 @@ if ! { "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
     echo "setup.sh: apt-get failed" >&2
     exit 1
 fi
+
