@@ -87,6 +87,8 @@ export declare class Turn {
   metadata(key: string): string | null;
   respond(packet: string, data: Bytes, contentType?: string): void;
   respondJson(packet: string, value: unknown): void;
+  /** The reply as a call: payload(...).submit() resolves at acceptance. */
+  reply(): Call<void>;
   replyError(kind: ErrorKind, message?: string): void;
 }
 

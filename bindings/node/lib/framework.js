@@ -134,6 +134,14 @@ class Turn {
   respondJson(packet, value) {
     this.respond(packet, Buffer.from(JSON.stringify(value), 'utf8'), JSON_TYPE);
   }
+  // The reply as a call (zlink_turn_reply): set its payload and submit()
+  // it (resolves when the Core accepted the reply); it may outlive the
+  // turn. A reply call released without a submit answers nothing.
+  reply() {
+    const [h, rc] = native.turnReply(this._h);
+    check(rc, 'reply');
+    return new Call(h, false);
+  }
   // An error reply of a framework error kind ('NotFound', ...).
   replyError(kind, message = '') {
     const k = tables.ERROR_KINDS.indexOf(kind);

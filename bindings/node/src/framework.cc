@@ -576,6 +576,15 @@ Napi::Value turn_respond(const Napi::CallbackInfo &info)
                                                  data.size()));
 }
 
+/* turnReply(turn) -> [call | null, rc]: the reply call of a request's turn
+ * (the application's reference, released with its JavaScript object). */
+Napi::Value turn_reply(const Napi::CallbackInfo &info)
+{
+    zlink_fw_result_t rc = ZLINK_FW_OK;
+    zlink_call_t *c = zl.zlink_turn_reply(turn_of(info[0]), &rc);
+    return wrap_call(info.Env(), c, rc);
+}
+
 /* turnReplyError(turn, kind, message): the error reply, started with no
  * completion function (nobody waits for a reply's admission here). */
 Napi::Value turn_reply_error(const Napi::CallbackInfo &info)
@@ -657,6 +666,7 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"turnKind", turn_kind},
         {"turnMetadata", turn_metadata},
         {"turnRespond", turn_respond},
+        {"turnReply", turn_reply},
         {"turnReplyError", turn_reply_error},
         {"turnEnd", turn_end},
         {"inRuntimeContext", in_runtime_context},

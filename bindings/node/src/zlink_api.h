@@ -51,7 +51,7 @@
     X(zlink_call_cancel) X(zlink_call_release) X(zlink_turn_kind)                \
     X(zlink_turn_packet) X(zlink_turn_content_type) X(zlink_turn_payload)        \
     X(zlink_turn_metadata) X(zlink_turn_source) X(zlink_turn_sequence)           \
-    X(zlink_turn_reply_error) X(zlink_turn_end) X(zlink_turn_respond)            \
+    X(zlink_turn_reply) X(zlink_turn_reply_error) X(zlink_turn_end) X(zlink_turn_respond)            \
     X(zlink_runtime_context_enter) X(zlink_runtime_context_leave)                \
     X(zlink_in_runtime_context)
 

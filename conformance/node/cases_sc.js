@@ -1,0 +1,339 @@
+// cases_sc.js — the SC cases (seed 000 §17, framework-contract.md §7.1),
+// ported from conformance/c/sc_submit.c and sc_request.c to the Node
+// binding's public API. Where the C case uses the synchronous terminator
+// (zlink_call_wait), the Node case uses submit() and awaits its Promise:
+// Node has no synchronous terminator (seed 000 §4.1), and the cases check
+// that the call objects have none.
+'use strict';
+const { ok, eq, eventually, settle, resultOf, ms, fail } = require('./check');
+const { zlink, Server, Client, transports, track, expectDone, doneBy, saturate, onTime, syncTerminators } = require('./harness');
+
+const MS = (n) => BigInt(n) * 1000000n;
+
+// Both terminators of Node refuse with want: submit() rejects and yield()
+// rejects (yield is refused before anything is sent in this version, so it
+// proves only that the call was not accepted twice).
+async function refusedEachKind(a, channel, rid, want) {
+  for (const request of [false, true]) {
+    const c = rid !== null ? a.nodeCall(request, rid, 'refused-s') : a.call(request, channel, 'refused-s');
+    eq(resultOf(await settle(c.submit())), want, `${request ? 'request' : 'send'} to ${rid !== null ? 'node ' + rid : channel}`);
+  }
+}
+
+async function oneWayAndErrors(tr) {
+  const b = new Server({ name: 'B', weight: 100, zeroChannel: true }).open('mesh', tr, 'sc01');
+  const a = await new Client({ extraChannels: true }).open('mesh', [b]);
+  const before = zlink.diagnostics();
+
+  // A one-way completes at admission, before the gated handler runs.
+  b.gated = true;
+  const d1 = track(a.call(false, null, 'm1').submit());
+  await expectDone(d1, 2000);
+  eq(d1.result, 'OK', 'm1');
+  eq(d1.value, undefined, 'a one-way has no value');
+  eq(b.recCount(), 0, 'the gate is still closed');
+  await eventually(() => b.gate.waiting === 1, 2000, 'm1 waits at the gate');
+  eq(b.recCount(), 0, 'records at B');
+  b.gate.openGate();
+  await eventually(() => b.recHas('m1') === 1, 2000, 'm1 handled');
+
+  // The error table: each call is refused with its kind.
+  await refusedEachKind(a, 'nope', null, 'NOT_FOUND'); // unknown channel
+  await refusedEachKind(a, 'none', null, 'NOT_FOUND'); // no server at all
+  await refusedEachKind(a, 'zero', null, 'NOT_FOUND'); // weight 0 only
+  await refusedEachKind(a, null, 'Z', 'NOT_FOUND'); // no such node
+
+  // A second terminator changes nothing.
+  const m2 = a.call(false, null, 'm2');
+  const d2 = track(m2.submit());
+  eq(resultOf(await settle(m2.submit())), 'INVALID_OPERATION', 'second submit');
+  eq(resultOf(await settle(m2.yield())), 'INVALID_OPERATION', 'yield after submit');
+  await expectDone(d2, 2000);
+  const w = a.call(true, null, 'w1');
+  eq(resultOf(await settle(w.submit())), 'OK', 'w1');
+  eq(resultOf(await settle(w.submit())), 'INVALID_OPERATION', 'submit after the outcome');
+
+  // The synchronous terminator: Node has none, on any call object, also
+  // inside a handler (where C's fails with InvalidOperation).
+  eq(syncTerminators(a.call(false, null, 'x')).length, 0, 'synchronous terminators of a call');
+  eq(resultOf(await settle(a.h.sendToChannel('svc').payload('sync', 's', '').submit())), 'OK', 'sync');
+  await eventually(() => b.syncRan === 1, 2000, 'the sync handler ran');
+  eq(JSON.stringify(b.syncSurface), '[]', 'synchronous terminators seen in a handler');
+  eq(b.h.state, 'SERVING', "B's state");
+
+  // Nothing refused reached B: a marker behind them arrives, and B holds
+  // exactly m1, m2, w1 and it.
+  eq(resultOf(await settle(a.call(false, null, 'marker').submit())), 'OK', 'marker');
+  await eventually(() => b.recHas('marker') === 1, 2000, 'marker handled');
+  eq(b.recCount(), 4, 'records at B');
+  eq(b.recHas('m1'), 1, 'm1 at B');
+  eq(b.recHas('m2'), 1, 'm2 at B');
+  eq(d1.calls, 1, 'm1 completions');
+  eq(d2.calls, 1, 'm2 completions');
+  eq(d2.result, 'OK', 'm2');
+
+  // Any call after A's shutdown began: ShuttingDown. A request B holds
+  // keeps A draining while the calls are made.
+  b.replyMode = 'hold';
+  const dh = track(a.call(true, null, 'h1').submit());
+  await eventually(() => b.held.length === 1, 2000, 'h1 held');
+  const down = settle(a.h.shutdown(ms(2000)));
+  await eventually(() => a.h.state !== 'SERVING', 2000, 'A draining');
+  await refusedEachKind(a, 'svc', null, 'SHUTTING_DOWN');
+  await refusedEachKind(a, null, 'B', 'SHUTTING_DOWN');
+  eq(dh.calls, 0, 'h1 still pending while A drains');
+  eq(resultOf(await down), 'OK', "A's shutdown");
+  await expectDone(dh, 2000);
+  eq(dh.calls, 1, 'h1 completions');
+  eq(dh.result, 'SHUTTING_DOWN', 'h1');
+  await refusedEachKind(a, 'svc', null, 'SHUTTING_DOWN'); // and once stopped
+  await a.close();
+
+  // SendToNode to B after B's link is cut: Unavailable.
+  const a2 = await new Client().open('mesh', [b]);
+  eq(resultOf(await settle(a2.call(false, null, 'marker2').submit())), 'OK', 'marker2');
+  await eventually(() => b.recHas('marker2') === 1, 2000, 'marker2 handled');
+  eq(b.recCount(), 6, 'records at B (+ h1, marker2: no refused call arrived)');
+  b.held = [];
+  await b.h.shutdown(1000);
+  await eventually(() => a2.h.meshReadyPeers('m') === 0, 5000, 'B no longer ready at A2');
+  await refusedEachKind(a2, null, 'B', 'UNAVAILABLE');
+  await refusedEachKind(a2, 'svc', null, 'UNAVAILABLE');
+  await a2.close();
+  await b.close();
+  const after = zlink.diagnostics();
+  eq(after.completionsPosted - before.completionsPosted, after.completionsDelivered - before.completionsDelivered, 'every posted completion delivered');
+}
+
+// --------------------------------------------------------------- SC-06
+
+async function ownerValidation(o, want) {
+  const bad = [0n, MS(-1), -1n, 2n ** 63n - 1n, MS(2147483648), -(2n ** 63n)];
+  const before = o.get();
+  for (const v of bad) {
+    let got = 'OK';
+    try {
+      o.set(v);
+    } catch (e) {
+      got = e.result;
+    }
+    eq(got, 'INVALID_ARGUMENT', `${o.what}: send timeout ${v} ns`);
+    eq(o.get(), before, `${o.what}: the old value is kept`);
+  }
+  o.set(400000n);
+  eq(o.get(), MS(1), `${o.what}: 0.4 ms`);
+  o.set(MS(1) + 1n);
+  eq(o.get(), MS(2), `${o.what}: rounded up`);
+  o.set(MS(2147483647));
+  eq(o.get(), MS(2147483647), `${o.what}: INT_MAX ms`);
+  o.set(want);
+  eq(o.get(), want, `${o.what}: set`);
+}
+
+async function settersValidate() {
+  const h = new zlink.Host('V');
+  h.addMeshNode('m', 'V', `inproc://sc06-validate-${process.pid}`);
+  h.addCsServer('cs-server', `inproc://sc06-server-${process.pid}`);
+  h.addCsClient('cs-client', `inproc://sc06-server-${process.pid}`);
+  const owner = (what, get, set) => ({ what, get, set });
+  const root = owner('root fallback', () => h.getOption('DEFAULT_SEND_TIMEOUT'), (v) => h.setOption('DEFAULT_SEND_TIMEOUT', v));
+  const mesh = owner('mesh node ROUTER', () => h.getMeshOption('m', 'SEND_TIMEOUT'), (v) => h.setMeshOption('m', 'SEND_TIMEOUT', v));
+  const cli = owner('ClientServer client DEALER', () => h.getChannelOption('cs-client', 'SEND_TIMEOUT'), (v) => h.setChannelOption('cs-client', 'SEND_TIMEOUT', v));
+  const srv = owner('ClientServer server ROUTER', () => h.getChannelOption('cs-server', 'SEND_TIMEOUT'), (v) => h.setChannelOption('cs-server', 'SEND_TIMEOUT', v));
+  for (const o of [root, mesh, cli, srv]) eq(o.get(), MS(1000), `${o.what} unset`);
+  await ownerValidation(root, MS(1500));
+  eq(mesh.get(), MS(1500), 'mesh still unset: follows the root');
+  await ownerValidation(mesh, MS(700));
+  await ownerValidation(cli, MS(800));
+  await ownerValidation(srv, MS(900));
+  eq(root.get(), MS(1500), 'root');
+  h.start();
+  eq(h.state, 'SERVING', 'a host configured so serves');
+  await ownerValidation(root, MS(1500));
+  await ownerValidation(mesh, MS(700));
+  await ownerValidation(cli, MS(800));
+  await h.shutdown(1000);
+  h.destroy();
+}
+
+async function pendingSendTimesOut(tr, mode, sockTimeout, rootTimeout, wantMs) {
+  const HWM = 16 * 1024;
+  const b = new Server({ name: 'B', weight: 100, maxJobs: 1, hwm: HWM }).open(mode, tr, 'sc06');
+  const a = await new Client({ hwm: HWM, sendTimeout: sockTimeout, rootSendTimeout: rootTimeout }).open(mode, [b]);
+  const sat = await saturate(a, b);
+  await expectDone(sat.pending, wantMs + 250 + 1000);
+  eq(sat.pending.result, 'DEADLINE_EXCEEDED', `${mode} pending send`);
+  onTime(sat.pending.at - sat.started, wantMs);
+  await a.close();
+  await b.close();
+}
+
+async function sc06(params) {
+  const trs = transports(params);
+  await settersValidate();
+  for (const tr of trs) {
+    await pendingSendTimesOut(tr, 'mesh', 0, 0, 1000);
+    await pendingSendTimesOut(tr, 'cs', 0, 0, 1000);
+    await pendingSendTimesOut(tr, 'mesh', 0, MS(300), 300);
+    await pendingSendTimesOut(tr, 'cs', MS(400), MS(3000), 400);
+  }
+}
+
+// --------------------------------------------------------------- SC-09
+
+function requestStart(a, tag, timeoutMs, signal) {
+  const c = a.call(true, null, tag);
+  if (timeoutMs > 0) c.timeout(timeoutMs);
+  return track(c.submit(signal));
+}
+
+async function answeredRequest(a, tag) {
+  const s = await settle(a.call(true, null, tag).submit());
+  eq(resultOf(s), 'OK', tag);
+  eq(s.value.payload.toString(), tag, `${tag}'s reply`);
+}
+
+async function inflightBackToZero(a) {
+  await eventually(() => a.h.metric('zlink.mesh_node.requests.inflight', '') === 0n, 2000, 'requests.inflight back to 0');
+  eq(a.h.status().requestsInflight, 0, 'requests_inflight');
+}
+
+async function firstOutcomeWins(tr) {
+  const b = new Server({ name: 'B', weight: 100 }).open('mesh', tr, 'sc09');
+  const a = await new Client().open('mesh', [b]);
+  let repliesSent = 0;
+  const delayed = (delay) => {
+    b.replyMode = 'hold';
+    const poll = setInterval(() => {
+      for (const { reply } of b.held.splice(0)) {
+        setTimeout(() => {
+          reply.submit().then(() => repliesSent++, () => repliesSent++);
+        }, delay);
+      }
+    }, 1);
+    return () => clearInterval(poll);
+  };
+
+  // (a) B replies at once: the value.
+  const da = requestStart(a, 'a', 0);
+  await expectDone(da, 2000);
+  eq(da.result, 'OK', '(a)');
+  eq(da.value.payload.toString(), 'a', '(a) reply');
+
+  // (b) B replies after 500 ms, the timeout is 200 ms.
+  let stop = delayed(500);
+  const t0 = Date.now();
+  const db = requestStart(a, 'b', 200);
+  await expectDone(db, 2000);
+  eq(db.result, 'DEADLINE_EXCEEDED', '(b)');
+  onTime(db.at - t0, 200);
+  await eventually(() => repliesSent === 1, 3000, 'the late reply left B');
+  eq(b.recHas('b'), 1, 'the handler ran');
+  stop();
+  b.replyMode = 'now';
+  await answeredRequest(a, 'after-b');
+  eq(db.calls, 1, '(b) completions');
+  await inflightBackToZero(a);
+
+  // (c) aborted at 100 ms; the reply at 300 ms is ignored.
+  stop = delayed(300);
+  const ac = new AbortController();
+  const dc = requestStart(a, 'c', 0, ac.signal);
+  const t1 = Date.now();
+  ok(!(await doneBy(dc, t1 + 100)), '(c) pending at 100 ms');
+  ac.abort();
+  ac.abort(); // idempotent
+  await expectDone(dc, 2000);
+  eq(dc.result, 'CANCELLED', '(c)');
+  await eventually(() => repliesSent === 2, 3000, 'the ignored reply left B');
+  stop();
+  b.replyMode = 'now';
+  await answeredRequest(a, 'after-c');
+  eq(dc.calls, 1, '(c) completions');
+  await inflightBackToZero(a);
+
+  // (e) B's handler fails: InternalFailure, once.
+  b.replyMode = 'fail';
+  const de = requestStart(a, 'e', 0);
+  await expectDone(de, 2000);
+  eq(de.result, 'INTERNAL_FAILURE', '(e)');
+  b.replyMode = 'now';
+  await answeredRequest(a, 'after-e');
+  eq(de.calls, 1, '(e) completions');
+
+  // (d) A shuts down while a request is pending: ShuttingDown.
+  b.replyMode = 'hold';
+  const dd = requestStart(a, 'd', 0);
+  await eventually(() => b.held.length === 1, 2000, 'd held');
+  const posted = zlink.diagnostics().completionsPosted;
+  await a.h.shutdown(200);
+  // Decided before shutdown returned: its completion was posted by then
+  // (delivery to this thread may come just after the shutdown's callback).
+  eq(zlink.diagnostics().completionsPosted - posted, 1, 'completions posted during the shutdown');
+  await expectDone(dd, 2000);
+  eq(dd.result, 'SHUTTING_DOWN', '(d)');
+  eq(a.h.status().requestsInflight, 0, 'requests_inflight');
+  await a.close();
+  await b.close();
+  for (const d of [da, db, dc, de, dd]) eq(d.calls, 1, 'completions of each call');
+}
+
+// --------------------------------------------------------------- SC-20
+
+async function outcomesByType(tr) {
+  const b = new Server({ name: 'B', weight: 100 }).open('mesh', tr, 'sc20');
+  const a = await new Client().open('mesh', [b]);
+  b.replyMode = 'hold';
+
+  // Timeout: the DeadlineExceeded kind.
+  const t = await settle(a.call(true, null, 't-wait').timeout(100).submit());
+  ok(t.error instanceof zlink.ZLinkFrameworkError, 'a timeout is a ZLinkFrameworkError');
+  eq(t.error.kind, 'DeadlineExceeded', 'timeout kind');
+  eq(t.error.remoteCode, 0, 'timeout remote code');
+  const dt = requestStart(a, 't-start', 100);
+  await expectDone(dt, 2000);
+  eq(dt.result, 'DEADLINE_EXCEEDED', 't-start');
+
+  // Cancel: the cancelled result, which is no error kind.
+  const ac = new AbortController();
+  const dc = requestStart(a, 'c', 0, ac.signal);
+  await eventually(() => b.recHas('c') === 1, 2000, 'c reached B');
+  ac.abort();
+  await expectDone(dc, 2000);
+  eq(dc.result, 'CANCELLED', 'c');
+  eq(dc.error.name, 'AbortError', 'the cancelled type');
+  eq(dc.error.kind, undefined, 'a cancellation has no kind');
+  ok(!(dc.error instanceof zlink.ZLinkFrameworkError), 'a cancellation is not a framework error');
+
+  // A handler error that says "cancelled timeout" is InternalFailure.
+  b.replyMode = 'fail';
+  const boom = await settle(a.call(true, null, 'boom').submit());
+  eq(boom.error.kind, 'InternalFailure', 'boom kind');
+  eq(boom.error.detail, 'cancelled timeout', 'boom message');
+  eq(boom.error.remoteCode, 105, "the wire's internalError");
+
+  // Shutdown: the ShuttingDown kind.
+  b.replyMode = 'hold';
+  const ds = requestStart(a, 's', 0);
+  await eventually(() => b.recHas('s') === 1, 2000, 's reached B');
+  const posted = zlink.diagnostics().completionsPosted;
+  await a.h.shutdown(100);
+  eq(zlink.diagnostics().completionsPosted - posted, 1, 'completions posted during the shutdown');
+  await expectDone(ds, 2000);
+  eq(ds.error.kind, 'ShuttingDown', 's kind');
+  eq(dt.calls, 1, 't-start completions');
+  eq(dc.calls, 1, 'c completions');
+  await a.close();
+  await b.close();
+}
+
+async function eachTransport(params, round) {
+  for (const tr of transports(params)) await round(tr);
+}
+
+module.exports.cases = {
+  'SC-01': (p) => eachTransport(p, oneWayAndErrors),
+  'SC-06': sc06,
+  'SC-09': (p) => eachTransport(p, firstOutcomeWins),
+  'SC-20': (p) => eachTransport(p, outcomesByType),
+};
