@@ -327,13 +327,211 @@ async function outcomesByType(tr) {
   await b.close();
 }
 
+
+// --------------------------------------------------------------- SC-02
+
+const SAT_HWM = 16 * 1024;
+
+async function saturatedPair(tr, tag, mode, serverOpts, clientOpts) {
+  const b = new Server(serverOpts).open(mode, tr, tag);
+  const a = await new Client(clientOpts).open(mode, [b]);
+  return { a, b };
+}
+
+async function capacityWait(tr, openEarly) {
+  const { a, b } = await saturatedPair(tr, openEarly ? 'sc02a' : 'sc02b', 'mesh',
+    { name: 'B', weight: 100, maxJobs: 1, hwm: SAT_HWM }, { hwm: SAT_HWM, sendTimeout: MS(2000) });
+  const sat = await saturate(a, b);
+  if (openEarly) {
+    // (a) open() at 500 ms: m* is admitted then, once.
+    ok(!(await doneBy(sat.pending, sat.started + 500)), 'm* pending at 500 ms');
+    b.gate.openGate();
+    await expectDone(sat.pending, 3000);
+    eq(sat.pending.result, 'OK', 'm*');
+    ok(sat.pending.at - sat.started < 2000, 'admitted before its send timeout');
+  } else {
+    // (b) never opened: DeadlineExceeded at the send timeout.
+    await expectDone(sat.pending, 2000 + 250 + 1000);
+    eq(sat.pending.result, 'DEADLINE_EXCEEDED', 'm*');
+    onTime(sat.pending.at - sat.started, 2000);
+    b.gate.openGate();
+  }
+  // B handles the backlog; a marker behind it shows what reached B.
+  eq(resultOf(await settle(a.call(false, null, 'marker').submit())), 'OK', 'marker');
+  await eventually(() => b.recHas('marker') === 1, 5000, 'marker handled');
+  eq(b.recHas(sat.tag), openEarly ? 1 : 0, `${sat.tag} at B`);
+  eq(b.recCount(), sat.accepted + (openEarly ? 2 : 1), 'records at B');
+  eq(sat.pending.calls, 1, 'm* completions');
+  await a.close();
+  await b.close();
+}
+
+// --------------------------------------------------------------- SC-03
+
+async function waiterPoolFull(tr) {
+  const { a, b } = await saturatedPair(tr, 'sc03', 'mesh',
+    { name: 'B', weight: 100, maxJobs: 1, hwm: SAT_HWM }, { hwm: SAT_HWM, sendTimeout: MS(ms(10000)) });
+  const w = Number(a.h.getOption('ADMISSION_WAITERS'));
+  ok(w > 0 && w < 100000, `ADMISSION_WAITERS ${w}`);
+  eq(a.h.status().admissionWaitersMax, w, 'admission_waiters_max');
+  const sat = await saturate(a, b); // m*: the first of the W parked sends
+  const d = [];
+  for (let i = 1; i < w; i++) d.push(track(a.call(false, null, `p${i}`, 4096).submit()));
+  await eventually(() => a.h.status().onewayWaiting === w, 2000, 'W sends wait for room');
+  ok(d.every((x) => x.calls === 0), 'no parked send completed');
+  eq(sat.pending.calls, 0, 'm* completions');
+
+  // W + 1: DeadlineExceeded at once, nothing kept.
+  const t0 = Date.now();
+  const dx = track(a.call(false, null, 'overflow', 4096).submit());
+  await expectDone(dx, 50);
+  eq(dx.result, 'DEADLINE_EXCEEDED', 'overflow');
+  ok(dx.at - t0 <= ms(50), `overflow completed after ${dx.at - t0} ms`);
+  eq(a.h.status().onewayWaiting, w, 'oneway_waiting');
+
+  // open(): every parked send is admitted once; the overflow never.
+  b.gate.openGate();
+  await expectDone(sat.pending, 10000);
+  eq(sat.pending.result, 'OK', 'm*');
+  for (const x of d) {
+    await expectDone(x, 10000);
+    eq(x.result, 'OK', 'a parked send');
+  }
+  eq(resultOf(await settle(a.call(false, null, 'marker').submit())), 'OK', 'marker');
+  await eventually(() => b.recHas('marker') === 1, 10000, 'marker handled');
+  eq(b.recHas('overflow'), 0, 'overflow at B');
+  eq(b.recCount(), sat.accepted + w + 1, 'records at B');
+  eq(b.recHas(sat.tag), 1, `${sat.tag} at B`);
+  eq(b.recHas('p1'), 1, 'p1 at B');
+  eq(dx.calls, 1, 'overflow completions');
+  ok(d.every((x) => x.calls === 1), 'each parked send completed once');
+  await a.close();
+  await b.close();
+}
+
+// --------------------------------------------------------------- SC-17
+
+async function callbackOnNewTurn(tr) {
+  const b = new Server({ name: 'B', weight: 100 }).open('mesh', tr, 'sc17');
+  const a = await new Client().open('mesh', [b]);
+  // The target replies at once; the completion never reaches JavaScript
+  // while submit() is on the stack (the addon delivers it through the
+  // event loop), and runs in a runtime context.
+  for (let i = 0; i < 200; i++) {
+    const c = a.call(true, null, 'fast');
+    if (i % 4 === 3) c.timeout(1);
+    let inSubmit = true;
+    let seenInSubmit = null;
+    let inRuntime = null;
+    const before = zlink.diagnostics().completionsDelivered;
+    const p = c.submit().then(
+      (v) => { seenInSubmit = inSubmit; inRuntime = zlink.inRuntimeContext(); return 'OK'; },
+      (e) => { seenInSubmit = inSubmit; inRuntime = zlink.inRuntimeContext(); return e.result; });
+    eq(zlink.diagnostics().completionsDelivered, before, 'completions delivered inside submit()');
+    inSubmit = false;
+    const r = await p;
+    eq(seenInSubmit, false, 'the completion ran inside submit()');
+    eq(inRuntime, true, 'the completion runs in a runtime context');
+    ok(r === 'OK' || (i % 4 === 3 && r === 'DEADLINE_EXCEEDED'), `round ${i}: ${r}`);
+  }
+  // A completion that sends a new request gets its own: no deadlock. The
+  // synchronous terminator C refuses there does not exist in Node.
+  const inner = await a.call(true, null, 'outer').submit().then(() => {
+    const c = a.call(true, null, 'inner');
+    eq(syncTerminators(c).length, 0, 'synchronous terminators in a completion');
+    return settle(c.submit());
+  });
+  eq(resultOf(inner), 'OK', 'inner');
+  eq(inner.value.payload.toString(), 'inner', 'inner reply');
+  // A misbehaving completion (it throws, and misuses the API) does not
+  // stop the one after it.
+  const c1 = a.call(true, null, 'bad');
+  const bad = c1.submit().then(async () => {
+    eq(resultOf(await settle(c1.submit())), 'INVALID_OPERATION', 'a second terminator in the completion');
+    throw new Error('a failing completion');
+  });
+  const next = settle(a.call(true, null, 'next').submit());
+  const badDone = await settle(bad);
+  ok(!badDone.ok && badDone.error.message === 'a failing completion', 'the failing completion ran');
+  const n = await next;
+  eq(resultOf(n), 'OK', 'next');
+  eq(n.value.payload.toString(), 'next', 'next reply');
+  await a.close();
+  await b.close();
+}
+
+// --------------------------------------------------------------- SC-18
+
+async function dispatcherCap(tr) {
+  const cap = 4096; // ZLINK_DISPATCHER_CAPACITY, read back below from the status
+  const b = new Server({ name: 'B', weight: 100, maxJobs: 2 * cap });
+  b.replyMode = 'hold';
+  b.open('mesh', tr, 'sc18');
+  const a = await new Client().open('mesh', [b]);
+  eq(a.h.status().dispatcherCapacity, cap, 'dispatcher_capacity');
+  eq(a.h.status().dispatcherInUse, 0, 'dispatcher_in_use');
+  const calls = [];
+  for (let i = 0; i < cap; i++) calls.push(track(a.call(true, null, `q${i}`).timeout(60000).submit()));
+  await eventually(() => b.held.length === cap, 20000, 'every request held at B');
+  eq(a.h.status().dispatcherInUse, cap, 'dispatcher_in_use');
+  eq(a.h.status().requestsInflight, cap, 'requests_inflight');
+  ok(calls.every((c) => c.calls === 0), 'no request completed');
+
+  // One more: CapacityExceeded at once, nothing sent.
+  const t0 = Date.now();
+  const over = await settle(a.call(true, null, 'over1').submit());
+  eq(resultOf(over), 'CAPACITY_EXCEEDED', 'one more request');
+  ok(Date.now() - t0 <= ms(50), 'refused at once');
+  eq(resultOf(await settle(a.call(false, null, 'over1').submit())), 'CAPACITY_EXCEEDED', 'one-ways count too');
+
+  // Release one reply: its completion frees the slot, a new request is accepted.
+  const reply = b.takeHeld('q0');
+  ok(reply !== null, 'q0 held');
+  eq(resultOf(await settle(reply.submit())), 'OK', 'the reply to q0');
+  await expectDone(calls[0], 5000);
+  eq(calls[0].result, 'OK', 'q0');
+  await eventually(() => a.h.status().dispatcherInUse === cap - 1, 2000, 'one slot free');
+  calls.push(track(a.call(true, null, 'again').timeout(60000).submit()));
+  eq(a.h.status().dispatcherInUse, cap, 'dispatcher_in_use after "again"');
+  const over2 = await settle(a.call(true, null, 'over2').submit());
+  eq(resultOf(over2), 'CAPACITY_EXCEEDED', 'over2');
+
+  // B never saw the refused ones: "again" and a marker came after them.
+  await eventually(() => b.recHas('again') === 1, 5000, 'again at B');
+  eq(b.recHas('over1'), 0, 'over1 at B');
+  eq(resultOf(await settle(a.call(false, null, 'marker').submit())), 'CAPACITY_EXCEEDED', 'the marker while full');
+  const r1 = b.takeHeld('q1');
+  eq(resultOf(await settle(r1.submit())), 'OK', 'the reply to q1');
+  await expectDone(calls[1], 5000);
+  await eventually(() => a.h.status().dispatcherInUse === cap - 1, 2000, 'one slot free');
+  eq(resultOf(await settle(a.call(false, null, 'marker').submit())), 'OK', 'marker');
+  await eventually(() => b.recHas('marker') === 1, 2000, 'marker at B');
+  eq(b.recHas('over2'), 0, 'over2 at B');
+
+  // The rest end with A's shutdown, each once.
+  await a.h.shutdown(100);
+  await eventually(() => calls.every((c) => c.calls === 1), 5000, 'every call completed');
+  for (let i = 2; i < calls.length; i++) eq(calls[i].result, 'SHUTTING_DOWN', `call ${i}`);
+  eq(a.h.status().dispatcherInUse, 0, 'dispatcher_in_use at the end');
+  b.held = [];
+  await a.close();
+  await b.close();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
 module.exports.cases = {
   'SC-01': (p) => eachTransport(p, oneWayAndErrors),
+  'SC-02': (p) => eachTransport(p, async (tr) => {
+    await capacityWait(tr, true);
+    await capacityWait(tr, false);
+  }),
+  'SC-03': (p) => eachTransport(p, waiterPoolFull),
   'SC-06': sc06,
   'SC-09': (p) => eachTransport(p, firstOutcomeWins),
+  'SC-17': (p) => eachTransport(p, callbackOnNewTurn),
+  'SC-18': (p) => eachTransport(p, dispatcherCap),
   'SC-20': (p) => eachTransport(p, outcomesByType),
 };
