@@ -242,8 +242,10 @@ export declare class Poller {
   constructor();
   size(): number;
   add(source: Socket | Timer | number, events: number, user?: unknown): void;
-  modify(source: Socket | number, events: number): void;
+  modify(source: Socket | Timer | number, events: number): void;
   remove(source: Socket | Timer | number): void;
+  addTimer(timer: Timer | Socket, user?: unknown): void;
+  removeTimer(timer: Timer | Socket): void;
   /** zlink_poller_wait on this thread (blocks it up to timeoutMs). */
   wait(capacity: number, timeoutMs: number): PollerEvent[];
   /** The same wait on a pool thread. */

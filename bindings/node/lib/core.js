@@ -213,20 +213,30 @@ class Poller {
   _op(op, src, user, events, what) {
     ok(native.pollerOp(this._h, op, src, user, events), 'config', what);
   }
+  // zlink_poller_add (a Socket or a Timer) or zlink_poller_add_fd (a number).
   add(source, events, user) {
     const id = user === undefined ? 0 : userData(this._data, user);
-    if (source instanceof Timer) this._op(6, source._h, id, 0, 'zlink_poller_add_timer');
-    else if (typeof source === 'number') this._op(3, source, id, events, 'zlink_poller_add_fd');
+    if (typeof source === 'number') this._op(3, source, id, events, 'zlink_poller_add_fd');
     else this._op(0, source._h, id, events, 'zlink_poller_add');
   }
+  // zlink_poller_modify / zlink_poller_modify_fd.
   modify(source, events) {
     if (typeof source === 'number') this._op(4, source, 0, events, 'zlink_poller_modify_fd');
     else this._op(1, source._h, 0, events, 'zlink_poller_modify');
   }
+  // zlink_poller_remove / zlink_poller_remove_fd.
   remove(source) {
-    if (source instanceof Timer) this._op(7, source._h, 0, 0, 'zlink_poller_remove_timer');
-    else if (typeof source === 'number') this._op(5, source, 0, 0, 'zlink_poller_remove_fd');
+    if (typeof source === 'number') this._op(5, source, 0, 0, 'zlink_poller_remove_fd');
     else this._op(2, source._h, 0, 0, 'zlink_poller_remove');
+  }
+  // zlink_poller_add_timer / zlink_poller_remove_timer (a Timer, or any
+  // handle: the C function decides what it accepts).
+  addTimer(timer, user) {
+    const id = user === undefined ? 0 : userData(this._data, user);
+    this._op(6, timer._h, id, 0, 'zlink_poller_add_timer');
+  }
+  removeTimer(timer) {
+    this._op(7, timer._h, 0, 0, 'zlink_poller_remove_timer');
   }
   _events(list) {
     return list.map((e) => ({

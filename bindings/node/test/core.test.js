@@ -70,7 +70,7 @@ test('poller: sockets, timers, CONFLICT/EEXIST on a second add, user data back',
   b.recv();
   poller.modify(b, 0);
   const timer = new zlink.Timer();
-  poller.add(timer, 0, 'tick');
+  poller.addTimer(timer, 'tick');
   const waiting = poller.waitAsync(4, 5000);
   timer.start(1000000n, 1); // 1 ms, once
   const tev = await waiting;
@@ -80,7 +80,7 @@ test('poller: sockets, timers, CONFLICT/EEXIST on a second add, user data back',
   assert.equal(tev[0].sourceKind, zlink.SourceKind.TIMER);
   assert.equal(timer.recv(), 1);
   assert.equal(poller.size(), 2);
-  poller.remove(timer);
+  poller.removeTimer(timer);
   poller.remove(b);
   assert.equal(poller.size(), 0);
   poller.close();
