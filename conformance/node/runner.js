@@ -25,7 +25,9 @@ const EXIT_OK = 0;
 const EXIT_CASES = 1;
 const EXIT_USAGE = 2;
 
-function registry() {
+// id -> body. The extras of cases_x.js (X-1, X-2) are bound to the
+// manifest case whose seed or title names them, when the manifest has one.
+function registry(manifestCases = []) {
   const cases = new Map();
   for (const file of ['cases_sc.js', 'cases_jq.js', 'cases_pl.js']) {
     const mod = require(path.join(__dirname, file));
@@ -33,6 +35,12 @@ function registry() {
       if (cases.has(id)) throw new Error(`case ${id} is registered twice in the Node runner`);
       cases.set(id, body);
     }
+  }
+  const { extras } = require(path.join(__dirname, 'cases_x.js'));
+  for (const [name, body] of Object.entries(extras)) {
+    const re = new RegExp(`(^|[^A-Za-z0-9])${name}($|[^0-9])`);
+    const entry = manifestCases.find((c) => !cases.has(c.id) && (re.test(c.seed || '') || re.test(c.title || '')));
+    if (entry) cases.set(entry.id, body);
   }
   return cases;
 }
@@ -104,7 +112,7 @@ function timeoutMult() {
 async function runCaseHere(id, file) {
   const { cases, errors } = loadManifest(file);
   const entry = cases.find((c) => c.id === id);
-  const body = registry().get(id);
+  const body = registry(cases).get(id);
   if (errors.length || !entry || !body) {
     process.stderr.write(`${id}: not in the manifest or not implemented\n`);
     process.exit(EXIT_USAGE);
@@ -195,7 +203,7 @@ async function main(argv) {
   let problems = 0;
   let reg;
   try {
-    reg = registry();
+    reg = registry(cases);
   } catch (e) {
     process.stdout.write(`ERROR ${e.message}\n`);
     return EXIT_USAGE;
