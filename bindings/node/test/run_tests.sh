@@ -14,4 +14,4 @@ export ZLINK_TEST_FAKE_MAJOR ZLINK_TEST_FAKE_MISSING
 export ZLINK_NODE_ADDON="$(pwd)/$addon" ZLINK_LIBRARY="$(pwd)/$lib"
 export HOME="${TEST_TMPDIR:-/tmp}"
 cd bindings/node
-exec node --test --test-reporter=spec test/*.test.js
+exec node --test --test-force-exit --test-timeout=60000 --test-reporter=spec test/*.test.js
