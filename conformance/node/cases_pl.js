@@ -11,7 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
-const { ok, eq, param, ms } = require('./check');
+const { ok, eq, param, ms, fail, eventually } = require('./check');
 const zlink = require('../../bindings/node/lib');
 
 const { Poll, SourceKind } = zlink;
@@ -277,12 +277,203 @@ function pl26() {
   ctx.close();
 }
 
+// ------------------------------------------------------ PL-13, 21, 22
+
+function pl13() {
+  const ctx = new zlink.Context();
+  const [a, b] = pairLink(ctx);
+  a.send('x');
+  const t = new zlink.Timer();
+  t.start(1000000n, 1);
+  const fds = pipe();
+  writeByte(fds[1]);
+  const udSock = { ud: 'sock' };
+  const udFd = { ud: 'fd' };
+  const p = new zlink.Poller();
+  p.addTimer(t); // no user data
+  // The timer alone first: this wait ends at its fire and consumes nothing.
+  eq(p.wait(8, LONG_WAIT_MS).length, 1, 'the timer fired');
+  p.add(b, Poll.IN, udSock);
+  p.add(fds[0], Poll.IN, udFd);
+  const ev = p.wait(8, 0);
+  eq(ev.length, 3, 'three sources ready');
+  let seen = 0;
+  for (const e of ev) {
+    eq(e.events, Poll.IN, 'bits');
+    if (e.sourceKind === SourceKind.SOCKET) {
+      ok(e.socket === b.id && e.user === udSock, 'socket event: socket and user data');
+      ok(e.timer === 0n && e.fd === -1, 'socket event: no timer, fd -1');
+      seen |= 1;
+    } else if (e.sourceKind === SourceKind.FD) {
+      ok(e.fd === fds[0] && e.user === udFd, 'fd event: fd and user data');
+      ok(e.socket === 0n && e.timer === 0n, 'fd event: no socket, no timer');
+      seen |= 2;
+    } else if (e.sourceKind === SourceKind.TIMER) {
+      ok(e.timer === t.id && e.user === undefined, 'timer event: timer, no user data');
+      ok(e.socket === 0n && e.fd === -1, 'timer event: no socket, fd -1');
+      seen |= 4;
+    } else fail(`unknown source kind ${e.sourceKind}`);
+  }
+  eq(seen, 7, 'one event per kind');
+  expectStr(b, 'x');
+  readByte(fds[0]);
+  eq(t.recv({ dontwait: true }), 1, 'timer fires');
+  eq(p.wait(8, 0).length, 0, 'drained: nothing ready');
+  p.close();
+  t.close();
+  pipeClose(fds);
+  finish(ctx, a, b);
+}
+
+// The public sign that a wait is active on p: size() is CONFIG_BUSY.
+async function waitActive(p) {
+  await eventually(() => failure(() => p.size()) === 'ZLINK_CONFIG_BUSY/EBUSY', LONG_WAIT_MS, 'the wait is active');
+}
+
+async function gotOne(w, kind, bits) {
+  const t0 = Date.now();
+  const ev = await w;
+  ok(Date.now() - t0 < EDGE_BOUND_MS, 'the edge ended the wait');
+  eq(ev.length, 1, 'events');
+  eq(ev[0].sourceKind, kind, 'source kind');
+  eq(ev[0].events, bits, 'bits');
+}
+
+async function pl21() {
+  const fds = pipe();
+  const p = new zlink.Poller();
+  p.add(fds[0], Poll.IN);
+  const w = p.waitAsync(4, LONG_WAIT_MS);
+  await waitActive(p);
+  eq(failure(() => p.close()), 'ZLINK_CLOSE_BUSY/EBUSY', 'destroy during a wait');
+  writeByte(fds[1]);
+  await gotOne(w, SourceKind.FD, Poll.IN);
+  p.close();
+  pipeClose(fds);
+}
+
+async function pl22() {
+  const ctx = new zlink.Context();
+  const [a, b] = pairLink(ctx);
+  const other = ctx.socket('PAIR');
+  const t = new zlink.Timer();
+  const t2 = new zlink.Timer();
+  const fds = pipe();
+  const fds2 = pipe();
+  const p = new zlink.Poller();
+  p.add(b, Poll.IN);
+  p.add(fds[0], Poll.IN);
+  p.addTimer(t);
+  const w = p.waitAsync(4, LONG_WAIT_MS);
+  await waitActive(p);
+  const BUSY = 'ZLINK_CONFIG_BUSY/EBUSY';
+  eq(failure(() => p.size()), BUSY, 'size');
+  eq(failure(() => p.add(other, Poll.IN)), BUSY, 'add');
+  eq(failure(() => p.modify(b, Poll.OUT)), BUSY, 'modify');
+  eq(failure(() => p.remove(b)), BUSY, 'remove');
+  eq(failure(() => p.add(fds2[0], Poll.IN)), BUSY, 'add_fd');
+  eq(failure(() => p.modify(fds[0], Poll.OUT)), BUSY, 'modify_fd');
+  eq(failure(() => p.remove(fds[0])), BUSY, 'remove_fd');
+  eq(failure(() => p.addTimer(t2)), BUSY, 'add_timer');
+  eq(failure(() => p.removeTimer(t)), BUSY, 'remove_timer');
+  eq(failure(() => p.wait(4, 0)), BUSY, 'wait');
+  // Nothing changed: b still wakes the wait with IN (not OUT).
+  a.send('x');
+  await gotOne(w, SourceKind.SOCKET, Poll.IN);
+  eq(p.size(), 3, 'registrations');
+  t2.close(); // t2 was not taken
+  eq(failure(() => t.close()), 'ZLINK_CLOSE_BUSY/EBUSY', 't was not released');
+  expectStr(b, 'x');
+  p.close();
+  t.close();
+  pipeClose(fds);
+  pipeClose(fds2);
+  finish(ctx, a, b, other);
+}
+
+// ------------------------------------------------------- PL-06, 14
+
+async function pl06(params) {
+  const trs = param(params, 'transports');
+  for (const tr of trs) {
+    const ctx = new zlink.Context();
+    const a = ctx.socket('PAIR');
+    const b = ctx.socket('PAIR');
+    if (tr === 'tcp') {
+      a.bind('tcp://127.0.0.1:0');
+      b.connect(a.getOption('LAST_ENDPOINT'));
+    } else {
+      const ep = `inproc://pl06-${process.pid}-${++linkSeq}`;
+      a.bind(ep);
+      b.connect(ep);
+    }
+    b.setOption('RCVTIMEO', LONG_WAIT_MS);
+    const p1 = new zlink.Poller();
+    const p2 = new zlink.Poller();
+    const ud1 = { ud: 1 };
+    const ud2 = { ud: 2 };
+    p1.add(b, Poll.IN, ud1);
+    p2.add(b, Poll.IN | Poll.OUT, ud2);
+    // p2 sees OUT (a peer with room; tcp: once connected), p1 asked for IN only.
+    eq(p1.wait(4, 0).length, 0, 'p1: nothing');
+    const out = p2.wait(4, LONG_WAIT_MS);
+    eq(out.length, 1, 'p2: one event');
+    eq(out[0].events, Poll.OUT, 'p2: OUT');
+    ok(out[0].user === ud2, 'p2: its user data');
+    p2.modify(b, Poll.IN);
+    // Both wait on other threads; one record wakes both.
+    const w1 = p1.waitAsync(4, LONG_WAIT_MS);
+    const w2 = p2.waitAsync(4, LONG_WAIT_MS);
+    await waitActive(p1);
+    await waitActive(p2);
+    a.send('x');
+    const [e1, e2] = await Promise.all([w1, w2]);
+    eq(e1.length, 1, 'p1 events');
+    eq(e2.length, 1, 'p2 events');
+    ok(e1[0].events === Poll.IN && e2[0].events === Poll.IN, 'both IN');
+    ok(e1[0].user === ud1 && e2[0].user === ud2, 'each its own user data');
+    // Independent registrations: removing one leaves the other.
+    p1.remove(b);
+    eq(p1.wait(4, 0).length, 0, 'p1 after the remove');
+    eq(p2.wait(4, 0).length, 1, 'p2 still ready');
+    expectStr(b, 'x');
+    eq(p2.wait(4, 0).length, 0, 'p2 after the receive');
+    p1.close();
+    p2.close();
+    finish(ctx, a, b);
+  }
+}
+
+function pl14() {
+  // The events a wait returns are the caller's values: they hold nothing of
+  // the library and stay valid after the poller is gone.
+  const fds = pipe();
+  writeByte(fds[1]);
+  const ud = { ud: true };
+  const p = new zlink.Poller();
+  p.add(fds[0], Poll.IN, ud);
+  const ev = p.wait(4, 0);
+  eq(ev.length, 1, 'only the ready entry is returned');
+  const copy = { ...ev[0] };
+  p.close();
+  eq(copy.sourceKind, SourceKind.FD, 'source kind');
+  eq(copy.fd, fds[0], 'fd');
+  ok(copy.user === ud && copy.socket === 0n && copy.timer === 0n, 'user data, no socket, no timer');
+  ok(Object.keys(copy).every((k) => copy[k] === ev[0][k]), 'the copy equals the event');
+  pipeClose(fds);
+}
+
 module.exports.cases = {
   'PL-01': pl01,
   'PL-03': pl03,
   'PL-04': pl04,
   'PL-05': pl05,
+  'PL-06': pl06,
   'PL-07': pl07,
+  'PL-13': pl13,
+  'PL-14': pl14,
+  'PL-21': pl21,
+  'PL-22': pl22,
   'PL-24': pl24,
   'PL-25': pl25,
   'PL-26': pl26,
