@@ -463,6 +463,107 @@ function pl14() {
   pipeClose(fds);
 }
 
+// ------------------------------------------------------- PL-16, 18
+
+function drPair(ctx) {
+  const d = ctx.socket('DEALER');
+  const r = ctx.socket('ROUTER');
+  const ep = `inproc://pl-dr-${process.pid}-${++linkSeq}`;
+  r.bind(ep);
+  d.connect(ep);
+  r.setOption('RCVTIMEO', LONG_WAIT_MS);
+  d.setOption('RCVTIMEO', LONG_WAIT_MS);
+  return [d, r];
+}
+
+// d's REQUEST text, answered by r with the same text; its completion id.
+function requestAnswered(d, r, text, uctx) {
+  const id = d.request([text], { userContext: uctx });
+  ok(id !== 0n, 'a completion id');
+  const got = r.routerRecv();
+  ok(got.token !== 0n && got.rid !== null, 'a REQUEST with its source');
+  eq(got.parts.length, 1, 'parts');
+  eq(got.parts[0].toString(), text, 'request text');
+  r.reply(got.rid, got.token, [text]);
+  return id;
+}
+
+function expectRecord(s, kind, id, uctx, reply) {
+  let rec;
+  try {
+    rec = s.completionRecv({ dontwait: true });
+  } catch (e) {
+    fail(`completion_recv: ${e.message}; expected record ${id}`);
+  }
+  ok(rec.kind === kind && rec.completionId === id && rec.userContext === uctx,
+    `record of kind ${rec.kind}, id ${rec.completionId}, context ${rec.userContext}; expected ${kind}, ${id}, ${uctx}`);
+  if (kind === zlink.CompletionKind.REQUEST) {
+    ok(rec.requestResult === 0 && rec.replyParts.length === 1 && rec.replyParts[0].toString() === reply,
+      `REQUEST record ${id}: result ${rec.requestResult}, ${rec.replyParts.length} parts; expected OK "${reply}"`);
+  } else eq(rec.sendResult, 0, 'WRITABLE record: ADMITTED');
+}
+
+function expectNoRecord(s) {
+  eq(failure(() => s.completionRecv({ dontwait: true })), 'ZLINK_RECV_NO_DATA/EAGAIN', 'no record');
+}
+
+function expectEvent(p, s, timeout, want) {
+  const ev = p.wait(8, timeout);
+  ok(ev.length === 1 && ev[0].socket === s.id && ev[0].events === want,
+    `wait: ${ev.length} event(s), first with bits ${ev.length ? ev[0].events : 0}; expected one with bits ${want}`);
+}
+
+function pl16(params) {
+  const records = param(params, 'records');
+  ok(records >= 1 && records <= 64, 'records 1..64');
+  const ctx = new zlink.Context();
+  const [d, r] = drPair(ctx);
+  const p = new zlink.Poller();
+  p.add(d, Poll.COMPLETION);
+  const uctx = 77;
+  const ids = [];
+  for (let i = 0; i < records; i++) ids.push(requestAnswered(d, r, 'q', uctx));
+  for (let i = 0; i < 3; i++) expectEvent(p, d, i === 0 ? LONG_WAIT_MS : 0, Poll.COMPLETION);
+  p.modify(d, Poll.IN | Poll.COMPLETION);
+  expectEvent(p, d, 0, Poll.COMPLETION);
+  p.modify(d, Poll.IN);
+  eq(p.wait(4, 0).length, 0, 'not asked for: not reported');
+  p.modify(d, Poll.COMPLETION);
+  p.remove(d);
+  p.add(d, Poll.COMPLETION);
+  expectEvent(p, d, 0, Poll.COMPLETION);
+  for (let i = 0; i < records; i++) expectRecord(d, zlink.CompletionKind.REQUEST, ids[i], uctx, 'q');
+  expectNoRecord(d);
+  eq(p.wait(4, 0).length, 0, 'drained');
+  p.close();
+  finish(ctx, d, r);
+}
+
+function pl18(params) {
+  const records = param(params, 'records');
+  ok(records >= 2 && records <= 64, 'records 2..64');
+  const ctx = new zlink.Context();
+  const [d, r] = drPair(ctx);
+  const p = new zlink.Poller();
+  p.add(d, Poll.IN | Poll.COMPLETION, { ud: true });
+  const uctx = 78;
+  const ids = [];
+  for (let i = 0; i < records; i++) ids.push(requestAnswered(d, r, 'q', uctx));
+  expectEvent(p, d, LONG_WAIT_MS, Poll.COMPLETION);
+  for (let i = 0; i < records; i++) {
+    expectRecord(d, zlink.CompletionKind.REQUEST, ids[i], uctx, 'q');
+    if (i + 1 < records) expectEvent(p, d, 0, Poll.COMPLETION);
+    else eq(p.wait(4, 0).length, 0, 'the last read cleared COMPLETION');
+  }
+  expectNoRecord(d);
+  const id = requestAnswered(d, r, 'again', uctx);
+  expectEvent(p, d, LONG_WAIT_MS, Poll.COMPLETION);
+  expectRecord(d, zlink.CompletionKind.REQUEST, id, uctx, 'again');
+  eq(p.wait(4, 0).length, 0, 'drained');
+  p.close();
+  finish(ctx, d, r);
+}
+
 module.exports.cases = {
   'PL-01': pl01,
   'PL-03': pl03,
@@ -472,6 +573,8 @@ module.exports.cases = {
   'PL-07': pl07,
   'PL-13': pl13,
   'PL-14': pl14,
+  'PL-16': pl16,
+  'PL-18': pl18,
   'PL-21': pl21,
   'PL-22': pl22,
   'PL-24': pl24,
