@@ -465,14 +465,19 @@ function pl14() {
 
 // ------------------------------------------------------- PL-16, 18
 
+// zlt_dr_pair: a ROUTER and a DEALER "D" connected to it, both ways up.
 function drPair(ctx) {
   const d = ctx.socket('DEALER');
   const r = ctx.socket('ROUTER');
   const ep = `inproc://pl-dr-${process.pid}-${++linkSeq}`;
   r.bind(ep);
-  d.connect(ep);
   r.setOption('RCVTIMEO', LONG_WAIT_MS);
   d.setOption('RCVTIMEO', LONG_WAIT_MS);
+  d.setRoutingId('D');
+  d.connect(ep);
+  d.send('hello'); // waits for the peer
+  const got = r.routerRecv();
+  ok(got.rid.toString() === 'D' && got.parts[0].toString() === 'hello', 'hello from D');
   return [d, r];
 }
 
@@ -564,6 +569,185 @@ function pl18(params) {
   finish(ctx, d, r);
 }
 
+// --------------------------------------------------- PL-08, 09, 10
+
+function pl08() {
+  const x = sourcesOpen();
+  const EINVAL = 'ZLINK_CONFIG_INVALID_ARGUMENT/EINVAL';
+  const bad = [16, Poll.IN | 16, 128, 0x100, 0x8000, -1];
+  for (const bits of bad) {
+    eq(failure(() => x.p.add(x.s, bits)), EINVAL, `add socket with bits ${bits}`);
+    eq(failure(() => x.p.add(x.fds[0], bits)), EINVAL, `add fd with bits ${bits}`);
+  }
+  eq(failure(() => x.p.add(-1, Poll.IN)), EINVAL, 'fd -1');
+  x.p.add(x.s, Poll.IN);
+  x.p.add(x.fds[0], Poll.IN);
+  x.p.addTimer(x.t);
+  for (const bits of bad) {
+    eq(failure(() => x.p.modify(x.s, bits)), EINVAL, `modify socket with bits ${bits}`);
+    eq(failure(() => x.p.modify(x.fds[0], bits)), EINVAL, `modify fd with bits ${bits}`);
+    eq(failure(() => x.p.modify(x.t, bits)), EINVAL, `modify timer with bits ${bits}`);
+  }
+  // Bad handles that JavaScript can form: a destroyed poller (the argument
+  // is still checked first), a socket as a timer.
+  const gone = new zlink.Poller();
+  gone.close();
+  eq(failure(() => gone.add(x.s, 128)), EINVAL, 'the argument before the handle');
+  eq(failure(() => gone.add(x.s, Poll.IN)), 'ZLINK_CONFIG_INVALID_HANDLE/EFAULT', 'a destroyed poller');
+  eq(failure(() => x.p.addTimer(x.s)), 'ZLINK_CONFIG_INVALID_HANDLE/EFAULT', 'a socket as a timer');
+  const closed = x.ctx.socket('PAIR');
+  closed.close();
+  eq(failure(() => x.p.add(closed, Poll.IN)), 'ZLINK_CONFIG_INVALID_STATE/ESHUTDOWN', 'a closed socket');
+  sourcesClose(x, 3);
+
+  // Bits the source lacks are NOT_SUPPORTED/ENOTSUP.
+  const ctx = new zlink.Context();
+  const pair = ctx.socket('PAIR');
+  const dealer = ctx.socket('DEALER');
+  const router = ctx.socket('ROUTER');
+  const sub = ctx.socket('SUB');
+  const t = new zlink.Timer();
+  const fds = pipe();
+  const p = new zlink.Poller();
+  const NS = 'ZLINK_CONFIG_NOT_SUPPORTED/ENOTSUP';
+  eq(failure(() => p.add(pair, Poll.IN | Poll.PRI)), NS, 'PRI on a socket');
+  eq(failure(() => p.add(pair, Poll.ROUTE)), NS, 'ROUTE on a PAIR');
+  eq(failure(() => p.add(dealer, Poll.IN | Poll.ROUTE)), NS, 'ROUTE on a DEALER');
+  eq(failure(() => p.add(sub, Poll.ROUTE)), NS, 'ROUTE on a SUB');
+  eq(failure(() => p.add(fds[0], Poll.ROUTE)), NS, 'ROUTE on an fd');
+  p.add(router, Poll.IN | Poll.ROUTE);
+  p.addTimer(t);
+  eq(failure(() => p.modify(t, Poll.OUT)), NS, 'OUT on a timer');
+  eq(failure(() => p.modify(t, Poll.IN | Poll.PRI)), NS, 'PRI on a timer');
+  eq(failure(() => p.modify(t, Poll.ROUTE)), NS, 'ROUTE on a timer');
+  p.modify(t, 0);
+  p.modify(t, Poll.IN | Poll.ERR);
+  p.add(pair, Poll.IN);
+  eq(failure(() => p.modify(pair, Poll.ROUTE)), NS, 'modify checks like add');
+  eq(p.wait(4, 0).length, 0, 'pair: IN only, no OUT reported');
+  eq(p.size(), 3, 'registrations');
+  p.close();
+  t.close();
+  pipeClose(fds);
+  finish(ctx, pair, dealer, router, sub);
+}
+
+function pl09() {
+  const ctx = new zlink.Context();
+  const p = new zlink.Poller();
+  const socks = [];
+  for (const type of ['PAIR', 'DEALER', 'ROUTER', 'STREAM']) {
+    const s = ctx.socket(type);
+    socks.push(s);
+    p.add(s, Poll.COMPLETION); // alone
+    p.modify(s, Poll.IN); // off
+    p.modify(s, Poll.IN | Poll.OUT | Poll.COMPLETION); // on again, OR'ed
+    p.remove(s);
+    p.add(s, Poll.IN | Poll.COMPLETION);
+  }
+  eq(p.wait(8, 0).length, 0, 'nothing queued: no COMPLETION readiness');
+  const pub = ctx.socket('PUB');
+  const sub = ctx.socket('SUB');
+  const t = new zlink.Timer();
+  const fds = pipe();
+  const EINVAL = 'ZLINK_CONFIG_INVALID_ARGUMENT/EINVAL';
+  eq(failure(() => p.add(pub, Poll.COMPLETION)), EINVAL, 'PUB');
+  eq(failure(() => p.add(sub, Poll.IN | Poll.COMPLETION)), EINVAL, 'SUB');
+  eq(failure(() => p.add(fds[0], Poll.COMPLETION)), EINVAL, 'an fd');
+  eq(failure(() => p.add(t, Poll.COMPLETION)), EINVAL, 'a timer, generic add');
+  p.addTimer(t);
+  eq(failure(() => p.modify(t, Poll.COMPLETION)), EINVAL, 'modify a timer');
+  p.add(fds[0], Poll.IN);
+  eq(failure(() => p.modify(fds[0], Poll.IN | Poll.COMPLETION)), EINVAL, 'modify an fd');
+  p.close();
+  t.close();
+  pipeClose(fds);
+  finish(ctx, ...socks, pub, sub);
+
+  // zlink_poll items: EINVAL, alone, OR'ed, on an fd.
+  const ctx2 = new zlink.Context();
+  const s = ctx2.socket('DEALER');
+  const fds2 = pipe();
+  eq(failure(() => zlink.poll([{ socket: s, events: Poll.COMPLETION }], 0)), EINVAL, 'poll: alone');
+  eq(failure(() => zlink.poll([{ socket: s, events: Poll.IN | Poll.COMPLETION }], 0)), EINVAL, "poll: OR'ed");
+  eq(failure(() => zlink.poll([{ fd: fds2[0], events: Poll.COMPLETION }], 0)), EINVAL, 'poll: an fd');
+  pipeClose(fds2);
+  finish(ctx2, s);
+
+  // The two record kinds. REQUEST: a DEALER's answered request.
+  const ctx3 = new zlink.Context();
+  const [d, r] = drPair(ctx3);
+  const p3 = new zlink.Poller();
+  p3.add(d, Poll.COMPLETION);
+  const id = requestAnswered(d, r, 'q', 11);
+  expectEvent(p3, d, LONG_WAIT_MS, Poll.COMPLETION);
+  expectRecord(d, zlink.CompletionKind.REQUEST, id, 11, 'q');
+  expectNoRecord(d);
+  eq(p3.wait(2, 0).length, 0, 'drained');
+  // WRITABLE: a refused PAIR send whose target recovers.
+  const pa = ctx3.socket('PAIR');
+  const pb = ctx3.socket('PAIR');
+  pa.setOption('SNDHWM', 100n);
+  const ep = `inproc://pl09-${process.pid}-${++linkSeq}`;
+  pa.bind(ep);
+  pb.connect(ep);
+  pb.setOption('RCVTIMEO', LONG_WAIT_MS);
+  pa.send('fills the queue', { dontwait: true });
+  let token = 0n;
+  eq(failure(() => {
+    try {
+      pa.send('refused', { dontwait: true, userContext: 12 });
+    } catch (e) {
+      token = e.completionId;
+      throw e;
+    }
+  }), 'ZLINK_SUBMIT_BACKPRESSURED/EAGAIN', 'a DONTWAIT send on a full pipe');
+  ok(token !== 0n, 'a wait token');
+  p3.add(pa, Poll.COMPLETION);
+  expectStr(pb, 'fills the queue');
+  expectEvent(p3, pa, LONG_WAIT_MS, Poll.COMPLETION);
+  expectRecord(pa, zlink.CompletionKind.WRITABLE, token, 12, null);
+  expectNoRecord(pa);
+  p3.close();
+  finish(ctx3, pa, pb, d, r);
+}
+
+function pl10() {
+  const ctx = new zlink.Context();
+  const [s, r] = drPair(ctx);
+  const p1 = new zlink.Poller();
+  const p2 = new zlink.Poller();
+  p1.add(s, Poll.COMPLETION);
+  const BUSY = 'ZLINK_CONFIG_INVALID_STATE/EBUSY';
+  eq(failure(() => p2.add(s, Poll.IN | Poll.COMPLETION)), BUSY, 'a second owner');
+  eq(p2.size(), 0, 'p2 registrations');
+  p2.add(s, Poll.IN);
+  eq(failure(() => p2.modify(s, Poll.IN | Poll.COMPLETION)), BUSY, 'the bit by modify');
+  eq(p2.size(), 1, 'p2 registrations');
+  r.send(['data'], { rid: Buffer.from('D') });
+  expectEvent(p2, s, LONG_WAIT_MS, Poll.IN);
+  expectStr(s, 'data');
+  const id1 = requestAnswered(s, r, 'one', 21);
+  const id2 = requestAnswered(s, r, 'two', 22);
+  expectEvent(p1, s, 0, Poll.COMPLETION);
+  p1.modify(s, Poll.IN);
+  p2.modify(s, Poll.COMPLETION);
+  eq(failure(() => p1.modify(s, Poll.COMPLETION)), BUSY, 'p1 cannot take it back');
+  expectEvent(p2, s, 0, Poll.COMPLETION);
+  expectRecord(s, zlink.CompletionKind.REQUEST, id1, 21, 'one');
+  p2.remove(s);
+  p1.modify(s, Poll.COMPLETION);
+  expectEvent(p1, s, 0, Poll.COMPLETION);
+  p1.close();
+  p2.add(s, Poll.COMPLETION);
+  expectEvent(p2, s, 0, Poll.COMPLETION);
+  expectRecord(s, zlink.CompletionKind.REQUEST, id2, 22, 'two');
+  expectNoRecord(s);
+  eq(p2.wait(2, 0).length, 0, 'drained');
+  p2.close();
+  finish(ctx, s, r);
+}
+
 module.exports.cases = {
   'PL-01': pl01,
   'PL-03': pl03,
@@ -571,6 +755,9 @@ module.exports.cases = {
   'PL-05': pl05,
   'PL-06': pl06,
   'PL-07': pl07,
+  'PL-08': pl08,
+  'PL-09': pl09,
+  'PL-10': pl10,
   'PL-13': pl13,
   'PL-14': pl14,
   'PL-16': pl16,
