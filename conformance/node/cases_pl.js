@@ -466,18 +466,21 @@ function pl14() {
 // ------------------------------------------------------- PL-16, 18
 
 // zlt_dr_pair: a ROUTER and a DEALER "D" connected to it, both ways up.
-function drPair(ctx) {
+function drPair(ctx, tr = 'inproc', r = null, rid = 'D') {
   const d = ctx.socket('DEALER');
-  const r = ctx.socket('ROUTER');
-  const ep = `inproc://pl-dr-${process.pid}-${++linkSeq}`;
-  r.bind(ep);
+  let ep;
+  if (r === null) {
+    r = ctx.socket('ROUTER');
+    r.bind(tr === 'tcp' ? 'tcp://127.0.0.1:0' : `inproc://pl-dr-${process.pid}-${++linkSeq}`);
+  }
+  ep = r.getOption('LAST_ENDPOINT');
   r.setOption('RCVTIMEO', LONG_WAIT_MS);
   d.setOption('RCVTIMEO', LONG_WAIT_MS);
-  d.setRoutingId('D');
+  d.setRoutingId(rid);
   d.connect(ep);
   d.send('hello'); // waits for the peer
   const got = r.routerRecv();
-  ok(got.rid.toString() === 'D' && got.parts[0].toString() === 'hello', 'hello from D');
+  ok(got.rid.toString() === rid && got.parts[0].toString() === 'hello', `hello from ${rid}`);
   return [d, r];
 }
 
@@ -748,6 +751,138 @@ function pl10() {
   finish(ctx, s, r);
 }
 
+// --------------------------------------------------- PL-11, 19, 20
+
+async function pl11() {
+  const ctx = new zlink.Context();
+  const [a, b] = pairLink(ctx);
+  const p = new zlink.Poller();
+  const ud = { ud: true };
+  p.add(b, Poll.IN, ud);
+  // Closed while a wait is active (on the pool thread): the wait ends.
+  const w = p.waitAsync(4, LONG_WAIT_MS);
+  await waitActive(p);
+  const bid = b.id;
+  b.close(); // the poller holds no gate
+  const t0 = Date.now();
+  const got = await w;
+  ok(Date.now() - t0 < EDGE_BOUND_MS, 'the close ended the wait');
+  eq(got.length, 1, 'events');
+  ok(got[0].sourceKind === SourceKind.SOCKET && got[0].events === Poll.ERR, 'POLLERR');
+  ok(got[0].socket === bid && got[0].user === ud, 'socket and user data');
+  // Once: nothing else can become ready, so -1 returns at once.
+  const t1 = Date.now();
+  eq(p.wait(4, -1).length, 0, 'POLLERR once');
+  ok(Date.now() - t1 < EDGE_BOUND_MS, 'at once');
+  eq(p.size(), 1, 'still registered');
+  p.modify(b, Poll.IN | Poll.OUT);
+  eq(failure(() => p.add(b, Poll.IN)), 'ZLINK_CONFIG_INVALID_STATE/ESHUTDOWN', 'add a closed socket');
+  const t = new zlink.Timer();
+  p.addTimer(t, ud);
+  t.start(1000000n, 1);
+  const ev = p.wait(4, LONG_WAIT_MS);
+  eq(ev.length, 1, 'other sources go on');
+  eq(ev[0].sourceKind, SourceKind.TIMER, 'the timer');
+  p.removeTimer(t);
+  t.close();
+  p.remove(b);
+  eq(p.size(), 0, 'registrations');
+  // Closed before the first wait: reported by that wait, at once.
+  const c = ctx.socket('PAIR');
+  p.add(c, Poll.IN);
+  const cid = c.id;
+  c.close();
+  const ev2 = p.wait(4, -1);
+  ok(ev2.length === 1 && ev2[0].events === Poll.ERR && ev2[0].socket === cid, 'POLLERR for c');
+  eq(p.wait(4, -1).length, 0, 'once');
+  p.close(); // unpins c
+  a.close();
+  ctx.close();
+  // The pin keeps a closed socket after zlink_ctx_term.
+  const ctx2 = new zlink.Context();
+  const s = ctx2.socket('DEALER');
+  const p2 = new zlink.Poller();
+  p2.add(s, Poll.IN | Poll.OUT);
+  s.close();
+  ctx2.close();
+  const ev3 = p2.wait(2, -1);
+  ok(ev3.length === 1 && ev3[0].events === Poll.ERR, 'POLLERR after ctx_term');
+  eq(p2.wait(2, 0).length, 0, 'once');
+  p2.remove(s); // frees the socket
+  p2.close();
+}
+
+function pl19(params) {
+  const nsock = param(params, 'sockets');
+  const nrec = param(params, 'records_per_socket');
+  const cap = param(params, 'event_capacity');
+  ok(nsock >= 2 && nsock <= 8 && nrec >= 2 && nrec <= 16, 'sockets 2..8, records 2..16');
+  ok(cap >= 1 && cap < nsock, 'capacity below the socket count');
+  const ctx = new zlink.Context();
+  const r = ctx.socket('ROUTER');
+  r.bind(`inproc://pl19-${process.pid}-${++linkSeq}`);
+  r.setOption('RCVTIMEO', LONG_WAIT_MS);
+  const p = new zlink.Poller();
+  const d = [];
+  const ids = [];
+  const next = [];
+  for (let i = 0; i < nsock; i++) {
+    d.push(drPair(ctx, 'inproc', r, `D${i}`)[0]);
+    ids.push([]);
+    next.push(0);
+    p.add(d[i], Poll.COMPLETION, i);
+  }
+  for (let k = 0; k < nrec; k++) for (let i = 0; i < nsock; i++) ids[i].push(requestAnswered(d[i], r, 'q', 100 + i));
+  let total = 0;
+  let waits = 0;
+  while (total < nsock * nrec) {
+    const ev = p.wait(cap, waits === 0 ? LONG_WAIT_MS : 0);
+    waits++;
+    ok(ev.length >= 1 && ev.length <= cap, `wait ${waits} returned ${ev.length} events with ${nsock * nrec - total} records left (capacity ${cap})`);
+    for (const e of ev) {
+      eq(e.events, Poll.COMPLETION, 'bits');
+      const i = e.user;
+      ok(i >= 0 && i < nsock && e.socket === d[i].id, 'the socket of its user data');
+      while (next[i] < nrec) {
+        expectRecord(d[i], zlink.CompletionKind.REQUEST, ids[i][next[i]], 100 + i, 'q');
+        next[i]++;
+        total++;
+      }
+      expectNoRecord(d[i]);
+    }
+  }
+  ok(waits >= Math.ceil(nsock / cap), 'several waits');
+  eq(p.wait(cap, 0).length, 0, 'drained');
+  p.close();
+  for (const s of d) s.close();
+  finish(ctx, r);
+}
+
+function pl20(params) {
+  for (const tr of param(params, 'transports')) {
+    const ctx = new zlink.Context();
+    const [d, r] = drPair(ctx, tr);
+    const p = new zlink.Poller();
+    p.add(d, Poll.IN | Poll.COMPLETION);
+    const id = d.request(['q'], { userContext: 31 });
+    const got = r.routerRecv();
+    eq(got.parts[0].toString(), 'q', 'the request');
+    // DATA of two parts, then the REPLY, on the same connection.
+    r.send(['d1', 'd2'], { rid: got.rid });
+    r.reply(got.rid, got.token, ['reply']);
+    expectEvent(p, d, LONG_WAIT_MS, Poll.IN);
+    expectEvent(p, d, 0, Poll.IN);
+    expectNoRecord(d);
+    const data = d.recv();
+    ok(data.parts.length === 2 && data.parts[0].toString() === 'd1' && data.parts[1].toString() === 'd2', 'the DATA');
+    expectEvent(p, d, LONG_WAIT_MS, Poll.COMPLETION);
+    expectRecord(d, zlink.CompletionKind.REQUEST, id, 31, 'reply');
+    eq(p.wait(2, 0).length, 0, 'drained');
+    p.close();
+    finish(ctx, d, r);
+  }
+}
+
 module.exports.cases = {
   'PL-01': pl01,
   'PL-03': pl03,
@@ -758,10 +893,13 @@ module.exports.cases = {
   'PL-08': pl08,
   'PL-09': pl09,
   'PL-10': pl10,
+  'PL-11': pl11,
   'PL-13': pl13,
   'PL-14': pl14,
   'PL-16': pl16,
   'PL-18': pl18,
+  'PL-19': pl19,
+  'PL-20': pl20,
   'PL-21': pl21,
   'PL-22': pl22,
   'PL-24': pl24,
