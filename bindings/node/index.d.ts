@@ -254,4 +254,6 @@ export declare class Poller {
 }
 
 export declare function poll(items: { socket?: Socket; fd?: number; events: number }[], timeoutMs: number): { count: number; revents: number[] };
+/** zlink_poll on a pool thread. */
+export declare function pollAsync(items: { socket?: Socket; fd?: number; events: number }[], timeoutMs: number): Promise<{ count: number; revents: number[] }>;
 export declare function version(): { major: number; minor: number; patch: number };

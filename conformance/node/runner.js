@@ -27,10 +27,13 @@ const EXIT_USAGE = 2;
 
 // id -> body. The extras of cases_x.js (X-1, X-2) are bound to the
 // manifest case whose seed or title names them, when the manifest has one.
+const reasons = new Map();
+
 function registry(manifestCases = []) {
   const cases = new Map();
   for (const file of ['cases_sc.js', 'cases_jq.js', 'cases_pl.js']) {
     const mod = require(path.join(__dirname, file));
+    for (const [id, why] of Object.entries(mod.reasons || {})) reasons.set(id, why);
     for (const [id, body] of Object.entries(mod.cases)) {
       if (cases.has(id)) throw new Error(`case ${id} is registered twice in the Node runner`);
       cases.set(id, body);
@@ -225,7 +228,7 @@ async function main(argv) {
   for (const c of cases) {
     if (wanted.length && !wanted.includes(c.id)) continue;
     if (!reg.has(c.id)) {
-      process.stdout.write(`CASE ${c.id} missing not implemented by the Node runner yet\n`);
+      process.stdout.write(`CASE ${c.id} missing ${reasons.get(c.id) || 'not implemented by the Node runner yet'}\n`);
       missing++;
       continue;
     }

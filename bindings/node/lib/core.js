@@ -276,12 +276,23 @@ function poll(items, timeoutMs) {
   return { count: n, revents };
 }
 
+// The same wait on a pool thread: a Promise of { count, revents }.
+function pollAsync(items, timeoutMs) {
+  const list = items.map((it) => [it.socket ? it.socket._h : null, it.fd === undefined ? -1 : it.fd, it.events]);
+  return new Promise((resolve, reject) => {
+    native.pollAsync(list, timeoutMs, (n, rc, errno, revents) => {
+      if (n < 0) reject(new ZLinkError('config', rc, errno, 'zlink_poll'));
+      else resolve({ count: n, revents, items });
+    });
+  });
+}
+
 function version() {
   const [major, minor, patch] = native.version();
   return { major, minor, patch };
 }
 
 module.exports = {
-  Context, Socket, Poller, Timer, poll, version, SocketType, Poll, SourceKind,
+  Context, Socket, Poller, Timer, poll, pollAsync, version, SocketType, Poll, SourceKind,
   CompletionKind, ReceiveFlowState, DONTWAIT, ZLinkError,
 };

@@ -364,6 +364,53 @@ Napi::Value poll_(const Napi::CallbackInfo &info)
     return arr(env, {n(env, count), n(env, count < 0 ? rc : 0), n(env, e), rev});
 }
 
+class poll_worker : public Napi::AsyncWorker {
+public:
+    poll_worker(Napi::Function cb, std::vector<zlink_pollitem_t> items, long timeout)
+        : Napi::AsyncWorker(cb, "zlink.poll"), items_(std::move(items)), timeout_(timeout)
+    {
+    }
+    void Execute() override
+    {
+        count_ = zl.zlink_poll(items_.empty() ? nullptr : items_.data(), (int)items_.size(),
+                               timeout_, &rc_);
+        errno_ = count_ < 0 ? zl.zlink_errno() : 0;
+    }
+    void OnOK() override
+    {
+        Napi::Env env = Env();
+        Napi::HandleScope scope(env);
+        Napi::Array rev = Napi::Array::New(env, items_.size());
+        for (uint32_t i = 0; i < items_.size(); i++)
+            rev.Set(i, n(env, items_[i].revents));
+        Callback().Call({n(env, count_), n(env, count_ < 0 ? rc_ : 0), n(env, errno_), rev});
+    }
+
+private:
+    std::vector<zlink_pollitem_t> items_;
+    long timeout_;
+    int count_ = 0, errno_ = 0;
+    zlink_config_result_t rc_ = ZLINK_CONFIG_OK;
+};
+
+/* pollAsync(items, timeoutMs, cb(count, rc, errno, revents)): zlink_poll on
+ * a pool thread; the sockets must stay open until cb ran. */
+Napi::Value poll_async(const Napi::CallbackInfo &info)
+{
+    Napi::Array items = info[0].As<Napi::Array>();
+    std::vector<zlink_pollitem_t> v(items.Length());
+    for (uint32_t i = 0; i < items.Length(); i++) {
+        Napi::Array it = items.Get(i).As<Napi::Array>();
+        v[i].socket = handle(it.Get(0u));
+        v[i].fd = (zlink_fd_t)zn_int64(it.Get(1u));
+        v[i].events = (short)zn_int64(it.Get(2u));
+        v[i].revents = (short)0x7f;
+    }
+    auto *w = new poll_worker(info[2].As<Napi::Function>(), std::move(v), (long)zn_int64(info[1]));
+    w->Queue();
+    return info.Env().Undefined();
+}
+
 Napi::Value poller_new(const Napi::CallbackInfo &info) { return wrap(info.Env(), zl.zlink_poller_new()); }
 
 Napi::Value poller_destroy(const Napi::CallbackInfo &info)
@@ -530,7 +577,8 @@ void zn_init_core(Napi::Env env, Napi::Object exports)
         {"request", request_},        {"recv", recv_},
         {"routerRecv", router_recv},  {"reply", reply_},
         {"completionRecv", completion_recv}, {"setFlowState", set_flow_state},
-        {"poll", poll_},              {"pollerNew", poller_new},
+        {"poll", poll_},              {"pollAsync", poll_async},
+        {"pollerNew", poller_new},
         {"pollerDestroy", poller_destroy}, {"pollerSize", poller_size},
         {"pollerOp", poller_op},      {"pollerWait", poller_wait},
         {"pollerWaitAsync", poller_wait_async}, {"timerNew", timer_new},
