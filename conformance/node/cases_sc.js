@@ -518,6 +518,117 @@ async function dispatcherCap(tr) {
   await b.close();
 }
 
+// --------------------------------------------------------------- SC-11
+
+// Server y never saw tag: a marker sent to y after the outcome arrives, and
+// y has no tag. Mesh: a node-direct send to y. ClientServer: channel
+// requests until one lands on y (the DEALER picks per call).
+async function neverSeenBy(a, y, tag) {
+  if (a.mode === 'mesh') {
+    eq(resultOf(await settle(a.nodeCall(false, y.name, 'marker').submit())), 'OK', 'marker');
+    await eventually(() => y.recHas('marker') >= 1, 2000, 'the marker reached y');
+  } else {
+    for (let i = 0; y.recHas('marker') === 0; i++) {
+      ok(i < 200, 'a marker reached y');
+      const rc = resultOf(await settle(a.call(true, null, 'marker').submit()));
+      ok(rc === 'OK' || rc === 'DEADLINE_EXCEEDED', `marker: ${rc}`);
+    }
+  }
+  eq(y.recHas(tag), 0, `${tag} at the other server`);
+}
+
+async function noResubmit(tr, mode) {
+  const s1 = new Server({ name: 'S1', weight: 100 }).open(mode, tr, 'sc11');
+  const s2 = new Server({ name: 'S2', weight: 100 }).open(mode, tr, 'sc11');
+  const a = await new Client().open(mode, [s1, s2]);
+  s1.replyMode = 'hold';
+  s2.replyMode = 'hold';
+  const t0 = Date.now();
+  const dt = requestStart(a, 't', 300);
+  await eventually(() => s1.recHas('t') + s2.recHas('t') === 1, 2000, 't reached one server');
+  let x = s1.recHas('t') ? s1 : s2;
+  let y = x === s1 ? s2 : s1;
+  await expectDone(dt, 2000);
+  eq(dt.result, 'DEADLINE_EXCEEDED', 't');
+  onTime(dt.at - t0, 300);
+  x.replyMode = 'now';
+  y.replyMode = 'now';
+  await neverSeenBy(a, y, 't');
+  eq(x.recHas('t'), 1, 't at its server');
+  eq(dt.calls, 1, 't completions');
+
+  // Killed after it received the request: one terminal, never resubmitted.
+  s1.replyMode = 'hold';
+  s2.replyMode = 'hold';
+  const dk = requestStart(a, 'k', ms(3000));
+  await eventually(() => s1.recHas('k') + s2.recHas('k') === 1, 2000, 'k reached one server');
+  x = s1.recHas('k') ? s1 : s2;
+  y = x === s1 ? s2 : s1;
+  y.replyMode = 'now';
+  x.held = [];
+  await x.h.shutdown(500);
+  await expectDone(dk, 3000 + 250 + 1000);
+  ok(dk.result === 'UNAVAILABLE' || dk.result === 'DEADLINE_EXCEEDED', `the request to a killed server ended ${dk.result}`);
+  await neverSeenBy(a, y, 'k');
+  eq(dk.calls, 1, 'k completions');
+  await inflightBackToZero(a);
+  await a.close();
+  await s1.close();
+  await s2.close();
+}
+
+// --------------------------------------------------------------- SC-19
+
+async function probeAnswered(a) {
+  const rc = resultOf(await settle(a.call(true, null, 'probe').submit()));
+  ok(rc === 'OK' || rc === 'NOT_FOUND' || rc === 'UNAVAILABLE', `a probe ended ${rc}`);
+  return rc === 'OK';
+}
+
+async function noResendAfterAcceptance(tr) {
+  const s1 = new Server({ name: 'S1', weight: 100, maxJobs: 3 }).open('mesh', tr, 'sc19');
+  const s2 = new Server({ name: 'S2', weight: 0 }).open('mesh', tr, 'sc19');
+  const a = await new Client().open('mesh', [s1, s2]);
+  s1.gated = true;
+  eq(resultOf(await settle(a.call(false, null, 'f0').submit())), 'OK', 'f0');
+  await eventually(() => s1.gate.waiting === 1, 2000, 'f0 at the gate');
+  eq(resultOf(await settle(a.call(false, null, 'f1').submit())), 'OK', 'f1');
+  await eventually(() => s1.h.status().turnsQueued === 1, 2000, 'f1 queued');
+  const dm = track(a.call(false, null, 'mk').submit());
+  await expectDone(dm, 2000);
+  eq(dm.result, 'OK', 'mk');
+  const dq = requestStart(a, 'rq', ms(3000));
+  await eventually(() => s1.h.status().turnsQueued === 3, 2000, 'three jobs queued');
+  eq(s1.h.status().permitsInUse, 3, 'permits in use');
+  ok(!(await doneBy(dq, Date.now() + 100)), 'rq pending');
+
+  // Kill S1: its 300 ms drain deadline passes with the gate still closed,
+  // so the queued jobs never run; then the gate opens so shutdown can end.
+  const down = settle(s1.h.shutdown(300));
+  await eventually(() => s1.h.state !== 'SERVING', 2000, 'S1 draining');
+  await expectDone(dq, 3000 + 250 + 1000);
+  s1.gate.openGate();
+  eq(resultOf(await down), 'OK', "S1's shutdown");
+  eq(s1.recHas('rq') + s1.recHas('mk'), 0, 'the queued jobs never ran');
+  ok(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'SHUTTING_DOWN'].includes(dq.result), `the request queued at a killed server ended ${dq.result}`);
+
+  // S2 becomes eligible: calls reach it, the marker and the request never do.
+  await eventually(() => a.h.meshReadyPeers('m') === 1, 5000, 'only S2 ready');
+  s2.h.setMeshWeight('m', 'svc', 100);
+  await eventually(() => probeAnswered(a), 3000, 'a probe answered by S2');
+  eq(resultOf(await settle(a.call(false, null, 'after').submit())), 'OK', 'after');
+  await eventually(() => s2.recHas('after') === 1, 2000, 'after at S2');
+  eq(s2.recHas('mk'), 0, 'mk at S2');
+  eq(s2.recHas('rq'), 0, 'rq at S2');
+  eq(s2.recHas('f0') + s2.recHas('f1'), 0, 'f0, f1 at S2');
+  eq(dm.calls, 1, 'mk completions');
+  eq(dq.calls, 1, 'rq completions');
+  await inflightBackToZero(a);
+  await a.close();
+  await s1.close();
+  await s2.close();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
@@ -531,7 +642,12 @@ module.exports.cases = {
   'SC-03': (p) => eachTransport(p, waiterPoolFull),
   'SC-06': sc06,
   'SC-09': (p) => eachTransport(p, firstOutcomeWins),
+  'SC-11': (p) => eachTransport(p, async (tr) => {
+    await noResubmit(tr, 'mesh');
+    await noResubmit(tr, 'cs');
+  }),
   'SC-17': (p) => eachTransport(p, callbackOnNewTurn),
   'SC-18': (p) => eachTransport(p, dispatcherCap),
+  'SC-19': (p) => eachTransport(p, noResendAfterAcceptance),
   'SC-20': (p) => eachTransport(p, outcomesByType),
 };
