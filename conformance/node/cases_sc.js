@@ -5,8 +5,8 @@
 // Node has no synchronous terminator (seed 000 §4.1), and the cases check
 // that the call objects have none.
 'use strict';
-const { ok, eq, eventually, settle, resultOf, ms, fail } = require('./check');
-const { zlink, Server, Client, transports, track, expectDone, doneBy, saturate, onTime, syncTerminators } = require('./harness');
+const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
+const { zlink, Server, Client, WorkerServer, transports, track, expectDone, doneBy, saturate, onTime, syncTerminators } = require('./harness');
 
 const MS = (n) => BigInt(n) * 1000000n;
 
@@ -629,6 +629,74 @@ async function noResendAfterAcceptance(tr) {
   await s2.close();
 }
 
+// --------------------------------------------------------------- SC-16
+
+async function exactlyOnceUnderRaces(tr, total, window, cancelPct) {
+  // B answers from its own thread (a worker), as the C case's B does, so
+  // its replies race A's timeouts and cancels at about 50 ms.
+  const b = await new WorkerServer({ name: 'B', weight: 100 }, { replyMode: 'delay', delayMin: 45, delayMax: 55 }).open('mesh', tr, 'sc16');
+  const a = await new Client().open('mesh', [b], { remoteServers: true });
+  const base = zlink.diagnostics();
+  let inflight = 0;
+  let room = null;
+  const calls = [];
+  let rng = 0x2545f4914f6cdd1dn;
+  const next = () => {
+    rng ^= (rng << 13n) & 0xffffffffffffffffn;
+    rng ^= rng >> 7n;
+    rng ^= (rng << 17n) & 0xffffffffffffffffn;
+    return rng;
+  };
+  for (let i = 0; i < total; i++) {
+    const r = next();
+    const cancel = Number(r % 100n) < cancelPct;
+    while (inflight >= window) await new Promise((res) => (room = res));
+    inflight++;
+    const ac = cancel ? new AbortController() : null;
+    const c = { index: i, cancel, calls: 0, result: null, replyOk: false };
+    calls.push(c);
+    settle(a.call(true, null, `r${i}`).timeout(50).submit(ac ? ac.signal : undefined)).then((s) => {
+      c.calls++;
+      c.result = resultOf(s);
+      if (s.ok) c.replyOk = s.value.payload.toString() === `r${i}`;
+      inflight--;
+      if (room) {
+        const wake = room;
+        room = null;
+        wake();
+      }
+    });
+    if (ac) setTimeout(() => ac.abort(), 45 + Number(r % 11n)); // cancel at about 50 ms
+  }
+  // The last window is still racing: shut A down now.
+  await a.h.shutdown(20);
+  // Shutdown returned: every accepted callback has run in C; their
+  // deliveries to this thread follow at once (the process also counts B's
+  // reply calls, so the counts below are compared after both hosts end).
+  await eventually(() => inflight === 0, 5000, 'every completion delivered');
+  eq(a.h.status().requestsInflight, 0, 'requests_inflight');
+  eq(a.h.metric('zlink.mesh_node.requests.inflight', ''), 0n, 'requests.inflight');
+  await b.shutdown(1000);
+  await eventually(() => a.h.status().dispatcherInUse === 0, 5000, 'the dispatcher is empty');
+  await eventually(() => {
+    const d = zlink.diagnostics();
+    return d.completionsPosted === d.completionsDelivered;
+  }, 5000, 'every completion posted in the process delivered once');
+  const d = zlink.diagnostics();
+  ok(d.completionsDelivered - base.completionsDelivered >= total, 'at least one completion per call');
+  const counts = { OK: 0, DEADLINE_EXCEEDED: 0, CANCELLED: 0, SHUTTING_DOWN: 0 };
+  for (const c of calls) {
+    eq(c.calls, 1, `call ${c.index} completions`);
+    ok(c.result in counts, `call ${c.index} ended ${c.result}`);
+    if (c.result === 'OK') ok(c.replyOk, `call ${c.index} got another call's reply`);
+    if (c.result === 'CANCELLED') ok(c.cancel, `call ${c.index} was cancelled but nobody cancelled it`);
+    counts[c.result]++;
+  }
+  process.stderr.write(`SC-16 ${tr}: ${counts.OK} ok, ${counts.DEADLINE_EXCEEDED} deadline, ${counts.CANCELLED} cancelled, ${counts.SHUTTING_DOWN} shutting down\n`);
+  await a.close();
+  await b.close();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
@@ -646,6 +714,7 @@ module.exports.cases = {
     await noResubmit(tr, 'mesh');
     await noResubmit(tr, 'cs');
   }),
+  'SC-16': (p) => eachTransport(p, (tr) => exactlyOnceUnderRaces(tr, param(p, 'requests'), param(p, 'window'), param(p, 'cancel_percent'))),
   'SC-17': (p) => eachTransport(p, callbackOnNewTurn),
   'SC-18': (p) => eachTransport(p, dispatcherCap),
   'SC-19': (p) => eachTransport(p, noResendAfterAcceptance),

@@ -161,7 +161,9 @@ class Client {
   constructor({ hwm = 0, sendTimeout = 0, rootSendTimeout = 0, extraChannels = false } = {}) {
     Object.assign(this, { hwm, sendTimeout, rootSendTimeout, extraChannels });
   }
-  async open(mode, servers) {
+  // remoteServers: the servers live on another thread (WorkerServer), so
+  // A checks only its own view of readiness.
+  async open(mode, servers, { remoteServers = false } = {}) {
     this.mode = mode;
     this.h = new zlink.Host('A');
     if (this.rootSendTimeout) this.h.setOption('DEFAULT_SEND_TIMEOUT', this.rootSendTimeout);
@@ -189,6 +191,13 @@ class Client {
     this.h.start();
     if (mode === 'mesh') {
       await eventually(() => this.h.meshReadyPeers('m') === servers.length, 5000, 'A sees every server ready');
+      if (remoteServers) {
+        // A's first request to each server is the sign that it serves A.
+        for (const s of servers) {
+          await eventually(async () => resultOf(await settle(this.nodeCall(false, s.name, 'ready?').submit())) === 'OK', 5000, `${s.name} takes A's records`);
+        }
+        return this;
+      }
       for (const s of servers) await eventually(() => s.h.meshReadyPeers('m') === 1, 5000, `${s.name} sees A ready`);
       return this;
     }
@@ -270,4 +279,36 @@ function onTime(elapsed, want) {
   ok(elapsed >= want && elapsed <= late, `ended after ${elapsed} ms, expected ${want}..${late} ms`);
 }
 
-module.exports = { zlink, Server, Client, Gate, transports, endpoint, track, expectDone, doneBy, saturate, onTime, syncTerminators };
+// A Server on a worker thread (worker_server.js): name and bound, plus
+// shutdown(ms) and close(); a Client connects to it like to a local one.
+class WorkerServer {
+  constructor(opts, behaviour) {
+    this.name = opts.name;
+    this.opts = opts;
+    this.behaviour = behaviour;
+  }
+  _ask(msg) {
+    return new Promise((resolve, reject) => {
+      this.w.once('message', (m) => (m.error ? reject(new Error(`worker: ${m.error}`)) : resolve(m)));
+      this.w.postMessage(msg);
+    });
+  }
+  async open(mode, tr, tag) {
+    const { Worker } = require('worker_threads');
+    this.w = new Worker(require('path').join(__dirname, 'worker_server.js'));
+    this.w.on('error', (e) => process.stderr.write(`worker error: ${e.stack || e}\n`));
+    const m = await this._ask({ op: 'open', opts: this.opts, behaviour: this.behaviour, mode, tr, tag });
+    this.bound = m.bound;
+    return this;
+  }
+  shutdown(ms) {
+    return this._ask({ op: 'shutdown', ms });
+  }
+  async close() {
+    await this._ask({ op: 'close' });
+    await new Promise((r) => this.w.once('exit', r));
+  }
+}
+
+module.exports = {
+  WorkerServer, zlink, Server, Client, Gate, transports, endpoint, track, expectDone, doneBy, saturate, onTime, syncTerminators };

@@ -7,16 +7,21 @@
  * context for the environment's life, since it runs every handler and
  * completion the binding delivers (doc/abi.md "Runtime context").
  *
- * Threads: JavaScript thread only. The library handle is never closed: the
- * runtime's threads live until the process ends.
+ * Threads: each environment's JavaScript thread (the main thread or a
+ * worker thread); loads are serialised by g_load_lock and the first one
+ * fills `zl`, which is only read afterwards. The library handle is never
+ * closed: the runtime's threads live until the process ends.
  */
 #include <dlfcn.h>
+
+#include <mutex>
 
 #include "addon.h"
 
 zl_api zl;
 
 static void *g_lib = nullptr; /* one library per process */
+static std::mutex g_load_lock;  /* environments (worker threads) load one at a time */
 
 void zn_call_js(Napi::Env env, Napi::Function, zn_env *, zn_event *ev)
 {
@@ -112,6 +117,7 @@ static Napi::Value load(const Napi::CallbackInfo &info)
     int64_t expected_major = zn_int64(info[2]);
     if (env.GetInstanceData<zn_env>() != nullptr)
         throw Napi::Error::New(env, "zlink: load() already ran in this environment");
+    std::lock_guard<std::mutex> guard(g_load_lock);
 
     void *lib = g_lib != nullptr ? g_lib : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
@@ -149,8 +155,10 @@ static Napi::Value load(const Napi::CallbackInfo &info)
                                         std::to_string(patch) + "; this binding needs major " +
                                         std::to_string(expected_major));
     }
-    g_lib = lib;
-    zl = api;
+    if (g_lib == nullptr) {
+        g_lib = lib;
+        zl = api; /* written once; other environments reuse it */
+    }
 
     zn_env *ed = new zn_env();
     ed->tsfn = zn_tsfn::New(env, "zlink", 0, 1, ed);

@@ -1,0 +1,31 @@
+// worker_server.js — a harness server (harness.js Server) on a worker
+// thread, with its own event loop, for the cases whose server must answer
+// while the main thread is busy (SC-16: replies racing timeouts at 50 ms).
+// The binding loads in the worker's own environment; hosts of both threads
+// share the process's Core context, so inproc endpoints connect them.
+// Messages: {op: 'open', ...} -> {bound}; {op: 'shutdown', ms} -> {down};
+// {op: 'close'} -> {closed}.
+'use strict';
+const { parentPort } = require('worker_threads');
+const { Server } = require('./harness');
+
+let server = null;
+parentPort.on('message', async (m) => {
+  try {
+    if (m.op === 'open') {
+      server = new Server(m.opts);
+      Object.assign(server, m.behaviour || {});
+      server.open(m.mode, m.tr, m.tag);
+      parentPort.postMessage({ bound: server.bound });
+    } else if (m.op === 'shutdown') {
+      await server.h.shutdown(m.ms);
+      parentPort.postMessage({ down: true });
+    } else if (m.op === 'close') {
+      await server.close();
+      parentPort.postMessage({ closed: true });
+      parentPort.close();
+    }
+  } catch (e) {
+    parentPort.postMessage({ error: String((e && e.stack) || e) });
+  }
+});
