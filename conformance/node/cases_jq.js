@@ -1,8 +1,8 @@
 // cases_jq.js — the JQ cases (seed 001 §10), ported from conformance/c/
 // jq_*.c to the Node binding's public API.
 'use strict';
-const { ok, eq, eventually, settle, resultOf, ms } = require('./check');
-const { zlink, transports, endpoint } = require('./harness');
+const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
+const { zlink, Server, Client, transports, endpoint } = require('./harness');
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -64,10 +64,98 @@ async function failedCheckLeavesNoTrace(tr) {
   x.destroy();
 }
 
+// The C case's flood (jq_flow.c): count one-ways "f0".. to "svc" with at
+// most window in flight; resolves once all ended.
+async function flood(a, count, window) {
+  const f = { done: 0, ok: 0, badIndex: -1, badResult: null };
+  let inflight = 0;
+  let room = null;
+  let all = null;
+  const allDone = new Promise((r) => (all = r));
+  for (let i = 0; i < count; i++) {
+    while (inflight >= window) await new Promise((r) => (room = r));
+    inflight++;
+    settle(a.call(false, null, `f${i}`).submit()).then((s) => {
+      inflight--;
+      f.done++;
+      if (s.ok) f.ok++;
+      else if (f.badIndex < 0) [f.badIndex, f.badResult] = [i, resultOf(s)];
+      if (room) {
+        const wake = room;
+        room = null;
+        wake();
+      }
+      if (f.done === count) all();
+    });
+  }
+  await allDone;
+  return f;
+}
+
+const REASONS = ['reason=no_handler', 'reason=decode_error', 'reason=shutdown', 'reason=backpressure', 'reason=stale_target'];
+function expectNoDrops(h, who) {
+  for (const r of REASONS) {
+    const v = h.metric('zlink.mesh_node.messages.dropped', r);
+    if (v !== 0n) fail(`${who} dropped ${v} records (${r})`);
+  }
+}
+
+// --------------------------------------------------------------- JQ-17
+
+async function fifoNeverRejects(tr, oneways, window) {
+  const b = new Server({ name: 'B', weight: 100, maxJobs: 2 * oneways }).open('mesh', tr, 'jq17');
+  const a = await new Client({ sendTimeout: 60000n * 1000000n }).open('mesh', [b]);
+  b.gated = true;
+  const t0 = Date.now();
+  const f = await flood(a, oneways, window);
+  ok(f.ok === oneways, `every send OK with the gate closed: ${f.ok} of ${oneways}; send ${f.badIndex} ended ${f.badResult}`);
+  const sentMs = Date.now() - t0;
+  await eventually(() => b.h.capacity().queuedJobs === oneways - 1, 30000, 'every other job queued');
+  const bc = b.h.capacity();
+  eq(b.gate.waiting, 1, 'f0 at the gate');
+  eq(b.recCount(), 0, 'records handled');
+  eq(bc.pressureState, 0, 'B RUNNING');
+  b.gate.openGate();
+  await eventually(() => b.recCount() === oneways, 60000, 'every record handled');
+  await eventually(() => b.h.capacity().permitsInUse === 0, 5000, 'no permit in use');
+  const firstBad = b.rec.findIndex((tag, i) => tag !== `f${i}`);
+  ok(b.rec.length === oneways && firstBad < 0, `${tr}: B handled ${b.rec.length} of ${oneways}; record ${firstBad} is '${b.rec[firstBad]}'`);
+  process.stderr.write(`JQ-17 ${tr}: ${oneways} one-ways completed in ${sentMs} ms, handled by ${Date.now() - t0} ms; peak ${bc.peakPermitsInUse}\n`);
+  expectNoDrops(b.h, 'B');
+  expectNoDrops(a.h, 'A');
+  await a.close();
+  await b.close();
+}
+
+// --------------------------------------------------------------- JQ-18
+
+async function noHandlerOnlyRecorded(tr, mode) {
+  const b = new Server({ name: 'B', weight: 100 }).open(mode, tr, mode === 'mesh' ? 'jq18m' : 'jq18c');
+  const a = await new Client().open(mode, [b]);
+  expectNoDrops(b.h, 'B');
+  const base = b.recCount(); // pings of the ClientServer open are no records
+  const s = await settle(a.h.sendToChannel('svc').payload('nohandler', 'x', '').submit());
+  eq(resultOf(s), 'OK', 'a one-way to a packet with no handler');
+  await eventually(() => b.h.metric('zlink.mesh_node.messages.dropped', 'reason=no_handler') === 1n, 5000, 'B recorded it');
+  eq(resultOf(await settle(a.call(true, null, 'after').submit())), 'OK', 'after');
+  eq(b.h.metric('zlink.mesh_node.messages.dropped', 'reason=no_handler'), 1n, 'no_handler drops');
+  for (const r of REASONS.slice(1)) eq(b.h.metric('zlink.mesh_node.messages.dropped', r), 0n, r);
+  eq(b.recHas('x'), 0, 'x at B');
+  eq(b.recCount() - base, 1, '"after" only');
+  expectNoDrops(a.h, 'A');
+  await a.close();
+  await b.close();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
 module.exports.cases = {
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
+  'JQ-17': (p) => eachTransport(p, (tr) => fifoNeverRejects(tr, param(p, 'oneways'), param(p, 'window'))),
+  'JQ-18': (p) => eachTransport(p, async (tr) => {
+    await noHandlerOnlyRecorded(tr, 'mesh');
+    await noHandlerOnlyRecorded(tr, 'cs');
+  }),
 };
