@@ -2,7 +2,7 @@
 // jq_*.c to the Node binding's public API.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Server, Client, transports, endpoint } = require('./harness');
+const { zlink, Server, Client, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -147,12 +147,60 @@ async function noHandlerOnlyRecorded(tr, mode) {
   await b.close();
 }
 
+// --------------------------------------------------------------- JQ-16
+
+async function checkRoomOutcome(tr, what, i, d, started, wantMs, oneway) {
+  await expectDone(d, 5000);
+  const r = d.result;
+  if (['CAPACITY_EXCEEDED', 'REJECTED', 'UNAVAILABLE'].includes(r)) fail(`${tr}: ${what} ${i} ended ${r} for lack of room`);
+  if (oneway && r === 'OK') return; // admitted
+  if (r !== 'DEADLINE_EXCEEDED') fail(`${tr}: ${what} ${i} ended ${r}, expected ${oneway ? 'OK or DEADLINE_EXCEEDED' : 'DEADLINE_EXCEEDED'}`);
+  onTime(d.at - started, wantMs);
+  eq(d.calls, 1, `${what} ${i} completions`);
+}
+
+async function roomIsNotAnError(tr, mode, batch, sendMs, requestMs) {
+  const HWM = 16 * 1024;
+  const b = new Server({ name: 'B', weight: 100, maxJobs: 1, hwm: HWM }).open(mode, tr, mode === 'mesh' ? 'jq16m' : 'jq16c');
+  const a = await new Client({ hwm: HWM, sendTimeout: BigInt(sendMs) * 1000000n }).open(mode, [b]);
+  const sat = await saturate(a, b);
+  const dd = [];
+  for (let i = 0; i < 2 * batch; i++) {
+    const request = i % 2 === 1;
+    const c = a.call(request, null, `${request ? 'q' : 'w'}${Math.floor(i / 2)}`);
+    if (request) c.timeout(requestMs);
+    const started = Date.now();
+    dd.push({ request, started, d: track(c.submit()) });
+  }
+  await checkRoomOutcome(tr, 'the pending one-way', 0, sat.pending, sat.started, sendMs, true);
+  let admitted = 0;
+  let timedOut = 0;
+  for (let i = 0; i < 2 * batch; i++) {
+    const { request, started, d } = dd[i];
+    await checkRoomOutcome(tr, request ? 'request' : 'one-way', Math.floor(i / 2), d, started, request ? requestMs : sendMs, !request);
+    if (!request && d.result === 'OK') admitted++;
+    else if (!request) timedOut++;
+  }
+  process.stderr.write(`JQ-16 ${tr} ${mode}: ${sat.accepted} saturating sends accepted; batch one-ways: ${admitted} admitted, ${timedOut} DeadlineExceeded\n`);
+  await a.close();
+  await b.close();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
 module.exports.cases = {
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
+  'JQ-16': (p) => eachTransport(p, async (tr) => {
+    const batch = param(p, 'batch');
+    const sendMs = param(p, 'send_timeout_ms');
+    const requestMs = param(p, 'request_timeout_ms');
+    ok(batch > 0 && sendMs > 0 && requestMs > 0 && requestMs !== sendMs, 'parameters');
+    await roomIsNotAnError(tr, 'mesh', batch, sendMs, requestMs);
+    await roomIsNotAnError(tr, 'cs', batch, sendMs, requestMs);
+    await roomIsNotAnError(tr, 'mesh', batch, requestMs, sendMs); // swapped
+  }),
   'JQ-17': (p) => eachTransport(p, (tr) => fifoNeverRejects(tr, param(p, 'oneways'), param(p, 'window'))),
   'JQ-18': (p) => eachTransport(p, async (tr) => {
     await noHandlerOnlyRecorded(tr, 'mesh');
