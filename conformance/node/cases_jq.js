@@ -192,6 +192,7 @@ async function eachTransport(params, round) {
 
 module.exports.cases = {
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
+  'JQ-21': require('./cases_sc').cases['SC-12'], // SC-12 run in the 001 suite (as in C)
   'JQ-16': (p) => eachTransport(p, async (tr) => {
     const batch = param(p, 'batch');
     const sendMs = param(p, 'send_timeout_ms');

@@ -6,7 +6,7 @@
 // that the call objects have none.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Server, Client, WorkerServer, transports, track, expectDone, doneBy, saturate, onTime, syncTerminators } = require('./harness');
+const { zlink, Server, Client, WorkerServer, Gate, endpoint, sendGated, transports, track, expectDone, doneBy, saturate, onTime, syncTerminators } = require('./harness');
 
 const MS = (n) => BigInt(n) * 1000000n;
 
@@ -697,6 +697,95 @@ async function exactlyOnceUnderRaces(tr, total, window, cancelPct) {
   await b.close();
 }
 
+// --------------------------------------------------------------- SC-12
+
+async function csReplyHeldInFifo(tr) {
+  const D = 20;
+  const s = new Server({ name: 'S', weight: 100, maxJobs: 1 }).open('cs', tr, 'sc12');
+  const c = await new Client({ sendTimeout: MS(60000) }).open('cs', [s]);
+  eq(resultOf(await settle(c.call(true, null, 'warm').submit())), 'OK', 'warm'); // the connection is up
+  const dd = await sendGated(c, s, D);
+  const t0 = Date.now();
+  const dq = track(c.call(true, null, 'q').timeout(300).submit());
+  await expectDone(dq, 2000);
+  eq(dq.result, 'DEADLINE_EXCEEDED', 'q');
+  onTime(dq.at - t0, 300);
+  eq(s.h.capacity().pressureState, 1, 'S PAUSED');
+  s.gate.openGate();
+  for (const d of dd) {
+    await expectDone(d, 5000);
+    eq(d.result, 'OK', 'a gated one-way');
+  }
+  eq(resultOf(await settle(c.call(true, null, 'after').submit())), 'OK', 'after'); // behind everything sent before
+  const rec = s.rec;
+  const n = rec.length;
+  let order = n >= 2 + D && rec[0] === 'warm' && rec[n - 1] === 'after';
+  for (let i = 0; order && i < D; i++) order = rec[1 + i] === `d${i + 1}`;
+  const qOk = n === 2 + D || (n === 3 + D && rec[1 + D] === 'q');
+  ok(order && qOk, `S handled ${n} records out of FIFO order (warm, d1..d20, [q], after expected): ${rec.join(',')}`);
+  eq(dq.calls, 1, 'q completions');
+  await eventually(() => c.h.metric('zlink.mesh_node.requests.inflight', '') === 0n, 2000, 'requests.inflight back to 0');
+  await c.close();
+  await s.close();
+}
+
+// --------------------------------------------------------------- SC-13
+
+async function meshReplyWhilePaused(tr) {
+  const mesh = (name, listen, maxJobs = 0) => {
+    const h = new zlink.Host(name);
+    if (maxJobs > 0) h.setOption('MAX_QUEUED_JOBS', maxJobs);
+    h.addMeshNode('m', name, listen ? endpoint(tr, 'mesh', name) : undefined);
+    return h;
+  };
+  const gate = new Gate();
+  // B serves "back" and answers at once.
+  const b = mesh('B', true);
+  b.addMeshChannelServer('m', 'back', 100);
+  b.handle({ channel: 'back' }, 'request', 'm', (turn) => turn.respond('m', turn.payload, ''));
+  b.start();
+  // A: M = 2 (pause at 2), a gated server of "svc", a client of "back".
+  const a = mesh('A', true, 2);
+  a.addMeshChannelServer('m', 'svc', 100);
+  a.handle({ channel: 'svc' }, 'send', 'm', () => gate.pass());
+  a.addMeshChannelClient('m', 'back');
+  a.meshConnect('m', b.endpoint('m'), 'B');
+  a.start();
+  // C floods A's "svc" (its sends may wait for room: 30 s allowed).
+  const c = mesh('C', false);
+  c.addMeshChannelClient('m', 'svc');
+  c.setMeshOption('m', 'SEND_TIMEOUT', MS(30000));
+  c.meshConnect('m', a.endpoint('m'), 'A');
+  c.start();
+  await eventually(() => c.meshReadyPeers('m') === 1, 5000, 'A ready at C');
+  await eventually(() => a.meshReadyPeers('m') >= 1, 5000, 'peers ready at A');
+  for (let i = 0; i < 3; i++) {
+    eq(resultOf(await settle(c.sendToChannel('svc').payload('m', `f${i}`, '').submit())), 'OK', `f${i}`);
+    if (i === 0) await eventually(() => gate.waiting === 1, 5000, 'f0 at the gate');
+  }
+  await eventually(() => a.capacity().queuedJobs === 2, 5000, 'both permits held as queued jobs');
+  let cap = a.capacity();
+  eq(cap.pressureState, 1, 'A PAUSED');
+  eq(cap.queuedJobs, 2, 'queued jobs');
+  // A requests "back" from B: the reply comes over the Completion lane
+  // and needs no permit.
+  const t0 = Date.now();
+  const q = await settle(a.requestToChannel('back').payload('m', 'q', '').submit());
+  const took = Date.now() - t0;
+  eq(resultOf(q), 'OK', 'q');
+  eq(q.value.payload.toString(), 'q', 'its reply');
+  ok(took < ms(100), `the request took ${took} ms while A was paused (< ${ms(100)} ms expected)`);
+  cap = a.capacity();
+  eq(cap.pressureState, 1, 'still paused throughout');
+  eq(cap.permitsInUse, 2, 'permits in use');
+  eq(cap.transitionsRunning, 0, 'no RUNNING transition');
+  gate.openGate();
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, 'permits released');
+  eq(a.capacity().pressureState, 0, 'A RUNNING');
+  for (const h of [c, a, b]) await h.shutdown(ms(2000));
+  for (const h of [c, a, b]) h.destroy();
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
@@ -714,6 +803,8 @@ module.exports.cases = {
     await noResubmit(tr, 'mesh');
     await noResubmit(tr, 'cs');
   }),
+  'SC-12': (p) => eachTransport(p, csReplyHeldInFifo),
+  'SC-13': (p) => eachTransport(p, meshReplyWhilePaused),
   'SC-16': (p) => eachTransport(p, (tr) => exactlyOnceUnderRaces(tr, param(p, 'requests'), param(p, 'window'), param(p, 'cancel_percent'))),
   'SC-17': (p) => eachTransport(p, callbackOnNewTurn),
   'SC-18': (p) => eachTransport(p, dispatcherCap),

@@ -273,6 +273,20 @@ async function saturate(a, b) {
   }
 }
 
+// sc_send_gated: gates s and starts one-ways "d1".."d<n>" from a (n >= 2);
+// returns their trackers once d1 waits at s's gate and, after d2, s
+// (max_jobs 1) is PAUSED.
+async function sendGated(a, s, n) {
+  s.gated = true;
+  const dd = [];
+  for (let i = 0; i < n; i++) {
+    dd.push(track(a.call(false, null, `d${i + 1}`).submit()));
+    if (i === 0) await eventually(() => s.gate.waiting === 1, 5000, 'd1 at the gate');
+    if (i === 1) await eventually(() => s.h.capacity().pressureState === 1, 5000, 's PAUSED');
+  }
+  return dd;
+}
+
 // The deadline check of sc.h: elapsed in want..want + 250 ms (scaled).
 function onTime(elapsed, want) {
   const late = want + ms(250);
@@ -311,4 +325,5 @@ class WorkerServer {
 }
 
 module.exports = {
-  WorkerServer, zlink, Server, Client, Gate, transports, endpoint, track, expectDone, doneBy, saturate, onTime, syncTerminators };
+  WorkerServer,
+  sendGated, zlink, Server, Client, Gate, transports, endpoint, track, expectDone, doneBy, saturate, onTime, syncTerminators };
