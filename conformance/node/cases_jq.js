@@ -2,7 +2,7 @@
 // jq_*.c to the Node binding's public API.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Server, Client, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
+const { zlink, Server, Client, Gate, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -186,11 +186,157 @@ async function roomIsNotAnError(tr, mode, batch, sendMs, requestMs) {
   await b.close();
 }
 
+// ------------------------------------------------------ JQ-02 (jq_permits.c)
+
+// The owner of jq_permits.c: one-way turns record their tag and the
+// capacity read at their first instruction, pass the gate if gated, and
+// (tag starting with awaitPrefix) request awaitChannel and keep the turn
+// until the reply; request turns pass the gate and echo the payload.
+class JqOwner {
+  constructor(gated) {
+    this.gated = gated;
+    this.gate = new Gate();
+    this.awaitPrefix = '';
+    this.awaitChannel = '';
+    this.awaitTimeoutMs = 0;
+    this.started = 0;
+    this.ended = 0;
+    this.tags = [];
+    this.inUseAtStart = [];
+    this.reservedAtStart = [];
+    this.awaited = 0;
+    this.awaitResult = [];
+    this.awaitReply = [];
+  }
+}
+
+function jqServe(h, ch, sendOwner, requestOwner) {
+  h.addMeshChannelServer('m', ch, 100);
+  if (sendOwner) {
+    const o = sendOwner;
+    h.handle({ channel: ch }, 'send', 'm', async (turn) => {
+      const c = h.capacity(); // the first instruction
+      const i = o.started++;
+      o.tags[i] = turn.payload.toString();
+      o.inUseAtStart[i] = c.permitsInUse;
+      o.reservedAtStart[i] = c.reservedSupplyPermits;
+      const wait = o.awaitPrefix !== '' && o.tags[i].startsWith(o.awaitPrefix);
+      if (o.gated) await o.gate.pass();
+      if (!wait) {
+        o.ended++;
+        return;
+      }
+      const r = await settle(h.requestToChannel(o.awaitChannel).payload('m', o.tags[i], '').timeout(o.awaitTimeoutMs).submit());
+      o.awaitResult[i] = resultOf(r);
+      o.awaitReply[i] = r.ok ? r.value.payload.toString() : '';
+      o.awaited++;
+      o.ended++; // the turn ends as this returns
+    });
+  }
+  h.handle({ channel: ch }, 'request', 'm', async (turn) => {
+    const o = requestOwner;
+    if (o && o.gated) await o.gate.pass();
+    if (o) {
+      o.started++;
+      o.ended++;
+    }
+    turn.respond('m', turn.payload, '');
+  });
+}
+
+async function jqTrioOpen(tr, maxJobs, oa, ob) {
+  const b = meshHost('B', tr, true);
+  jqServe(b, 'back', null, ob);
+  b.start();
+  const a = meshHost('A', tr, true, maxJobs);
+  jqServe(a, 'svc', oa, null);
+  a.addMeshChannelClient('m', 'back');
+  a.meshConnect('m', b.endpoint('m'), 'B');
+  a.start();
+  const c = meshHost('C', tr, false);
+  c.addMeshChannelClient('m', 'svc');
+  c.setMeshOption('m', 'SEND_TIMEOUT', 30000n * 1000000n);
+  c.meshConnect('m', a.endpoint('m'), 'A');
+  c.start();
+  await eventually(() => c.meshReadyPeers('m') === 1, 5000, 'A ready at C');
+  await eventually(() => a.meshReadyPeers('m') === 2, 5000, 'B and C ready at A');
+  return { a, b, c };
+}
+
+async function jqSend(h, ch, tag) {
+  eq(resultOf(await settle(h.sendToChannel(ch).payload('m', tag, '').submit())), 'OK', tag);
+}
+
+function jqExpectStart(o, i, queued) {
+  const inUse = o.inUseAtStart[i];
+  const reserved = o.reservedAtStart[i];
+  ok(inUse - reserved === queued && reserved <= 1,
+    `turn ${i} started with ${inUse} permits in use (${reserved} reserved), expected ${queued} jobs (and at most one reservation)`);
+}
+
+function jqExpectOrder(o, from, prefix, first, n) {
+  for (let i = 0; i < n; i++) {
+    const want = `${prefix}${first + i}`;
+    ok(from + i < o.started && o.tags[from + i] === want,
+      `turn ${from + i} of ${o.started} started is "${o.tags[from + i]}", expected ${want} (each once, in order)`);
+  }
+}
+
+async function hostEnd(...hosts) {
+  for (const h of hosts) {
+    await h.shutdown(ms(2000));
+    h.destroy();
+  }
+}
+
+async function permitAccounting(tr) {
+  const oa = new JqOwner(true);
+  const ob = new JqOwner(true);
+  oa.awaitPrefix = 'j1';
+  oa.awaitChannel = 'back';
+  oa.awaitTimeoutMs = 10000;
+  const { a, b, c } = await jqTrioOpen(tr, 4, oa, ob);
+  await jqSend(c, 'svc', 'j1');
+  await eventually(() => oa.gate.waiting === 1, 5000, 'j1 at the gate');
+  jqExpectStart(oa, 0, 0); // read at j1's first instruction
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, 'nothing in use with j1 running');
+  for (let i = 2; i <= 4; i++) await jqSend(c, 'svc', `j${i}`);
+  await eventually(() => a.capacity().queuedJobs === 3 && a.capacity().permitsInUse === 3, 5000, 'j2..j4 queued');
+  let cap = a.capacity();
+  eq(cap.queuedJobs, 3, 'queued jobs');
+  eq(cap.pressureState, 0, 'RUNNING (the pause count is 4)');
+  // j1 passes the gate and awaits B (held at B's gate); the gate closes again behind it.
+  oa.gate.openGate();
+  await eventually(() => ob.gate.waiting === 1, 5000, "j1's request at B's gate");
+  oa.gate.close();
+  await eventually(() => a.capacity().permitsInUse === 3, 5000, 'the await took no permit');
+  eq(a.capacity().queuedJobs, 3, 'queued jobs');
+  eq(a.status().turnsRunning, 1, 'turns running');
+  eq(oa.started, 1, 'turns started');
+  // The reply ends j1's turn; j2 starts and lowers in use to 2.
+  ob.gate.openGate();
+  await eventually(() => oa.awaited === 1 && oa.gate.waiting === 1, 5000, "j1's await ended, j2 at the gate");
+  eq(oa.awaitResult[0], 'OK', "j1's await");
+  eq(oa.awaitReply[0], 'j1', "j1's reply");
+  eq(oa.started, 2, 'turns started');
+  jqExpectStart(oa, 1, 2);
+  await eventually(() => a.capacity().permitsInUse === 2, 5000, 'two in use');
+  eq(a.capacity().queuedJobs, 2, 'queued jobs');
+  oa.gate.openGate();
+  await eventually(() => oa.ended === 4, 5000, 'every turn ended');
+  jqExpectOrder(oa, 0, 'j', 1, 4);
+  jqExpectStart(oa, 2, 1);
+  jqExpectStart(oa, 3, 0);
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, 'nothing in use');
+  await hostEnd(c, a, b);
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
 module.exports.cases = {
+  'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
   'JQ-21': require('./cases_sc').cases['SC-12'], // SC-12 run in the 001 suite (as in C)
   'JQ-16': (p) => eachTransport(p, async (tr) => {
