@@ -331,6 +331,135 @@ async function permitAccounting(tr) {
   await hostEnd(c, a, b);
 }
 
+// A saturated: no free permit, PAUSED, and a record without a permit
+// waits (a capacity waiter at A's ingress, or a one-way waiting at c).
+function jqSaturated(h, c) {
+  const cap = h.capacity();
+  return cap.permitsInUse === cap.effectiveMax && cap.pressureState === 1 &&
+    (cap.capacityWaiters >= 1 || c.status().onewayWaiting >= 1);
+}
+
+// --------------------------------------------------------------- JQ-20
+
+async function completionNeedsNoPermit(tr) {
+  const oa = new JqOwner(false);
+  const ob = new JqOwner(true);
+  oa.awaitPrefix = 'h';
+  oa.awaitChannel = 'back';
+  oa.awaitTimeoutMs = 10000;
+  const { a, b, c } = await jqTrioOpen(tr, 1, oa, ob);
+  await jqSend(c, 'svc', 'h0');
+  await eventually(() => ob.gate.waiting === 1, 5000, 'h0 awaits B');
+  const F = 6;
+  const dd = [];
+  for (let i = 1; i <= F; i++) dd.push(track(c.sendToChannel('svc').payload('m', `f${i}`, '').submit()));
+  await eventually(() => jqSaturated(a, c), 5000, 'A saturated');
+  eq(oa.awaited, 0, 'awaits ended');
+  eq(oa.started, 1, 'turns started');
+  const t0 = Date.now();
+  ob.gate.openGate();
+  await eventually(() => oa.awaited === 1, 5000, "h0's reply arrived");
+  const took = Date.now() - t0;
+  eq(oa.awaitResult[0], 'OK', "h0's await");
+  eq(oa.awaitReply[0], 'h0', "h0's reply");
+  ok(took < ms(1000), `the reply took ${took} ms to reach saturated A`);
+  for (const d of dd) {
+    await expectDone(d, 5000);
+    eq(d.result, 'OK', 'a flood one-way');
+  }
+  await eventually(() => oa.ended === F + 1, 5000, 'every turn ended');
+  eq(oa.tags[0], 'h0', 'the first turn');
+  jqExpectOrder(oa, 1, 'f', 1, F);
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, 'nothing in use');
+  eq(a.capacity().pressureState, 0, 'A RUNNING');
+  await hostEnd(c, a, b);
+}
+
+// --------------------------------------------------------------- JQ-05
+
+async function saturatedIngress(tr) {
+  const D = 500;
+  const FLOOD = 40; // JQ05_FLOOD of the C case
+  let oa = new JqOwner(true);
+  const b = meshHost('B', tr, true);
+  jqServe(b, 'back', null, null);
+  b.start();
+  let a = meshHost('A', tr, true, 2);
+  jqServe(a, 'svc', oa, null);
+  a.addMeshChannelClient('m', 'back');
+  a.meshConnect('m', b.endpoint('m'), 'B');
+  a.start();
+  const boundA = a.endpoint('m');
+  const flooder = () => {
+    const h = meshHost('C', tr, false);
+    h.addMeshChannelClient('m', 'svc');
+    h.setMeshOption('m', 'SEND_TIMEOUT', 30000n * 1000000n);
+    h.meshConnect('m', boundA, 'A');
+    h.start();
+    return h;
+  };
+  let c = flooder();
+  await eventually(() => c.meshReadyPeers('m') === 1, 5000, 'A ready at C');
+  await eventually(() => a.meshReadyPeers('m') === 2, 5000, 'B and C ready at A');
+  await jqSend(c, 'svc', 'f0');
+  await eventually(() => oa.gate.waiting === 1, 5000, 'f0 at the gate');
+  let dd = [];
+  for (let i = 1; i < FLOOD; i++) dd.push(track(c.sendToChannel('svc').payload('m', `f${i}`, '').submit()));
+  await eventually(() => jqSaturated(a, c), 5000, 'A saturated');
+  let t = Date.now();
+  const q = await settle(a.requestToChannel('back').payload('m', 'q', '').timeout(10000).submit());
+  let took = Date.now() - t;
+  eq(resultOf(q), 'OK', 'q');
+  eq(q.value.payload.toString(), 'q', "q's reply");
+  ok(took < ms(200), `the request to B took ${took} ms while A was saturated`);
+  t = Date.now();
+  const u = await settle(a.requestToChannel('back').payload('nope', 'u', '').timeout(10000).submit());
+  took = Date.now() - t;
+  eq(resultOf(u), 'NOT_FOUND', 'an unknown packet');
+  ok(took < ms(200), `the unknown packet's NotFound took ${took} ms`);
+  eq(a.capacity().pressureState, 1, 'A PAUSED');
+  eq(a.capacity().transitionsRunning, 0, 'no RUNNING transition');
+  const t0 = Date.now();
+  setTimeout(() => oa.gate.openGate(), D);
+  await a.shutdown(D);
+  onTime(Date.now() - t0, D);
+  eq(a.state, 'STOPPED', "A's state");
+  const cap = a.capacity();
+  eq(cap.capacityWaiters, 0, 'capacity waiters');
+  eq(cap.permitsInUse, 0, 'permits in use');
+  await hostEnd(c); // ends what still waited for room toward A
+  for (const d of dd) await expectDone(d, 5000);
+  await hostEnd(a, b);
+
+  // Part 2: no shutdown; open() delivers everything.
+  oa = new JqOwner(true);
+  a = new zlink.Host('A'); // listening where the first A did
+  a.setOption('MAX_QUEUED_JOBS', 2);
+  a.addMeshNode('m', 'A', boundA);
+  jqServe(a, 'svc', oa, null);
+  a.start();
+  c = flooder();
+  await eventually(() => c.meshReadyPeers('m') === 1, 5000, 'A ready at C');
+  await jqSend(c, 'svc', 'f0');
+  await eventually(() => oa.gate.waiting === 1, 5000, 'f0 at the gate');
+  dd = [];
+  for (let i = 1; i < FLOOD; i++) dd.push(track(c.sendToChannel('svc').payload('m', `f${i}`, '').submit()));
+  await eventually(() => jqSaturated(a, c), 5000, 'A saturated');
+  oa.gate.openGate();
+  for (const d of dd) {
+    await expectDone(d, 10000);
+    eq(d.result, 'OK', 'a flood one-way');
+  }
+  await eventually(() => oa.ended === FLOOD, 10000, 'every record handled');
+  jqExpectOrder(oa, 0, 'f', 0, FLOOD);
+  let dropped = 0n;
+  for (const r of REASONS) dropped += a.metric('zlink.mesh_node.messages.dropped', r);
+  eq(dropped, 0n, 'dropped at A');
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, 'nothing in use');
+  eq(a.capacity().pressureState, 0, 'A RUNNING');
+  await hostEnd(c, a);
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
@@ -338,7 +467,9 @@ async function eachTransport(params, round) {
 module.exports.cases = {
   'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
+  'JQ-20': (p) => eachTransport(p, completionNeedsNoPermit),
   'JQ-21': require('./cases_sc').cases['SC-12'], // SC-12 run in the 001 suite (as in C)
+  'JQ-05': (p) => eachTransport(p, saturatedIngress),
   'JQ-16': (p) => eachTransport(p, async (tr) => {
     const batch = param(p, 'batch');
     const sendMs = param(p, 'send_timeout_ms');
