@@ -460,11 +460,129 @@ async function saturatedIngress(tr) {
   await hostEnd(c, a);
 }
 
+// ------------------------------------------------- JQ-01 (jq_pressure.c)
+
+const JQ = 'zlink.host.application_job_queue.';
+const CORE = 'zlink.host.core_hwm.';
+const PROFILE = { COMPACT: 0, LOW_LATENCY: 1, BALANCED: 2, THROUGHPUT: 3 }; // ZLINK_PROFILE_* (zlink.h)
+const JQP = zlink.JobQueueProfile;
+
+// A host with P forced to 2 and one CS server channel (not started).
+function p2Host(name) {
+  const h = new zlink.Host(name);
+  h.setOption('EFFECTIVE_PROCESSORS', 2);
+  h.addCsServer('svc', 'tcp://127.0.0.1:0');
+  return h;
+}
+
+const opt = (h, o) => Number(h.getOption(o));
+
+function expectStarted(h, m, jqProfile, coreProfile) {
+  h.start();
+  const c = h.capacity();
+  eq(c.effectiveMax, m, 'M');
+  eq(c.profile, jqProfile, 'the job-queue profile');
+  eq(h.metric(JQ + 'limit', ''), BigInt(m), 'the limit metric');
+  eq(h.metric(CORE + 'profile', ''), BigInt(coreProfile), 'the Core profile in force');
+}
+
+function expectStartRefused(h, want) {
+  let got = 'OK';
+  try {
+    h.start();
+  } catch (e) {
+    got = e.result;
+  }
+  eq(got, want, 'start');
+  eq(h.state, 'FAILED', 'state');
+  let bound = true;
+  try {
+    h.endpoint('svc');
+  } catch {
+    bound = false;
+  }
+  ok(!bound, 'never bound');
+  h.destroy();
+}
+
+async function independentProfiles() {
+  let h = p2Host('jq01-default');
+  eq(opt(h, 'JOB_QUEUE_PROFILE'), JQP.BALANCED, 'job-queue profile');
+  eq(opt(h, 'CORE_HWM_PROFILE'), -1, "unset: the Core's default");
+  eq(opt(h, 'MAX_QUEUED_JOBS'), 256, 'M');
+  expectStarted(h, 256, JQP.BALANCED, PROFILE.BALANCED);
+  eq(h.metric(CORE + 'effective_budget', ''), 0n, 'effective budget');
+  await hostEnd(h);
+
+  h = p2Host('jq01-both');
+  h.setOption('CORE_HWM_PROFILE', PROFILE.COMPACT);
+  eq(opt(h, 'MAX_QUEUED_JOBS'), 256, "the Core's profile moved nothing");
+  h.setOption('JOB_QUEUE_PROFILE', JQP.THROUGHPUT);
+  eq(opt(h, 'CORE_HWM_PROFILE'), PROFILE.COMPACT, 'Core profile');
+  h.setOption('CORE_BUDGET_BYTES', 4 << 20);
+  eq(opt(h, 'MAX_QUEUED_JOBS'), 512, 'M');
+  expectStarted(h, 512, JQP.THROUGHPUT, PROFILE.COMPACT);
+  eq(opt(h, 'CORE_HWM_PROFILE'), PROFILE.COMPACT, 'Core profile after start');
+  eq(h.metric(CORE + 'effective_budget', ''), BigInt(4 << 20), 'effective budget');
+  await hostEnd(h);
+
+  h = p2Host('jq01-core-only');
+  h.setOption('CORE_HWM_PROFILE', PROFILE.COMPACT);
+  expectStarted(h, 256, JQP.BALANCED, PROFILE.COMPACT);
+  await hostEnd(h);
+  h = p2Host('jq01-jq-only');
+  h.setOption('JOB_QUEUE_PROFILE', JQP.THROUGHPUT);
+  expectStarted(h, 512, JQP.THROUGHPUT, PROFILE.BALANCED);
+  eq(opt(h, 'CORE_HWM_PROFILE'), -1, 'Core profile unset');
+  await hostEnd(h);
+
+  h = p2Host('jq01-manual');
+  h.setOption('MAX_QUEUED_JOBS', 17);
+  h.setOption('JOB_QUEUE_PROFILE', JQP.COMPACT); // the manual value wins over a profile
+  expectStarted(h, 17, JQP.COMPACT, PROFILE.BALANCED);
+  let c = h.capacity();
+  eq(c.manualMax, 17, 'manual max');
+  eq(c.pauseCount, 14, 'pause count');
+  eq(c.resumeCount, 10, 'resume count');
+  await hostEnd(h);
+
+  const bad = [['MAX_QUEUED_JOBS', 0], ['MAX_QUEUED_JOBS', -1], ['MAX_QUEUED_JOBS', 2 ** 31],
+    ['PAUSE_PERCENT', 0], ['PAUSE_PERCENT', 101], ['RESUME_PERCENT', 100],
+    ['CORE_HWM_PROFILE', PROFILE.THROUGHPUT + 1], ['CORE_BUDGET_BYTES', -1], ['CORE_MEMORY_LIMIT_BYTES', -1]];
+  h = p2Host('jq01-bad');
+  for (const [o, v] of bad) {
+    const before = opt(h, o);
+    let got = 'OK';
+    try {
+      h.setOption(o, v);
+    } catch (e) {
+      got = e.result;
+    }
+    eq(got, 'INVALID_ARGUMENT', `${o} = ${v}`);
+    eq(opt(h, o), before, `${o} kept`);
+  }
+  expectStarted(h, 256, JQP.BALANCED, PROFILE.BALANCED);
+  c = h.capacity();
+  eq(c.pausePercent, 80, 'pause percent');
+  eq(c.resumePercent, 60, 'resume percent');
+  await hostEnd(h);
+  for (const [pause, resume] of [[60, 60], [50, 70]]) {
+    h = p2Host('jq01-order');
+    h.setOption('PAUSE_PERCENT', pause);
+    h.setOption('RESUME_PERCENT', resume);
+    expectStartRefused(h, 'INVALID_ARGUMENT');
+  }
+  h = p2Host('jq01-memory');
+  h.setOption('CORE_MEMORY_LIMIT_BYTES', 2n ** 63n - 1n);
+  expectStartRefused(h, 'INVALID_ARGUMENT');
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
 module.exports.cases = {
+  'JQ-01': independentProfiles,
   'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
   'JQ-20': (p) => eachTransport(p, completionNeedsNoPermit),
