@@ -207,6 +207,7 @@ class JqOwner {
     this.awaited = 0;
     this.awaitResult = [];
     this.awaitReply = [];
+    this.awaitElapsed = [];
   }
 }
 
@@ -226,7 +227,9 @@ function jqServe(h, ch, sendOwner, requestOwner) {
         o.ended++;
         return;
       }
+      const t0 = Date.now();
       const r = await settle(h.requestToChannel(o.awaitChannel).payload('m', o.tags[i], '').timeout(o.awaitTimeoutMs).submit());
+      o.awaitElapsed[i] = Date.now() - t0;
       o.awaitResult[i] = resultOf(r);
       o.awaitReply[i] = r.ok ? r.value.payload.toString() : '';
       o.awaited++;
@@ -577,6 +580,126 @@ async function independentProfiles() {
   expectStartRefused(h, 'INVALID_ARGUMENT');
 }
 
+// --------------------------------------------------------------- JQ-14
+
+async function replyToPausedClient(tr) {
+  const s = new zlink.Host('S');
+  s.addCsServer('cs-out', endpoint(tr, 'jq14', 'S'));
+  s.handle({ channel: 'cs-out' }, 'request', 'm', (turn) => turn.respond('m', turn.payload, ''));
+  s.start();
+  const oh = new JqOwner(true);
+  const h = meshHost('H', tr, true, 1);
+  jqServe(h, 'svc', oh, null);
+  h.addCsClient('cs-out', s.endpoint('cs-out'));
+  h.start();
+  const c = meshHost('C', tr, false);
+  c.addMeshChannelClient('m', 'svc');
+  c.setMeshOption('m', 'SEND_TIMEOUT', 30000n * 1000000n);
+  c.meshConnect('m', h.endpoint('m'), 'H');
+  c.start();
+  await eventually(() => c.meshReadyPeers('m') === 1, 5000, 'H ready at C');
+  const req = async (tag) => {
+    const t0 = Date.now();
+    const r = await settle(h.requestToChannel('cs-out').payload('m', tag, '').timeout(10000).submit());
+    return { r, took: Date.now() - t0 };
+  };
+  eq(resultOf((await req('warm')).r), 'OK', 'warm'); // connected
+  await jqSend(c, 'svc', 'f0');
+  await eventually(() => oh.gate.waiting === 1, 5000, 'f0 at the gate');
+  const dd = [];
+  for (let i = 1; i < 4; i++) dd.push(track(c.sendToChannel('svc').payload('m', `f${i}`, '').submit()));
+  await eventually(() => jqSaturated(h, c), 5000, 'H saturated');
+  const before = h.capacity();
+  const { r, took } = await req('q');
+  eq(resultOf(r), 'OK', 'q');
+  eq(r.value.payload.toString(), 'q', "q's reply");
+  ok(took < ms(200), `the request to S took ${took} ms while H was PAUSED`);
+  const after = h.capacity();
+  eq(after.pressureState, 1, 'H PAUSED');
+  eq(after.transitionsRunning, before.transitionsRunning, 'paused throughout');
+  eq(after.permitsInUse, 1, 'permits in use');
+  oh.gate.openGate();
+  for (const d of dd) {
+    await expectDone(d, 5000);
+    eq(d.result, 'OK', 'a flood one-way');
+  }
+  await eventually(() => oh.ended === 4, 5000, 'every turn ended');
+  jqExpectOrder(oh, 0, 'f', 0, 4);
+  await hostEnd(c, h, s);
+}
+
+// --------------------------------------------------------------- JQ-15
+
+async function noHoldingWhileWaiting(tr) {
+  const FLOOD = 3; // JQ15_FLOOD
+  const oa = new JqOwner(false);
+  const ob = new JqOwner(false);
+  Object.assign(oa, { awaitPrefix: 'f', awaitChannel: 'svc-b', awaitTimeoutMs: 1000 });
+  Object.assign(ob, { awaitPrefix: 'f', awaitChannel: 'svc-a', awaitTimeoutMs: 1000 });
+  const b = meshHost('B', tr, true, 2);
+  jqServe(b, 'svc-b', ob, null);
+  b.addMeshChannelClient('m', 'svc-a');
+  b.start();
+  const a = meshHost('A', tr, true, 2);
+  jqServe(a, 'svc-a', oa, null);
+  a.addMeshChannelClient('m', 'svc-b');
+  a.meshConnect('m', b.endpoint('m'), 'B');
+  a.start();
+  const c = meshHost('C', tr, false);
+  c.addMeshChannelClient('m', 'svc-a');
+  c.addMeshChannelClient('m', 'svc-b');
+  c.setMeshOption('m', 'SEND_TIMEOUT', 30000n * 1000000n);
+  c.meshConnect('m', a.endpoint('m'), 'A');
+  c.meshConnect('m', b.endpoint('m'), 'B');
+  c.start();
+  await eventually(() => c.meshReadyPeers('m') === 2, 5000, 'A and B ready at C');
+  await eventually(() => a.meshReadyPeers('m') === 2, 5000, 'peers ready at A');
+  await eventually(() => b.meshReadyPeers('m') === 2, 5000, 'peers ready at B');
+  const dd = [];
+  for (let i = 0; i < FLOOD; i++) {
+    dd.push(track(c.sendToChannel('svc-a').payload('m', `f${i}`, '').submit()));
+    dd.push(track(c.sendToChannel('svc-b').payload('m', `f${i}`, '').submit()));
+  }
+  // Until every await ended the peers never stop being ready; the samples
+  // are the observation, the bound 3 rounds of 1 s plus slack.
+  const until = Date.now() + ms(3 * 1000 + 5000);
+  while (oa.awaited < FLOOD || ob.awaited < FLOOD) {
+    if (Date.now() > until) fail(`awaits ended: A ${oa.awaited}, B ${ob.awaited} of ${FLOOD}`);
+    eq(a.meshReadyPeers('m'), 2, 'ready peers at A');
+    eq(b.meshReadyPeers('m'), 2, 'ready peers at B');
+    eq(c.meshReadyPeers('m'), 2, 'ready peers at C');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  for (const [k, o] of [['A', oa], ['B', ob]]) {
+    for (let i = 0; i < o.started; i++) {
+      if (!o.tags[i].startsWith('f')) continue;
+      const r = o.awaitResult[i];
+      const e = o.awaitElapsed[i];
+      if (r === 'DEADLINE_EXCEEDED') onTime(e, 1000);
+      else if (r !== 'OK') fail(`${k}'s request ${i} ended ${r}`);
+      else ok(e <= 1000 + ms(250), `${k}'s request ${i} replied after ${e} ms`);
+    }
+  }
+  ok(a.capacity().transitionsPaused >= 1, 'A was saturated');
+  ok(b.capacity().transitionsPaused >= 1, 'B was saturated');
+  for (const d of dd) {
+    await expectDone(d, 5000);
+    eq(d.result, 'OK', 'a flood one-way');
+  }
+  await eventually(() => a.capacity().permitsInUse === 0 && b.capacity().permitsInUse === 0 &&
+    a.status().turnsRunning === 0 && b.status().turnsRunning === 0, 5000, 'nothing held');
+  eq(a.capacity().pressureState, 0, 'A RUNNING');
+  eq(b.capacity().pressureState, 0, 'B RUNNING');
+  eq(oa.awaited, FLOOD, "A's awaits");
+  eq(ob.awaited, FLOOD, "B's awaits");
+  for (const [k, h] of [['A', a], ['B', b]]) {
+    let dropped = 0n;
+    for (const r of REASONS) dropped += h.metric('zlink.mesh_node.messages.dropped', r);
+    eq(dropped, 0n, `dropped at ${k}`);
+  }
+  await hostEnd(c, a, b);
+}
+
 async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
@@ -588,6 +711,8 @@ module.exports.cases = {
   'JQ-20': (p) => eachTransport(p, completionNeedsNoPermit),
   'JQ-21': require('./cases_sc').cases['SC-12'], // SC-12 run in the 001 suite (as in C)
   'JQ-05': (p) => eachTransport(p, saturatedIngress),
+  'JQ-14': (p) => eachTransport(p, replyToPausedClient),
+  'JQ-15': (p) => eachTransport(p, noHoldingWhileWaiting),
   'JQ-16': (p) => eachTransport(p, async (tr) => {
     const batch = param(p, 'batch');
     const sendMs = param(p, 'send_timeout_ms');
