@@ -677,7 +677,12 @@ async function exactlyOnceUnderRaces(tr, total, window, cancelPct) {
   eq(a.h.status().requestsInflight, 0, 'requests_inflight');
   eq(a.h.metric('zlink.mesh_node.requests.inflight', ''), 0n, 'requests.inflight');
   await b.shutdown(1000);
-  await eventually(() => a.h.status().dispatcherInUse === 0, 5000, 'the dispatcher is empty');
+  let bdiag = null;
+  await eventually(async () => {
+    if (a.h.status().dispatcherInUse === 0) return true;
+    bdiag = await b.diag();
+    return false;
+  }, 5000, () => `the dispatcher is empty (in use ${a.h.status().dispatcherInUse}; A's diagnostics ${JSON.stringify(zlink.diagnostics())}; B ${JSON.stringify(bdiag)})`);
   await eventually(() => {
     const d = zlink.diagnostics();
     return d.completionsPosted === d.completionsDelivered;

@@ -54,7 +54,7 @@ async function eventually(cond, boundMs, what) {
   const until = Date.now() + ms(boundMs);
   for (;;) {
     if (await cond()) return;
-    if (Date.now() > until) fail(`not within ${ms(boundMs)} ms: ${what || cond.toString()}`);
+    if (Date.now() > until) fail(`not within ${ms(boundMs)} ms: ${typeof what === 'function' ? what() : what || cond.toString()}`);
     await tick();
   }
 }

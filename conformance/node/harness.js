@@ -318,6 +318,9 @@ class WorkerServer {
   shutdown(ms) {
     return this._ask({ op: 'shutdown', ms });
   }
+  diag() {
+    return this._ask({ op: 'diag' });
+  }
   async close() {
     await this._ask({ op: 'close' });
     await new Promise((r) => this.w.once('exit', r));

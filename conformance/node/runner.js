@@ -121,6 +121,10 @@ async function runCaseHere(id, file) {
     process.exit(EXIT_USAGE);
   }
   const ctx = require('./check').context(entry);
+  let completed = false;
+  process.on('beforeExit', () => {
+    if (!completed) process.stdout.write('the event loop ran out of work before the case completed (a Promise it awaits never settled)\n');
+  });
   try {
     const r = await body(entry.params, ctx);
     if (r && r.absent) process.stdout.write(`conformance: absent-by-seed: ${r.absent}\n`);
@@ -129,6 +133,7 @@ async function runCaseHere(id, file) {
     if (e && e.stack) process.stderr.write(`${e.stack}\n`);
     process.exit(1);
   }
+  completed = true;
   process.stdout.write(`${DONE_MARK}${id}\n`);
   // Hosts a failed body left serving would keep the loop alive; a passed
   // body shut its hosts down, so the natural exit is the check.

@@ -20,6 +20,8 @@ parentPort.on('message', async (m) => {
     } else if (m.op === 'shutdown') {
       await server.h.shutdown(m.ms);
       parentPort.postMessage({ down: true });
+    } else if (m.op === 'diag') {
+      parentPort.postMessage({ diag: require('../../bindings/node/lib').diagnostics(), state: server.h.state, status: server.h.status() });
     } else if (m.op === 'close') {
       await server.close();
       parentPort.postMessage({ closed: true });
