@@ -1,7 +1,5 @@
 // cases_x.js — framework-contract.md §7.3 extras X-1 (terminator surface)
-// and X-2 (isolation) for Node. The manifest does not list them yet; the
-// runner binds each body to the manifest case whose "seed" or "title"
-// names it ("X-1", "X-2") once the infrastructure engineer adds them.
+// and X-2 (isolation) for Node, registered by id.
 'use strict';
 const { ok, eq, eventually, settle, resultOf } = require('./check');
 const { zlink, Server, Client, syncTerminators, track } = require('./harness');

@@ -25,8 +25,7 @@ const EXIT_OK = 0;
 const EXIT_CASES = 1;
 const EXIT_USAGE = 2;
 
-// id -> body. The extras of cases_x.js (X-1, X-2) are bound to the
-// manifest case whose seed or title names them, when the manifest has one.
+// id -> body, from the case files (cases_x.js holds X-1 and X-2).
 const reasons = new Map();
 
 function registry(manifestCases = []) {
@@ -40,16 +39,15 @@ function registry(manifestCases = []) {
     }
   }
   const { extras } = require(path.join(__dirname, 'cases_x.js'));
-  for (const [name, body] of Object.entries(extras)) {
-    const re = new RegExp(`(^|[^A-Za-z0-9])${name}($|[^0-9])`);
-    const entry = manifestCases.find((c) => !cases.has(c.id) && (re.test(c.seed || '') || re.test(c.title || '')));
-    if (entry) cases.set(entry.id, body);
+  for (const [id, body] of Object.entries(extras)) {
+    if (cases.has(id)) throw new Error(`case ${id} is registered twice in the Node runner`);
+    cases.set(id, body);
   }
   return cases;
 }
 
 function idWellFormed(id) {
-  return /^[A-Z]{2,}-[0-9]{2,}$/.test(id);
+  return /^[A-Z]+-[0-9]+$/.test(id);
 }
 
 function nonEmpty(v) {
@@ -79,7 +77,7 @@ function loadManifest(file) {
       return;
     }
     if (!nonEmpty(c.id) || !idWellFormed(c.id)) {
-      errors.push(`${file}: case ${i + 1} has no id of the form XX-00`);
+      errors.push(`${file}: case ${i + 1} has no id of the form X-1 (capitals, a dash, digits)`);
       return;
     }
     if (!nonEmpty(c.title) || !nonEmpty(c.seed)) errors.push(`${file}: case ${c.id} needs a non-empty "title" and "seed"`);
