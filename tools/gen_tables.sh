@@ -20,4 +20,5 @@ java bindings/java/src/main/java/io/zlink/Tables.java
 dotnet bindings/dotnet/src/ZLink/Tables.g.cs
 node bindings/node/lib/tables.js
 node_dts bindings/node/lib/tables.d.ts
+cpp bindings/cpp/include/zlink/tables.hpp
 TABLES
