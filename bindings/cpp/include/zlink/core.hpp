@@ -54,6 +54,7 @@ public:
         std::memcpy(rid_.data, bytes.data(), bytes.size());
     }
     routing_id(const char *bytes) : routing_id(std::string_view(bytes)) {}
+    routing_id(const std::string &bytes) : routing_id(std::string_view(bytes)) {}
     explicit routing_id(const zlink_routing_id_t &raw) noexcept : rid_(raw) {}
     std::size_t size() const noexcept { return rid_.size; }
     bool empty() const noexcept { return rid_.size == 0; }

@@ -1,0 +1,14 @@
+// cases.hpp — the case bodies of the C++ runner, one function per id.
+#ifndef CONF_CPP_CASES_HPP
+#define CONF_CPP_CASES_HPP
+
+#include "conf.hpp"
+
+namespace cases {
+void sc09(const conf::params_t &);
+void sc11(const conf::params_t &);
+void sc19(const conf::params_t &);
+void sc20(const conf::params_t &);
+} // namespace cases
+
+#endif

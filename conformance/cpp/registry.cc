@@ -1,0 +1,18 @@
+// registry.cc — every case the C++ runner implements. A manifest case not
+// listed here is reported "missing".
+#include "cases.hpp"
+
+namespace conf {
+
+const std::vector<impl_t> &impls()
+{
+    static const std::vector<impl_t> all = {
+        {"SC-09", cases::sc09},
+        {"SC-11", cases::sc11},
+        {"SC-19", cases::sc19},
+        {"SC-20", cases::sc20},
+    };
+    return all;
+}
+
+} // namespace conf
