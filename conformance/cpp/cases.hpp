@@ -5,6 +5,10 @@
 #include "conf.hpp"
 
 namespace cases {
+void sc01(const conf::params_t &);
+void sc02(const conf::params_t &);
+void sc03(const conf::params_t &);
+void sc06(const conf::params_t &);
 void sc09(const conf::params_t &);
 void sc11(const conf::params_t &);
 void sc19(const conf::params_t &);

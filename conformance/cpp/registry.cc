@@ -7,6 +7,10 @@ namespace conf {
 const std::vector<impl_t> &impls()
 {
     static const std::vector<impl_t> all = {
+        {"SC-01", cases::sc01},
+        {"SC-02", cases::sc02},
+        {"SC-03", cases::sc03},
+        {"SC-06", cases::sc06},
         {"SC-09", cases::sc09},
         {"SC-11", cases::sc11},
         {"SC-19", cases::sc19},
