@@ -11,6 +11,9 @@ void sc03(const conf::params_t &);
 void sc06(const conf::params_t &);
 void sc09(const conf::params_t &);
 void sc11(const conf::params_t &);
+void sc16(const conf::params_t &);
+void sc17(const conf::params_t &);
+void sc18(const conf::params_t &);
 void sc19(const conf::params_t &);
 void sc20(const conf::params_t &);
 } // namespace cases

@@ -13,6 +13,9 @@ const std::vector<impl_t> &impls()
         {"SC-06", cases::sc06},
         {"SC-09", cases::sc09},
         {"SC-11", cases::sc11},
+        {"SC-16", cases::sc16},
+        {"SC-17", cases::sc17},
+        {"SC-18", cases::sc18},
         {"SC-19", cases::sc19},
         {"SC-20", cases::sc20},
     };

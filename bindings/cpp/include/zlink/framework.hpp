@@ -157,6 +157,15 @@ template <class T> struct call_completion {
         std::unique_ptr<std::shared_ptr<task_state<T>>> holder(
             static_cast<std::shared_ptr<task_state<T>> *>(user));
         std::shared_ptr<task_state<T>> st = std::move(*holder);
+        try {
+            deliver(*st, o);
+        } catch (...) {
+            // from a resumed coroutine of a foreign type: never into C
+        }
+    }
+    static void deliver(task_state<T> &s, const zlink_outcome_t *o)
+    {
+        task_state<T> *st = &s;
         if (o->result != 0) {
             st->complete(std::nullopt,
                          framework_exception_ptr(o->result, o->message != nullptr ? o->message : "",
@@ -394,7 +403,12 @@ public:
         auto fn = [](zlink_call_t *, const zlink_outcome_t *o, void *user) {
             std::unique_ptr<std::function<void(const outcome_t &)>> f(
                 static_cast<std::function<void(const outcome_t &)> *>(user));
-            (*f)(detail::copy_outcome(o));
+            // An exception must not cross into C: it ends this callback only
+            // (the next completion still runs).
+            try {
+                (*f)(detail::copy_outcome(o));
+            } catch (...) {
+            }
         };
         int r = zlink_call_start(ref_->call, fn, holder);
         if (r != 0) {
