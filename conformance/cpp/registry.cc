@@ -13,6 +13,8 @@ const std::vector<impl_t> &impls()
         {"SC-06", cases::sc06},
         {"SC-09", cases::sc09},
         {"SC-11", cases::sc11},
+        {"SC-14", cases::sc14},
+        {"SC-15", cases::sc15},
         {"SC-16", cases::sc16},
         {"SC-17", cases::sc17},
         {"SC-18", cases::sc18},
