@@ -11,6 +11,8 @@ void sc03(const conf::params_t &);
 void sc06(const conf::params_t &);
 void sc09(const conf::params_t &);
 void sc11(const conf::params_t &);
+void sc12(const conf::params_t &);
+void sc13(const conf::params_t &);
 void sc14(const conf::params_t &);
 void sc15(const conf::params_t &);
 void sc16(const conf::params_t &);

@@ -13,6 +13,8 @@ const std::vector<impl_t> &impls()
         {"SC-06", cases::sc06},
         {"SC-09", cases::sc09},
         {"SC-11", cases::sc11},
+        {"SC-12", cases::sc12},
+        {"SC-13", cases::sc13},
         {"SC-14", cases::sc14},
         {"SC-15", cases::sc15},
         {"SC-16", cases::sc16},
@@ -20,6 +22,7 @@ const std::vector<impl_t> &impls()
         {"SC-18", cases::sc18},
         {"SC-19", cases::sc19},
         {"SC-20", cases::sc20},
+        {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
     };
     return all;
 }
