@@ -184,6 +184,19 @@ std::string endpoint(const std::string &tr, const std::string &tag, const std::s
            std::to_string(seq++);
 }
 
+std::unique_ptr<zlink::host> mesh_host(const std::string &name, const std::string &tr, bool listen,
+                                       std::int64_t max_jobs)
+{
+    auto h = std::make_unique<zlink::host>(name);
+    if (max_jobs > 0)
+        h->set_option(zlink::host_option::max_queued_jobs, max_jobs);
+    std::optional<std::string> ep;
+    if (listen)
+        ep = endpoint(tr, "mesh", name);
+    h->add_mesh_node("m", name, ep);
+    return h;
+}
+
 namespace {
 
 void on_send(server_t &s, zlink::turn &t)

@@ -201,6 +201,10 @@ struct sat_t {
 void saturate(client_t &a, server_t &b, sat_t &sat);
 
 std::string endpoint(const std::string &tr, const std::string &tag, const std::string &name);
+// A host with a node of mesh "m" named name (also its routing id),
+// listening on a fresh endpoint of tr unless listen is false; not started.
+std::unique_ptr<zlink::host> mesh_host(const std::string &name, const std::string &tr, bool listen,
+                                       std::int64_t max_jobs);
 
 } // namespace sc
 

@@ -10,30 +10,17 @@ namespace fw = zlink::fw;
 
 namespace {
 
-std::unique_ptr<zlink::host> mesh_host(const std::string &name, const std::string &tr, bool listen,
-                                       std::int64_t max_jobs)
-{
-    auto h = std::make_unique<zlink::host>(name);
-    if (max_jobs > 0)
-        h->set_option(zlink::host_option::max_queued_jobs, max_jobs);
-    std::optional<std::string> ep;
-    if (listen)
-        ep = sc::endpoint(tr, "mesh", name);
-    h->add_mesh_node("m", name, ep);
-    return h;
-}
-
 void mesh_reply_while_paused(const std::string &tr)
 {
     sc::gate_t gate;
-    auto b = mesh_host("B", tr, true, 0);
+    auto b = sc::mesh_host("B", tr, true, 0);
     b->add_mesh_channel_server("m", "back", 100);
     b->on_request(zlink::owner::channel("back"), "m",
                   [](zlink::turn &t) { t.respond("m", t.payload()); });
     b->start();
     std::string bound_b = b->endpoint("m");
 
-    auto a = mesh_host("A", tr, true, 2);
+    auto a = sc::mesh_host("A", tr, true, 2);
     a->add_mesh_channel_server("m", "svc", 100);
     a->on_send(zlink::owner::channel("svc"), "m", [&gate](zlink::turn &) { gate.pass(); });
     a->add_mesh_channel_client("m", "back");
@@ -41,7 +28,7 @@ void mesh_reply_while_paused(const std::string &tr)
     a->start();
     std::string bound_a = a->endpoint("m");
 
-    auto c = mesh_host("C", tr, false, 0);
+    auto c = sc::mesh_host("C", tr, false, 0);
     c->add_mesh_channel_client("m", "svc");
     c->set_mesh_option("m", zlink::node_option::send_timeout, 30000LL * 1000000);
     c->mesh_connect("m", bound_a, "A");
