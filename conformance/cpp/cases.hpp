@@ -20,6 +20,9 @@ void sc17(const conf::params_t &);
 void sc18(const conf::params_t &);
 void sc19(const conf::params_t &);
 void sc20(const conf::params_t &);
+void jq01(const conf::params_t &);
+void jq11(const conf::params_t &);
+void jq13(const conf::params_t &);
 void jq04(const conf::params_t &);
 } // namespace cases
 

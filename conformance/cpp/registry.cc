@@ -22,7 +22,10 @@ const std::vector<impl_t> &impls()
         {"SC-18", cases::sc18},
         {"SC-19", cases::sc19},
         {"SC-20", cases::sc20},
+        {"JQ-01", cases::jq01},
         {"JQ-04", cases::jq04},
+        {"JQ-11", cases::jq11},
+        {"JQ-13", cases::jq13},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
     };
     return all;
