@@ -23,6 +23,11 @@ void sc20(const conf::params_t &);
 void jq01(const conf::params_t &);
 void jq11(const conf::params_t &);
 void jq13(const conf::params_t &);
+void jq06(const conf::params_t &);
+void jq07(const conf::params_t &);
+void jq16(const conf::params_t &);
+void jq17(const conf::params_t &);
+void jq18(const conf::params_t &);
 void jq04(const conf::params_t &);
 } // namespace cases
 

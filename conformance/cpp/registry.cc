@@ -24,8 +24,13 @@ const std::vector<impl_t> &impls()
         {"SC-20", cases::sc20},
         {"JQ-01", cases::jq01},
         {"JQ-04", cases::jq04},
+        {"JQ-06", cases::jq06},
+        {"JQ-07", cases::jq07},
         {"JQ-11", cases::jq11},
         {"JQ-13", cases::jq13},
+        {"JQ-16", cases::jq16},
+        {"JQ-17", cases::jq17},
+        {"JQ-18", cases::jq18},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
     };
     return all;

@@ -556,4 +556,86 @@ void saturate(client_t &a, server_t &b, sat_t &sat)
     }
 }
 
+void send_gated(client_t &a, server_t &s, std::vector<std::unique_ptr<done_t>> &dd,
+                std::vector<zlink::send_call_t> &dc, int n)
+{
+    s.gated = true;
+    for (int i = 0; i < n; i++) {
+        dd.push_back(std::make_unique<done_t>());
+        dc.push_back(send_call(a, "d" + std::to_string(i + 1)));
+        start(dc.back(), *dd.back());
+        if (i == 0)
+            CF_EVENTUALLY(s.gate.waiting() == 1, 5000);
+        if (i == 1)
+            CF_EVENTUALLY(s.h->capacity().pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
+    }
+}
+
+void flood_t::finish_one(int index, int result)
+{
+    std::lock_guard<std::mutex> g(m_);
+    done_++;
+    inflight_--;
+    if (result == 0)
+        ok_++;
+    else if (bad_index_ < 0) {
+        bad_index_ = index;
+        bad_result_ = result;
+    }
+    cv_.notify_all();
+}
+
+void flood_t::start(zlink::host &h, int count, int window)
+{
+    h_ = &h;
+    count_ = count;
+    window_ = window;
+    calls_.resize(static_cast<std::size_t>(count));
+    th_ = std::thread([this] {
+        for (int i = 0; i < count_; i++) {
+            {
+                std::unique_lock<std::mutex> g(m_);
+                cv_.wait(g, [&] { return inflight_ < window_; });
+                inflight_++;
+                started_++;
+            }
+            auto c = std::make_unique<zlink::send_call_t>(h_->send_to_channel("svc"));
+            c->payload("m", "f" + std::to_string(i));
+            try {
+                c->submit([this, i](const zlink::outcome_t &o) { finish_one(i, o.result); });
+            } catch (...) {
+                finish_one(i, result_of(std::current_exception()));
+            }
+            calls_[static_cast<std::size_t>(i)] = std::move(c);
+        }
+    });
+}
+
+int flood_t::wait_done(int n, int ms)
+{
+    std::unique_lock<std::mutex> g(m_);
+    cv_.wait_for(g, std::chrono::milliseconds(conf::ms(ms)), [&] { return done_ >= n; });
+    return done_;
+}
+
+void flood_t::finish_all(int ms)
+{
+    int done = wait_done(count_, ms);
+    if (done < count_)
+        CF_FAIL("flood: " + std::to_string(done) + " of " + std::to_string(count_) +
+                " sends ended within " + std::to_string(ms) + " ms");
+    th_.join();
+    std::lock_guard<std::mutex> g(m_);
+    if (ok_ != count_)
+        CF_FAIL("flood: " + std::to_string(count_ - ok_) + " of " + std::to_string(count_) +
+                " sends failed; the first, f" + std::to_string(bad_index_) + ", with " +
+                std::string(zlink::result_name(bad_result_)));
+}
+
+flood_t::~flood_t()
+{
+    if (th_.joinable())
+        th_.join();
+}
+
 } // namespace sc

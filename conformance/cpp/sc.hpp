@@ -200,6 +200,36 @@ struct sat_t {
 };
 void saturate(client_t &a, server_t &b, sat_t &sat);
 
+// Gates s and starts one-ways "d1".."d<n>" from a (n >= 2), each with its
+// collector; returns once d1 waits at s's gate and, after d2, s (M = 1) is
+// PAUSED.
+void send_gated(client_t &a, server_t &s, std::vector<std::unique_ptr<done_t>> &dd,
+                std::vector<zlink::send_call_t> &dc, int n);
+
+// count one-way sends "f0", "f1" ... of packet "m" from h to channel
+// "svc", started from a thread of its own with at most window in flight.
+class flood_t {
+public:
+    void start(zlink::host &h, int count, int window);
+    // Waits up to ms (scaled) until n sends ended; the count ended.
+    int wait_done(int n, int ms);
+    // Waits for every send (ms scaled is the failure bound), joins the
+    // thread, and fails the case unless all completed OK.
+    void finish_all(int ms);
+    ~flood_t();
+
+private:
+    zlink::host *h_ = nullptr;
+    int count_ = 0, window_ = 0;
+    std::mutex m_;
+    std::condition_variable cv_;
+    int started_ = 0, inflight_ = 0, done_ = 0, ok_ = 0;
+    int bad_result_ = 0, bad_index_ = -1;
+    std::vector<std::unique_ptr<zlink::send_call_t>> calls_;
+    std::thread th_;
+    void finish_one(int index, int result);
+};
+
 std::string endpoint(const std::string &tr, const std::string &tag, const std::string &name);
 // A host with a node of mesh "m" named name (also its routing id),
 // listening on a fresh endpoint of tr unless listen is false; not started.

@@ -83,20 +83,9 @@ void cs_reply_held_in_fifo(const std::string &tr)
         CF_RESULT(sc::wait_request(w).result, 0);
     }
 
-    // Gates S and starts d1..d20; returns once d1 waits at the gate and,
-    // after d2, S is PAUSED.
     std::vector<std::unique_ptr<sc::done_t>> dd;
     std::vector<zlink::send_call_t> dc;
-    s.gated = true;
-    for (int i = 0; i < D; i++) {
-        dd.push_back(std::make_unique<sc::done_t>());
-        dc.push_back(sc::send_call(c, "d" + std::to_string(i + 1)));
-        sc::start(dc.back(), *dd.back());
-        if (i == 0)
-            CF_EVENTUALLY(s.gate.waiting() == 1, 5000);
-        if (i == 1)
-            CF_EVENTUALLY(s.h->capacity().pressure_state == ZLINK_PRESSURE_PAUSED, 5000);
-    }
+    sc::send_gated(c, s, dd, dc, D);
     sc::done_t dq;
     std::int64_t t0 = conf::now_ms();
     auto q = sc::request_call(c, "q");
