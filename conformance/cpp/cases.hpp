@@ -28,6 +28,12 @@ void jq07(const conf::params_t &);
 void jq16(const conf::params_t &);
 void jq17(const conf::params_t &);
 void jq18(const conf::params_t &);
+void jq02(const conf::params_t &);
+void jq03(const conf::params_t &);
+void jq05(const conf::params_t &);
+void jq14(const conf::params_t &);
+void jq15(const conf::params_t &);
+void jq20(const conf::params_t &);
 void jq04(const conf::params_t &);
 } // namespace cases
 

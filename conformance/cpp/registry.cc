@@ -23,14 +23,20 @@ const std::vector<impl_t> &impls()
         {"SC-19", cases::sc19},
         {"SC-20", cases::sc20},
         {"JQ-01", cases::jq01},
+        {"JQ-02", cases::jq02},
+        {"JQ-03", cases::jq03},
         {"JQ-04", cases::jq04},
+        {"JQ-05", cases::jq05},
         {"JQ-06", cases::jq06},
         {"JQ-07", cases::jq07},
         {"JQ-11", cases::jq11},
         {"JQ-13", cases::jq13},
+        {"JQ-14", cases::jq14},
+        {"JQ-15", cases::jq15},
         {"JQ-16", cases::jq16},
         {"JQ-17", cases::jq17},
         {"JQ-18", cases::jq18},
+        {"JQ-20", cases::jq20},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
     };
     return all;
