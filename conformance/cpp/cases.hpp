@@ -35,6 +35,8 @@ void jq14(const conf::params_t &);
 void jq15(const conf::params_t &);
 void jq20(const conf::params_t &);
 void jq04(const conf::params_t &);
+void x1(const conf::params_t &);
+void x2(const conf::params_t &);
 } // namespace cases
 
 #endif

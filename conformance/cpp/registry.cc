@@ -38,6 +38,8 @@ const std::vector<impl_t> &impls()
         {"JQ-18", cases::jq18},
         {"JQ-20", cases::jq20},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
+        {"X-1", cases::x1},
+        {"X-2", cases::x2},
     };
     return all;
 }

@@ -269,6 +269,22 @@ void on_sync(server_t &s, zlink::turn &)
     s.sync_ran++;
 }
 
+// "yield": yield() inside a handler turn of a channel (no Spot turn): the
+// terminator refuses, so no task (no continuation) exists.
+void on_yield(server_t &s, zlink::turn &)
+{
+    if (s.mode == mesh) {
+        auto c = node_send(*s.h, "A", "yield-in-handler");
+        try {
+            c.yield();
+            s.yield_rc = 0;
+        } catch (...) {
+            s.yield_rc = result_of(std::current_exception());
+        }
+    }
+    s.yield_ran++;
+}
+
 void on_ping(server_t &s, zlink::turn &t)
 {
     s.pings++;
@@ -281,6 +297,7 @@ void add_handlers(server_t &s, const zlink::owner &o)
     s.h->on_request(o, "m", [&s](zlink::turn &t) { on_request(s, t); });
     s.h->on_send(o, "sync", [&s](zlink::turn &t) { on_sync(s, t); });
     s.h->on_request(o, "ping", [&s](zlink::turn &t) { on_ping(s, t); });
+    s.h->on_send(o, "yield", [&s](zlink::turn &t) { on_yield(s, t); });
 }
 
 } // namespace

@@ -126,6 +126,7 @@ struct server_t {
     std::atomic<int> pings{0};
     std::atomic<int> replies_sent{0};
     std::atomic<int> sync_wait_rc{-1}, sync_shutdown_rc{-1}, sync_ran{0};
+    std::atomic<int> yield_rc{-1}, yield_ran{0}; // the "yield" handler
     std::mutex held_m;
     std::vector<std::pair<std::string, zlink::reply_call_t>> held;
     std::uint64_t rng = 0x9E3779B97F4A7C15ull;

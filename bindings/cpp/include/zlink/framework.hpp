@@ -241,7 +241,8 @@ public:
         return st_->done;
     }
     // Asks C to cancel the call (zlink_call_cancel); the outcome decides.
-    // Does nothing for a coroutine's task.
+    // Only a call's task (async(), yield()) has a call: cancel() on a
+    // coroutine's task does nothing (cancel the call it awaits).
     void cancel() const noexcept
     {
         if (st_ && st_->call)
@@ -288,11 +289,17 @@ public:
     const std::shared_ptr<state_t> &state() const noexcept { return st_; }
 
 private:
+    // A completed task reads the same every time (a copy of its value),
+    // unless the value cannot be copied (then it is moved out once).
     T take()
     {
         if (st_->error)
             std::rethrow_exception(st_->error);
-        if constexpr (!std::is_void_v<T>)
+        if constexpr (std::is_void_v<T>)
+            return;
+        else if constexpr (std::is_copy_constructible_v<T>)
+            return *st_->value;
+        else
             return std::move(*st_->value);
     }
     std::shared_ptr<state_t> st_;
