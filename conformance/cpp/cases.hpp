@@ -34,6 +34,7 @@ void jq03(const conf::params_t &);
 void jq05(const conf::params_t &);
 void jq14(const conf::params_t &);
 void jq15(const conf::params_t &);
+void jq19(const conf::params_t &);
 void jq20(const conf::params_t &);
 void jq04(const conf::params_t &);
 void x1(const conf::params_t &);

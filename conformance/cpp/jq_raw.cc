@@ -1,11 +1,14 @@
 // jq_raw.cc — seed 001 §10 job-queue cases with raw Core peers (a plain
 // Core socket of a context of its own that encodes framework records
 // itself, wire.hpp), through the C++ binding's Core handles: JQ-10
-// (malformed input never reaches a handler). Ported from
-// conformance/c/jq_raw.c; JQ-08, JQ-09, JQ-19 and JQ-22 are not ported.
+// (malformed input never reaches a handler) and JQ-19 (a full Core HWM is
+// backpressure, not drops). Ported from conformance/c/jq_raw.c; JQ-08,
+// JQ-09 and JQ-22 are not ported.
 #include "cases.hpp"
 #include "sc.hpp"
 #include "wire.hpp"
+
+#include <iostream>
 
 using namespace std::chrono_literals;
 namespace fw = zlink::fw;
@@ -109,9 +112,146 @@ void malformed_input()
     b.shutdown(2000ms);
 }
 
+// ------------------------------------------------------------- JQ-19
+
+// Outcomes of many one-ways started with submit(callback); each builder is
+// dropped at once (a started call still completes).
+struct flow_t {
+    std::mutex m;
+    std::condition_variable cv;
+    int started = 0, ok = 0, failed = 0, first_failure = 0;
+    int finished()
+    {
+        std::lock_guard<std::mutex> g(m);
+        return ok + failed;
+    }
+    int wait(int n, std::int64_t until_ms)
+    {
+        std::unique_lock<std::mutex> g(m);
+        while (ok + failed < n && conf::now_ms() < until_ms)
+            cv.wait_for(g, 10ms);
+        return ok + failed;
+    }
+    void no_failure()
+    {
+        std::lock_guard<std::mutex> g(m);
+        if (failed != 0)
+            CF_FAIL(std::to_string(failed) + " one-way sends failed, the first with " +
+                    std::string(zlink::result_name(first_failure)));
+    }
+    void start(zlink::host &h, int i, std::size_t size)
+    {
+        auto c = h.send_to_channel("svc");
+        std::string tag = "j" + std::to_string(i);
+        std::string body = tag;
+        if (body.size() < size)
+            body.resize(size, '\0');
+        c.payload("m", body);
+        {
+            std::lock_guard<std::mutex> g(m);
+            started++;
+        }
+        try {
+            c.submit([this](const zlink::outcome_t &o) {
+                std::lock_guard<std::mutex> g(m);
+                if (o.ok()) {
+                    ok++;
+                } else {
+                    if (failed == 0)
+                        first_failure = o.result;
+                    failed++;
+                }
+                cv.notify_all();
+            });
+        } catch (...) {
+            CF_FAIL("a start was refused: " +
+                    std::string(zlink::result_name(sc::result_of(std::current_exception()))));
+        }
+    }
+};
+
+} // namespace
+
+namespace {
+
+void backpressure_round(sc::mode_t mode, const std::string &tr, int records, std::size_t size,
+                        int window)
+{
+    sc::server_t b("B");
+    b.max_jobs = 1;
+    b.hwm = 16384;
+    b.open(mode, tr, "jq19");
+    sc::client_t a;
+    a.hwm = 16384;
+    a.send_timeout = 60000LL * 1000000;
+    a.open(mode, {&b});
+    std::size_t base = b.rec.count();
+    b.gated = true;
+
+    flow_t f;
+    int next = 0;
+    for (; next < window; next++)
+        f.start(*a.h, next, size);
+    CF_EVENTUALLY(b.gate.waiting() == 1, 5000);
+    CF_EVENTUALLY(a.h->status().oneway_waiting > 0, 5000);
+    int before = f.finished();
+    std::int64_t t0 = conf::now_ms();
+    int after = f.wait(window, t0 + 100);
+    CF_CHECK(conf::now_ms() - t0 >= 100);
+    if (after >= window)
+        CF_FAIL("all " + std::to_string(window) + " sends completed while B's gate was closed");
+    f.no_failure();
+    std::cout << "# " << (mode == sc::mesh ? "mesh " : "cs ") << tr << ": " << before << " of "
+              << window << " admitted before open (" << after << " after 100 ms)\n";
+    CF_CHECK(a.h->status().oneway_waiting > 0);
+
+    b.gate.open();
+    std::int64_t end = conf::now_ms() + conf::ms(120000);
+    while (next < records) {
+        int done = f.wait(next - window + 1, end);
+        if (done < next - window + 1)
+            CF_FAIL("the flow stalled: " + std::to_string(done) + " of " + std::to_string(next) +
+                    " started sends completed");
+        f.no_failure();
+        while (next < records && next - f.finished() < window)
+            f.start(*a.h, next++, size);
+    }
+    if (f.wait(records, end) < records)
+        CF_FAIL("only " + std::to_string(f.finished()) + " of " + std::to_string(records) +
+                " sends completed");
+    f.no_failure();
+    CF_EVENTUALLY(b.rec.count() == base + static_cast<std::size_t>(records), 30000);
+    {
+        std::lock_guard<std::mutex> g(b.rec.m);
+        for (int i = 0; i < records; i++)
+            if (b.rec.seen[base + static_cast<std::size_t>(i)] != "j" + std::to_string(i))
+                CF_FAIL("B's record " + std::to_string(i) + " is " +
+                        b.rec.seen[base + static_cast<std::size_t>(i)] + " (order)");
+    }
+    for (const char *r : {"reason=no_handler", "reason=decode_error", "reason=backpressure",
+                          "reason=shutdown"})
+        CF_EQ(b.h->metric("zlink.mesh_node.messages.dropped", r), 0);
+    CF_EVENTUALLY(b.h->capacity().permits_in_use == 0, 5000);
+    a.close();
+    b.close();
+}
+
 } // namespace
 
 namespace cases {
+
+void jq19(const conf::params_t &p)
+{
+    auto trs = sc::transports(p);
+    int records = static_cast<int>(conf::param_int(p, "records"));
+    auto size = static_cast<std::size_t>(conf::param_int(p, "record_size"));
+    int window = static_cast<int>(conf::param_int(p, "window"));
+    for (const auto &tr : trs) {
+        backpressure_round(sc::mesh, tr, records, size, window);
+        backpressure_round(sc::cs, tr, records, size, window);
+    }
+}
+
 
 void jq10(const conf::params_t &) { malformed_input(); }
 

@@ -37,6 +37,7 @@ const std::vector<impl_t> &impls()
         {"JQ-16", cases::jq16},
         {"JQ-17", cases::jq17},
         {"JQ-18", cases::jq18},
+        {"JQ-19", cases::jq19},
         {"JQ-20", cases::jq20},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
         {"X-1", cases::x1},
