@@ -2,12 +2,13 @@
 // Core socket of a context of its own that encodes framework records
 // itself, wire.hpp), through the C++ binding's Core handles: JQ-10
 // (malformed input never reaches a handler) and JQ-19 (a full Core HWM is
-// backpressure, not drops). Ported from conformance/c/jq_raw.c; JQ-08,
-// JQ-09 and JQ-22 are not ported.
+// backpressure, not drops) and JQ-09 (per-peer accounting on one ROUTER).
+// Ported from conformance/c/jq_raw.c; JQ-08 and JQ-22 are not ported.
 #include "cases.hpp"
 #include "sc.hpp"
 #include "wire.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 using namespace std::chrono_literals;
@@ -32,6 +33,180 @@ int raw_request_result(zlink::socket &d, zlink_completion_id_t id)
         if (rec.kind() == ZLINK_COMPLETION_REQUEST && rec.id() == id)
             return rec.request_result();
     }
+}
+
+// ------------------------------------------------------------- the log
+
+constexpr std::uint32_t blocker = 0xFFFFFFFFu;
+constexpr std::uint32_t warm = 0xFFFFFFFEu;
+
+// What a handler saw, in arrival order: the source (payload byte 4: the
+// ClientServer source is "") and the sequence (the payload's first 4 bytes,
+// big-endian). A blocker waits at the gate; a warm record is only counted.
+struct log_t {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::pair<int, std::uint32_t>> v;
+    int nnames = 2;
+    sc::gate_t gate, hold;
+    std::atomic<int> bad{0}, warm_n{0};
+
+    void on_logged(zlink::turn &t)
+    {
+        auto p = t.payload();
+        int src = -1;
+        auto rid = t.source();
+        if (rid.size() == 0 && p.size() >= 5 && static_cast<int>(p[4]) < nnames)
+            src = static_cast<int>(p[4]);
+        std::uint32_t seq = 0;
+        if (p.size() >= 4)
+            seq = static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
+                  static_cast<std::uint32_t>(p[2]) << 8 | static_cast<std::uint32_t>(p[3]);
+        if (p.size() >= 4 && seq == blocker) {
+            gate.pass();
+        } else if (p.size() >= 4 && seq == warm) {
+            warm_n++;
+        } else {
+            std::lock_guard<std::mutex> g(m);
+            if (src < 0 || p.size() < 4)
+                bad++;
+            else
+                v.emplace_back(src, seq);
+            cv.notify_all();
+        }
+    }
+    void wait(std::size_t n, int ms)
+    {
+        std::unique_lock<std::mutex> g(m);
+        cv.wait_for(g, std::chrono::milliseconds(conf::ms(ms)), [&] { return v.size() >= n; });
+        if (v.size() < n)
+            CF_FAIL("handlers logged " + std::to_string(v.size()) + " of " + std::to_string(n) +
+                    " records");
+        CF_EQ(bad.load(), 0);
+    }
+};
+
+// One one-way record from DEALER d: payload seq (4 bytes BE) and src
+// (1 byte) padded to size.
+zlink::submit_t raw_send_record(zlink::socket &d, const std::string &channel, std::uint8_t src,
+                                std::uint32_t seq, std::size_t size, bool dontwait)
+{
+    std::string p(std::max<std::size_t>(size, 5), '\0');
+    p[0] = static_cast<char>(seq >> 24);
+    p[1] = static_cast<char>(seq >> 16);
+    p[2] = static_cast<char>(seq >> 8);
+    p[3] = static_cast<char>(seq);
+    p[4] = static_cast<char>(src);
+    auto parts = wire::record(0, 0, 0, channel, p);
+    return d.try_send(parts, dontwait ? zlink::send_flags::dontwait : zlink::send_flags::none);
+}
+
+void per_peer_accounting(std::uint64_t hwm, std::size_t size, int p2_records)
+{
+    log_t log;
+    zlink::host b("B");
+    b.set_option(zlink::host_option::handler_threads, 1);
+    b.set_option(zlink::host_option::max_queued_jobs, 1);
+    b.add_cs_server("svc", "tcp://127.0.0.1:0");
+    b.set_channel_option("svc", zlink::node_option::rcvhwm, static_cast<std::int64_t>(hwm));
+    b.add_cs_server("hold", "tcp://127.0.0.1:0");
+    b.on_send(zlink::owner::channel("svc"), "m", [&log](zlink::turn &t) { log.on_logged(t); });
+    b.on_send(zlink::owner::channel("hold"), "m", [&log](zlink::turn &) { log.hold.pass(); });
+    b.start();
+    std::string ep = b.endpoint("svc"), hold_ep = b.endpoint("hold");
+
+    zlink::context ctx;
+    auto dealer = [&](const std::string &rid, const std::string &e, std::uint64_t h) {
+        zlink::socket d(ctx, zlink::socket_type::dealer);
+        d.set_routing_id(rid);
+        if (h > 0) {
+            d.set_option_u64(ZLINK_SNDHWM, h);
+            d.set_option_u64(ZLINK_RCVHWM, h);
+            d.set_option(ZLINK_SNDBUF, 4096);
+        }
+        d.set_option(ZLINK_LINGER, 0);
+        d.connect(e);
+        return d;
+    };
+    std::optional<zlink::socket> p1, p2, hd;
+    p1.emplace(dealer("P1", ep, hwm));
+    p2.emplace(dealer("P2", ep, hwm));
+    CF_CHECK(!raw_send_record(*p1, "svc", 0, warm, 4, false).ec);
+    CF_CHECK(!raw_send_record(*p2, "svc", 1, warm, 4, false).ec);
+    CF_EVENTUALLY(log.warm_n == 2, 5000);
+    hd.emplace(dealer("H", hold_ep, 0));
+    CF_CHECK(!raw_send_record(*p1, "svc", 0, blocker, 4, false).ec);
+    CF_EVENTUALLY(log.gate.waiting() == 1, 5000);
+    CF_CHECK(!raw_send_record(*hd, "hold", 2, 0, 4, false).ec);
+    CF_EVENTUALLY(log.hold.waiting() == 1, 5000);
+
+    int p1_sent = 0;
+    p1->set_option(ZLINK_RCVTIMEO, conf::ms(100));
+    for (int round = 0;; round++) {
+        CF_CHECK(round < 100000);
+        for (;;) {
+            auto s = raw_send_record(*p1, "svc", 0, static_cast<std::uint32_t>(p1_sent), size, true);
+            if (s.ec.value() == ZLINK_SUBMIT_BACKPRESSURED) {
+                CF_CHECK(s.id != 0);
+                break;
+            }
+            CF_CHECK(!s.ec);
+            p1_sent++;
+            CF_CHECK(p1_sent < 1000000);
+        }
+        zlink::completion rec;
+        if (p1->try_completion_recv(rec, zlink::recv_flags::none))
+            break; // the refusal holds: P1's pipe is full
+    }
+    CF_CHECK(p1_sent > 0);
+    CF_EQ(raw_send_record(*p1, "svc", 0, static_cast<std::uint32_t>(p1_sent), size, true).ec.value(),
+          static_cast<int>(ZLINK_SUBMIT_BACKPRESSURED));
+    for (int i = 0; i < p2_records; i++)
+        CF_CHECK(!raw_send_record(*p2, "svc", 1, static_cast<std::uint32_t>(i), size, true).ec);
+    {
+        zlink::monitor mon(*p2, 0);
+        CF_EVENTUALLY(([&] {
+                          auto st = mon.status();
+                          CF_CHECK(st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_SND_PENDING_MSGS);
+                          return st.snd_pending_msgs == 0;
+                      }()),
+                      5000);
+    }
+    {
+        std::lock_guard<std::mutex> g(log.m);
+        CF_EQ(log.v.size(), 0u);
+    }
+    CF_EQ(b.capacity().permits_in_use, 0u);
+    CF_EQ(b.capacity().pressure_state, static_cast<int>(ZLINK_PRESSURE_RUNNING));
+
+    log.hold.open();
+    log.gate.open();
+    log.wait(static_cast<std::size_t>(p1_sent + p2_records), 30000);
+    {
+        std::lock_guard<std::mutex> g(log.m);
+        std::uint32_t next[2] = {0, 0};
+        int p2_left = p2_records;
+        for (std::size_t i = 0; i < log.v.size(); i++) {
+            int s = log.v[i].first;
+            CF_EQ(log.v[i].second, next[s]);
+            next[s]++;
+            if (p2_left > 0 && i > 0 && log.v[i - 1].first == s)
+                CF_FAIL("record " + std::to_string(i) + ": P" + std::to_string(s + 1) +
+                        " twice in a row while the other still had records");
+            if (s == 1)
+                p2_left--;
+        }
+        std::cout << "# P1 sent " << p1_sent << " before refusal; first handled after open: P"
+                  << log.v[0].first + 1 << "\n";
+    }
+    CF_EVENTUALLY(b.capacity().permits_in_use == 0, 5000);
+    p1->close();
+    p2->close();
+    hd->close();
+    p1.reset();
+    p2.reset();
+    hd.reset();
+    b.shutdown(2000ms);
 }
 
 enum { bad_flag, bad_extra_frame, bad_missing_envelope, bad_many_frames, bad_shapes };
@@ -239,6 +414,14 @@ void backpressure_round(sc::mode_t mode, const std::string &tr, int records, std
 } // namespace
 
 namespace cases {
+
+void jq09(const conf::params_t &p)
+{
+    auto hwm = static_cast<std::uint64_t>(conf::param_int(p, "hwm"));
+    auto size = static_cast<std::size_t>(conf::param_int(p, "record_size"));
+    int p2_records = static_cast<int>(conf::param_int(p, "p2_records"));
+    per_peer_accounting(hwm, size, p2_records);
+}
 
 void jq19(const conf::params_t &p)
 {

@@ -29,6 +29,7 @@ const std::vector<impl_t> &impls()
         {"JQ-05", cases::jq05},
         {"JQ-06", cases::jq06},
         {"JQ-07", cases::jq07},
+        {"JQ-09", cases::jq09},
         {"JQ-10", cases::jq10},
         {"JQ-11", cases::jq11},
         {"JQ-13", cases::jq13},
