@@ -221,7 +221,7 @@ void on_request(server_t &s, zlink::turn &t)
     reply.payload("echo", tag);
     if (mode == reply_now) {
         try {
-            reply.async();
+            reply.start_detached();
         } catch (const std::exception &) {
             // the requester or the socket is gone: nobody waits for it
         }
@@ -241,7 +241,7 @@ void on_request(server_t &s, zlink::turn &t)
         auto shared = std::make_shared<zlink::reply_call_t>(std::move(reply));
         s.timer->at(conf::now_ms() + delay, [&s, shared] {
             try {
-                shared->async();
+                shared->start_detached();
             } catch (const std::exception &) {
             }
             s.replies_sent++;

@@ -95,7 +95,10 @@ void exactly_once_under_races(const std::string &tr, int total, int window, int 
     CF_EQ(a.h->metric("zlink.mesh_node.requests.inflight"), 0);
     b.h->shutdown(1000ms);
     timer.finish();
-    CF_EVENTUALLY(a.h->status().dispatcher_in_use == 0, 5000);
+    if (!conf::eventually([&] { return a.h->status().dispatcher_in_use == 0; }, 5000))
+        CF_FAIL("dispatcher_in_use " + std::to_string(a.h->status().dispatcher_in_use) +
+                " (A) / " + std::to_string(b.h->status().dispatcher_in_use) +
+                " (B) 5 s after both hosts stopped");
     CF_EQ(r.twice.load(), 0);
     for (auto &rc : calls) {
         CF_EQ(rc->calls.load(), 1);
@@ -300,7 +303,7 @@ void dispatcher_cap(const std::string &tr)
     {
         auto reply = b.take_held("q0");
         CF_CHECK(reply.has_value());
-        reply->async();
+        reply->start_detached();
     }
     CF_EVENTUALLY(ct.calls == 1, 5000);
     CF_RESULT(cc[0]->result.load(), 0);
@@ -316,7 +319,7 @@ void dispatcher_cap(const std::string &tr)
     {
         auto reply = b.take_held("q1");
         CF_CHECK(reply.has_value());
-        reply->async();
+        reply->start_detached();
     }
     CF_EVENTUALLY(ct.blocked == 1, 5000);
     CF_EQ(a.h->status().dispatcher_in_use, static_cast<std::uint64_t>(cap));

@@ -130,7 +130,7 @@ void x1_round(const std::string &tr)
     {
         auto reply = b.take_held("t1");
         CF_CHECK(reply.has_value());
-        reply->async();
+        reply->start_detached();
     }
     b.reply_mode = sc::reply_now;
     expect_reply(task_t1.get(), "t1");
@@ -267,7 +267,7 @@ void answer_held(sc::server_t &b, const std::string &tag)
     auto reply = b.take_held(tag);
     if (!reply)
         CF_FAIL("B holds no reply for " + tag);
-    reply->async();
+    reply->start_detached();
 }
 
 bool is_cancelled(zlink::task_t<zlink::reply_t> &t)

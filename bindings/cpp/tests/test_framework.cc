@@ -153,6 +153,9 @@ void request_success_once_and_co_await()
         b.on_request(svc, "Echo", [](zlink::turn &t) {
             t.respond("EchoReply", std::string("re:") + std::string(t.text()), "text/plain");
         });
+        b.on_request(svc, "Detached", [](zlink::turn &t) {
+            t.reply().payload("R", std::string("d:") + std::string(t.text())).start_detached();
+        });
         b.on_request(svc, "Add", [](zlink::turn &t) {
             auto in = zlink::from_json(t);
             zlink::respond_json(t, "Sum", {{"sum", in.at("a").get<int>() + in.at("b").get<int>()}});
@@ -173,6 +176,9 @@ void request_success_once_and_co_await()
     // submit() blocks an application thread.
     zlink::reply_t s = p.a->request_to_channel("svc").payload("Echo", "sync").submit();
     ZT_EQ(std::string(s.text()), std::string("re:sync"));
+    // A reply call started with nobody wanting its outcome.
+    ZT_EQ(std::string(p.a->request_to_channel("svc").payload("Detached", "x").submit().text()),
+          std::string("d:x"));
     // JSON helpers: a typed payload out, a typed reply back.
     auto jcall = p.a->request_to_channel("svc");
     zlink::json_payload(jcall, "Add", nlohmann::json{{"a", 2}, {"b", 3}});

@@ -423,6 +423,15 @@ public:
             throw_framework(r, "zlink_call_start");
         }
     }
+    // Starts now and leaves the outcome to nobody (zlink_call_start with no
+    // completion function): a reply or one-way whose result the caller does
+    // not want. A refusal throws like async()'s.
+    void start_detached()
+    {
+        int r = zlink_call_start(ref_->call, nullptr, nullptr);
+        if (r != 0)
+            throw_framework(r, "zlink_call_start");
+    }
     // Cancels the call (zlink_call_cancel), before or after its terminator.
     void cancel() noexcept { zlink_call_cancel(ref_->call); }
     zlink_call_t *handle() const noexcept { return ref_->call; }
