@@ -4,9 +4,8 @@
 # manifest's ids in order; --check reports missing cases with exit 1 and no
 # ERROR; a case id the manifest lacks, a duplicate id and an unknown member
 # are ERROR lines with exit 2; a run prints CASE lines in manifest order
-# (pass for an implemented case, missing otherwise); the X cases run once a
-# manifest lists them; a case implemented but not in the manifest is an
-# ERROR (exit 2).
+# (pass for an implemented case, missing otherwise), X-1 and X-2 among
+# them; a case implemented but not in the manifest is an ERROR (exit 2).
 set -uo pipefail
 runner=$1; manifest=$(readlink -f "$2")
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -19,31 +18,27 @@ got=$("$runner" --list "$manifest") || fail "--list exited $?"
 out=$("$runner" --check "$manifest"); rc=$?
 [ $rc -eq 1 ] || fail "--check exited $rc (missing cases: expected 1)"
 echo "$out" | grep -q '^ERROR' && fail "--check printed ERROR lines: $(echo "$out" | grep '^ERROR')"
-echo "$out" | grep -q '^CASE PL-01 missing ' || fail "--check does not report PL-01 missing"
+echo "$out" | grep -q '^CASE SC-14 missing ' || fail "--check does not report SC-14 missing"
 
 out=$("$runner" "$manifest" ZZ-99); rc=$?
 [ $rc -eq 2 ] || fail "an id the manifest lacks exited $rc (expected 2)"
 echo "$out" | grep -q '^ERROR case ZZ-99 is not in the manifest' || fail "no ERROR line for ZZ-99"
 
-python3 - "$manifest" "$tmp/dup.json" "$tmp/member.json" "$tmp/x.json" <<'PY'
+python3 - "$manifest" "$tmp/dup.json" "$tmp/member.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 d = json.loads(json.dumps(m)); d["cases"].append(dict(d["cases"][0])); json.dump(d, open(sys.argv[2], "w"))
 u = json.loads(json.dumps(m)); u["cases"][0]["bogus"] = 1; json.dump(u, open(sys.argv[3], "w"))
-x = json.loads(json.dumps(m))
-x["cases"] += [{"id": "X-01", "title": "terminator surface", "seed": "framework-contract §7.3", "params": {}},
-               {"id": "X-02", "title": "isolation", "seed": "framework-contract §7.3", "params": {}}]
-json.dump(x, open(sys.argv[4], "w"))
 PY
 out=$("$runner" --check "$tmp/dup.json"); rc=$?
 { [ $rc -eq 2 ] && echo "$out" | grep -q '^ERROR .*duplicate case id'; } || fail "a duplicate id: exit $rc"
 out=$("$runner" --check "$tmp/member.json"); rc=$?
 { [ $rc -eq 2 ] && echo "$out" | grep -q '^ERROR .*unknown member "bogus"'; } || fail "an unknown member: exit $rc"
 
-out=$("$runner" "$tmp/x.json" X-02 SC-06 X-01 PL-01); rc=$?
-[ $rc -eq 1 ] || fail "the X manifest exited $rc (PL-01 missing: expected 1)"
+out=$("$runner" "$manifest" X-2 SC-06 X-1 SC-14); rc=$?
+[ $rc -eq 1 ] || fail "the X run exited $rc (SC-14 missing: expected 1)"
 lines=$(echo "$out" | awk '{print $1, $2, $3}')
-expect=$'CASE PL-01 missing\nCASE SC-06 pass\nCASE X-01 pass\nCASE X-02 pass'
+expect=$'CASE SC-06 pass\nCASE SC-14 missing\nCASE X-1 pass\nCASE X-2 pass'
 [ "$lines" = "$expect" ] || fail "CASE lines: $lines"
 small=$tmp/small.json
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m["cases"]=[c for c in m["cases"] if c["id"]!="SC-06"]; json.dump(m,open(sys.argv[2],"w"))' "$manifest" "$small"

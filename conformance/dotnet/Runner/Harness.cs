@@ -129,6 +129,8 @@ internal sealed class ScServer : IDisposable
     public int RepliesSent;
     public string SyncWait = "", SyncShutdown = "";
     public int SyncRan;
+    /// <summary>The body of B's one-way handler for packet "x", when set.</summary>
+    public Func<Turn, ValueTask>? X;
     private readonly List<(ReplyCall call, string tag)> _held = new();
     private static int _seq;
 
@@ -196,6 +198,7 @@ internal sealed class ScServer : IDisposable
         H.AddHandler(owner, name, MessageKind.Request, "m", OnRequest);
         H.AddHandler(owner, name, MessageKind.Send, "sync", OnSync);
         H.AddHandler(owner, name, MessageKind.Request, "ping", OnPing);
+        H.AddHandler(owner, name, MessageKind.Send, "x", t => X != null ? X(t) : ValueTask.CompletedTask);
     }
 
     public ScServer Open(Mode mode, string tr, string tag)
@@ -229,6 +232,22 @@ internal sealed class ScServer : IDisposable
     }
 
     public int Held { get { lock (_held) return _held.Count; } }
+
+    /// <summary>Starts the held reply of tag (B answers it now); false when none is held.</summary>
+    public bool ReleaseHeld(string tag)
+    {
+        ReplyCall? c = null;
+        lock (_held)
+        {
+            int i = _held.FindIndex(h => h.tag == tag);
+            if (i < 0) return false;
+            c = _held[i].call;
+            _held.RemoveAt(i);
+        }
+        c.Start();
+        c.Dispose();
+        return true;
+    }
 
     public void DropHeld()
     {
