@@ -53,6 +53,19 @@ public sealed unsafe class Socket : IDisposable
         Type = type;
     }
 
+    private Socket(SocketHandle h, SocketType type) { Handle = h; Type = type; }
+
+    /// <summary>Wraps a raw zlink socket handle value (interop, like SafeHandle's
+    /// IntPtr constructors): nothing is checked here, every call passes the value to
+    /// the C function as it is, so NULL, a closed or a forged value gets the C
+    /// runtime's answer (INVALID_HANDLE ...). ownsHandle: Dispose calls zlink_close.
+    /// Type is what the caller says (default 0: unknown).</summary>
+    public static Socket FromHandle(nint handle, bool ownsHandle = false, SocketType type = 0)
+    {
+        NativeLibraryLoader.EnsureLoaded();
+        return new Socket(new SocketHandle(handle, ownsHandle), type);
+    }
+
     /// <summary>The native handle (for poller events' Socket field).</summary>
     public nint NativeHandle => Handle.DangerousGetHandle();
 
@@ -187,6 +200,14 @@ public sealed unsafe class Timer : IDisposable
         if (h == 0) throw Errors.Core(-1, "zlink_timer_new");
         Handle = new TimerHandle(h);
     }
+    private Timer(TimerHandle h) { Handle = h; }
+    /// <summary>Wraps a raw zlink timer handle value, unchecked (see Socket.FromHandle);
+    /// ownsHandle: Dispose calls zlink_timer_destroy.</summary>
+    public static Timer FromHandle(nint handle, bool ownsHandle = false)
+    {
+        NativeLibraryLoader.EnsureLoaded();
+        return new Timer(new TimerHandle(handle, ownsHandle));
+    }
     public nint NativeHandle => Handle.DangerousGetHandle();
     public void Start(TimeSpan interval, ulong repeat = 0)
     {
@@ -241,6 +262,15 @@ public sealed unsafe class Poller : IDisposable
         if (h == 0) throw Errors.Core(-1, "zlink_poller_new");
         Handle = new PollerHandle(h);
     }
+    private Poller(PollerHandle h) { Handle = h; }
+    /// <summary>Wraps a raw zlink poller handle value, unchecked (see Socket.FromHandle);
+    /// ownsHandle: Dispose calls zlink_poller_destroy.</summary>
+    public static Poller FromHandle(nint handle, bool ownsHandle = false)
+    {
+        NativeLibraryLoader.EnsureLoaded();
+        return new Poller(new PollerHandle(handle, ownsHandle));
+    }
+    public nint NativeHandle => Handle.DangerousGetHandle();
 
     private int Do(Func<nint, int> f) { using var u = new HandleUse(Handle); return f(u.Value); }
 

@@ -30,21 +30,21 @@ internal sealed class ContextHandle : SafeHandle
 
 internal sealed class SocketHandle : SafeHandle
 {
-    public SocketHandle(nint h) : base(0, true) { SetHandle(h); }
+    public SocketHandle(nint h, bool owns = true) : base(0, owns) { SetHandle(h); }
     public override bool IsInvalid => handle == 0;
     protected override bool ReleaseHandle() => Native.zlink_close(handle) == 0;
 }
 
 internal sealed unsafe class PollerHandle : SafeHandle
 {
-    public PollerHandle(nint h) : base(0, true) { SetHandle(h); }
+    public PollerHandle(nint h, bool owns = true) : base(0, owns) { SetHandle(h); }
     public override bool IsInvalid => handle == 0;
     protected override bool ReleaseHandle() { nint p = handle; return Native.zlink_poller_destroy(&p) == 0; }
 }
 
 internal sealed unsafe class TimerHandle : SafeHandle
 {
-    public TimerHandle(nint h) : base(0, true) { SetHandle(h); }
+    public TimerHandle(nint h, bool owns = true) : base(0, owns) { SetHandle(h); }
     public override bool IsInvalid => handle == 0;
     protected override bool ReleaseHandle() { nint p = handle; return Native.zlink_timer_destroy(&p) == 0; }
 }
