@@ -1,9 +1,10 @@
 // PlCases.cs — the PL cases (seed 004 §9) that the .NET binding's typed
-// Core surface can express, ported from conformance/c/pl_*.c. The others
-// probe the C ABI with NULL, forged or wrong-kind handles, which the
-// SafeHandle-typed .NET API cannot pass; they print `missing`.
+// Core surface can express, ported from conformance/c/pl_*.c. NULL, forged
+// and wrong-kind handles go through the binding's public raw-handle wrappers
+// (Socket/Timer/Poller.FromHandle). Cases not ported print `missing`.
 using System;
 using System.IO.Pipes;
+using System.Runtime.InteropServices;
 using System.Diagnostics;
 using System.Text;
 
@@ -215,6 +216,171 @@ internal static class PlCases
     {
         Check.Eq(ZLinkCore.ResultName(want), ZLinkCore.ResultName(r), what);
         Check.Eq(errno, ZLinkCore.LastErrnoName, what + " errno");
+    }
+
+    // ------------------------------------------------------- raw handles
+
+    /// <summary>128 zeroed bytes of native memory: something that is no handle at all.</summary>
+    private sealed class Junk : IDisposable
+    {
+        public readonly nint Ptr = Marshal.AllocHGlobal(128);
+        public Junk() { Marshal.Copy(new byte[128], 0, Ptr, 128); }
+        public Socket Socket => ZLink.Socket.FromHandle(Ptr);
+        public Timer Timer => ZLink.Timer.FromHandle(Ptr);
+        public Poller Poller => ZLink.Poller.FromHandle(Ptr);
+        public void Dispose() => Marshal.FreeHGlobal(Ptr);
+    }
+
+    private static Socket NullSocket => Socket.FromHandle(0);
+    private static Timer NullTimer => Timer.FromHandle(0);
+    private static Poller NullPoller => Poller.FromHandle(0);
+    /// <summary>The same native object seen as another kind.</summary>
+    private static Timer AsTimer(Socket s) => Timer.FromHandle(s.NativeHandle);
+
+    // ------------------------------------------------------------- PL-07
+
+    public static void Pl07(CaseParams p)
+    {
+        using var ctx = new Context();
+        var s = ctx.Socket(SocketType.Pair);
+        var other = ctx.Socket(SocketType.Pair);
+        var t = new Timer();
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAdd(other, PollEvents.In), "add other");
+        ExpectConfig(poller.TryModify(s, PollEvents.In), Results.Config.NotFound, "ENOENT", "modify a missing socket");
+        ExpectConfig(poller.TryRemove(s), Results.Config.NotFound, "ENOENT", "remove a missing socket");
+        ExpectConfig(poller.TryModifyFd(0, PollEvents.In), Results.Config.NotFound, "ENOENT", "modify a missing fd");
+        ExpectConfig(poller.TryRemoveFd(0), Results.Config.NotFound, "ENOENT", "remove a missing fd");
+        ExpectConfig(poller.TryRemoveTimer(t), Results.Config.NotFound, "ENOENT", "remove_timer of a missing timer");
+        ExpectConfig(poller.TryModify(t, PollEvents.In), Results.Config.NotFound, "ENOENT", "modify a missing timer");
+        ExpectConfig(poller.TryRemove(t), Results.Config.NotFound, "ENOENT", "remove a missing timer");
+        // Something that is no source at all is a bad handle, not a missing one.
+        using (var junk = new Junk())
+            ExpectConfig(poller.TryRemove(junk.Socket), Results.Config.InvalidHandle, "EFAULT", "remove a forged handle");
+        ExpectConfig(poller.TryRemove(NullSocket), Results.Config.InvalidHandle, "EFAULT", "remove NULL");
+        ExpectConfig(poller.TryRemoveTimer(AsTimer(s)), Results.Config.InvalidHandle, "EFAULT", "remove_timer of a socket");
+        // A removed source is missing afterwards.
+        Check.Eq(0, poller.TryRemove(other), "remove other");
+        ExpectConfig(poller.TryRemove(other), Results.Config.NotFound, "ENOENT", "remove other again");
+        Check.Eq(0, poller.Size, "no registration left");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        s.Dispose(); other.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-08
+
+    public static void Pl08(CaseParams p)
+    {
+        BadBits();
+        UnsupportedBits();
+    }
+
+    private static void BadBits()
+    {
+        using var ctx = new Context();
+        var s = ctx.Socket(SocketType.Pair);
+        var t = new Timer();
+        using var pipe = new OsPipe();
+        var poller = new Poller();
+        short[] bad = { 16 /* ZLINK_POLLITEMS_DFLT, no event bit */, 1 | 16, 128, 0x100, unchecked((short)0x8000), -1 };
+        foreach (short b in bad)
+        {
+            ExpectConfig(poller.TryAdd(s, (PollEvents)b), Results.Config.InvalidArgument, "EINVAL", $"add socket 0x{b:x}");
+            ExpectConfig(poller.TryAddFd(pipe.ReadFd, (PollEvents)b), Results.Config.InvalidArgument, "EINVAL", $"add fd 0x{b:x}");
+        }
+        ExpectConfig(poller.TryAddFd(-1, PollEvents.In), Results.Config.InvalidArgument, "EINVAL", "add fd -1");
+        Check.Eq(0, poller.TryAdd(s, PollEvents.In), "add the socket");
+        Check.Eq(0, poller.TryAddFd(pipe.ReadFd, PollEvents.In), "add the fd");
+        Check.Eq(0, poller.TryAddTimer(t), "add the timer");
+        foreach (short b in bad)
+        {
+            ExpectConfig(poller.TryModify(s, (PollEvents)b), Results.Config.InvalidArgument, "EINVAL", $"modify socket 0x{b:x}");
+            ExpectConfig(poller.TryModifyFd(pipe.ReadFd, (PollEvents)b), Results.Config.InvalidArgument, "EINVAL", $"modify fd 0x{b:x}");
+            ExpectConfig(poller.TryModify(t, (PollEvents)b), Results.Config.InvalidArgument, "EINVAL", $"modify timer 0x{b:x}");
+        }
+        // The argument is checked before the handles.
+        ExpectConfig(NullPoller.TryAdd(s, (PollEvents)128), Results.Config.InvalidArgument, "EINVAL", "a bad bit on a NULL poller");
+        using (var junk = new Junk())
+        {
+            ExpectConfig(NullPoller.TryAdd(s, PollEvents.In), Results.Config.InvalidHandle, "EFAULT", "add to a NULL poller");
+            ExpectConfig(junk.Poller.TryAdd(s, PollEvents.In), Results.Config.InvalidHandle, "EFAULT", "add to a forged poller");
+            ExpectConfig(poller.TryAdd(NullSocket, PollEvents.In), Results.Config.InvalidHandle, "EFAULT", "add a NULL socket");
+            ExpectConfig(poller.TryAdd(junk.Socket, PollEvents.In), Results.Config.InvalidHandle, "EFAULT", "add a forged socket");
+            ExpectConfig(poller.TryAddTimer(junk.Timer), Results.Config.InvalidHandle, "EFAULT", "add_timer of a forged timer");
+            ExpectConfig(poller.TryAddTimer(AsTimer(s)), Results.Config.InvalidHandle, "EFAULT", "add_timer of a socket");
+        }
+        // A closed socket cannot be added.
+        var closed = ctx.Socket(SocketType.Pair);
+        nint raw = closed.NativeHandle;
+        closed.Dispose();
+        ExpectConfig(poller.TryAdd(Socket.FromHandle(raw), PollEvents.In), Results.Config.InvalidState, "ESHUTDOWN", "add a closed socket");
+        // Nothing changed on any failure.
+        Check.Eq(3, poller.Size, "three registrations");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        s.Dispose();
+    }
+
+    private static void UnsupportedBits()
+    {
+        using var ctx = new Context();
+        var pair = ctx.Socket(SocketType.Pair);
+        var dealer = ctx.Socket(SocketType.Dealer);
+        var router = ctx.Socket(SocketType.Router);
+        var sub = ctx.Socket(SocketType.Sub);
+        var t = new Timer();
+        using var pipe = new OsPipe();
+        var poller = new Poller();
+        ExpectConfig(poller.TryAdd(pair, PollEvents.In | PollEvents.Pri), Results.Config.NotSupported, "ENOTSUP", "PRI on a socket");
+        ExpectConfig(poller.TryAdd(pair, PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "ROUTE on a PAIR");
+        ExpectConfig(poller.TryAdd(dealer, PollEvents.In | PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "ROUTE on a DEALER");
+        ExpectConfig(poller.TryAdd(sub, PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "ROUTE on a SUB");
+        ExpectConfig(poller.TryAddFd(pipe.ReadFd, PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "ROUTE on an fd");
+        Check.Eq(0, poller.TryAdd(router, PollEvents.In | PollEvents.Route), "ROUTE on a ROUTER");
+        Check.Eq(0, poller.TryAddTimer(t), "add the timer");
+        ExpectConfig(poller.TryModify(t, PollEvents.Out), Results.Config.NotSupported, "ENOTSUP", "OUT on a timer");
+        ExpectConfig(poller.TryModify(t, PollEvents.In | PollEvents.Pri), Results.Config.NotSupported, "ENOTSUP", "PRI on a timer");
+        ExpectConfig(poller.TryModify(t, PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "ROUTE on a timer");
+        Check.Eq(0, poller.TryModify(t, PollEvents.None), "a timer's zero mask");
+        Check.Eq(0, poller.TryModify(t, PollEvents.In | PollEvents.Err), "a timer's IN|ERR");
+        // modify checks like add, and leaves the mask alone on failure.
+        Check.Eq(0, poller.TryAdd(pair, PollEvents.In), "add the PAIR");
+        ExpectConfig(poller.TryModify(pair, PollEvents.Route), Results.Config.NotSupported, "ENOTSUP", "modify to ROUTE on a PAIR");
+        var ev = new PollerEvent[4];
+        Check.Eq(0, poller.Wait(ev, 0), "the PAIR keeps IN only: no OUT reported");
+        Check.Eq(3, poller.Size, "three registrations");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        pair.Dispose(); dealer.Dispose(); router.Dispose(); sub.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-24
+
+    public static void Pl24(CaseParams p)
+    {
+        using var ctx = new Context();
+        var s = ctx.Socket(SocketType.Pair);
+        var t = new Timer();
+        var poller = new Poller();
+        Check.Eq(0, poller.TrySize(out int r), "empty size");
+        Check.Eq(0, r, "empty size's result");
+        Check.Eq(0, poller.TryAdd(s, PollEvents.None), "a zero mask is still a registration");
+        Check.Eq(0, poller.TryAddFd(0, PollEvents.In), "add fd 0");
+        Check.Eq(0, poller.TryAddTimer(t), "add the timer");
+        Check.Eq(3, poller.TrySize(out r), "three registrations");
+        Check.Eq(0, poller.TryRemoveFd(0), "remove fd 0");
+        Check.Eq(2, poller.TrySize(out r), "two registrations");
+        using (var junk = new Junk())
+        {
+            Check.Eq(-1, junk.Poller.TrySize(out r), "size of a forged poller");
+            ExpectConfig(r, Results.Config.InvalidHandle, "EFAULT", "size of a forged poller");
+        }
+        Check.Eq(-1, NullPoller.TrySize(out r), "size of NULL");
+        Check.Eq(ZLinkCore.ResultName(Results.Config.InvalidHandle), ZLinkCore.ResultName(r), "size of NULL's result");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        s.Dispose();
     }
 
     // ------------------------------------------------------------- PL-05
