@@ -383,6 +383,104 @@ internal static class PlCases
         s.Dispose();
     }
 
+    // ------------------------------------------------------------- PL-11
+
+    public static void Pl11(CaseParams p)
+    {
+        ClosedSocketPollErrOnce();
+        PinOutlivesCtxTerm();
+    }
+
+    private static void ClosedSocketPollErrOnce()
+    {
+        var (ctx, a, b) = PairLink("pl11");
+        var poller = new Poller();
+        nint bRaw = b.NativeHandle;
+        Check.Eq(0, poller.TryAdd(b, PollEvents.In, 77), "add b");
+        // Closed by another thread while a wait is active: the wait ends with POLLERR.
+        var ev = new PollerEvent[4];
+        var waiter = System.Threading.Tasks.Task.Run(() => { var e = new PollerEvent[4]; int n = poller.Wait(e, (int)(EdgeBoundMs * Program.TimeoutMult)); return (n, e[0]); });
+        b.Dispose();   // zlink_close: the poller holds no gate
+        var (n1, e1) = Check.Wait(waiter, (int)(2 * EdgeBoundMs), "the active wait");
+        Check.Eq(1, n1, "one event for the closed socket");
+        Check.Eq(PollerSourceKind.Socket, e1.Kind, "its kind");
+        Check.Eq(PollEvents.Err, e1.Events, "POLLERR");
+        Check.Eq(bRaw, e1.Socket, "the closed socket's handle value");
+        Check.Eq((nint)77, e1.UserData, "its user data");
+        // Once: nothing else can become ready, so -1 returns at once.
+        var sw = Stopwatch.StartNew();
+        Check.Eq(0, poller.Wait(ev, -1), "the POLLERR is not reported twice");
+        Check.True(sw.ElapsedMilliseconds < EdgeBoundMs, "the wait returned at once");
+        // Still registered (reached through its raw handle value: the Socket is disposed).
+        var closed = Socket.FromHandle(bRaw);
+        Check.Eq(1, poller.Size, "still registered");
+        Check.Eq(0, poller.TryModify(closed, PollEvents.In | PollEvents.Out), "modify the closed socket");
+        ExpectConfig(poller.TryAdd(closed, PollEvents.In), Results.Config.InvalidState, "ESHUTDOWN", "add the closed socket again");
+        // Other sources go on; the closed one stays silent.
+        var t = new Timer();
+        Check.Eq(0, poller.TryAddTimer(t, 78), "add a timer");
+        t.Start(TimeSpan.FromMilliseconds(1), 1);
+        Check.Eq(1, poller.Wait(ev, (int)(EdgeBoundMs * Program.TimeoutMult)), "the timer's fire");
+        Check.Eq(PollerSourceKind.Timer, ev[0].Kind, "only the timer");
+        Check.Eq(0, poller.TryRemoveTimer(t), "remove the timer");
+        Check.Eq(0, t.TryDestroy(), "timer destroyed");
+        Check.Eq(0, poller.TryRemove(closed), "remove the closed socket");
+        Check.Eq(0, poller.Size, "nothing registered");
+        // Closed before the first wait: reported by that wait, at once.
+        var c = ctx.Socket(SocketType.Pair);
+        nint cRaw = c.NativeHandle;
+        Check.Eq(0, poller.TryAdd(c, PollEvents.In), "add c");
+        c.Dispose();
+        Check.Eq(1, poller.Wait(ev, -1), "c's POLLERR");
+        Check.Eq(PollEvents.Err, ev[0].Events, "POLLERR for c");
+        Check.Eq(cRaw, ev[0].Socket, "c's handle value");
+        Check.Eq(0, poller.Wait(ev, -1), "once");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed (unpins c)");
+        a.Dispose();
+        ctx.Dispose();
+    }
+
+    private static void PinOutlivesCtxTerm()
+    {
+        var ctx = new Context();
+        var s = ctx.Socket(SocketType.Dealer);
+        nint raw = s.NativeHandle;
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAdd(s, PollEvents.In | PollEvents.Out), "add the DEALER");
+        s.Dispose();
+        ctx.Dispose();   // zlink_ctx_term with the closed socket pinned
+        var ev = new PollerEvent[2];
+        Check.Eq(1, poller.Wait(ev, -1), "POLLERR after ctx_term");
+        Check.Eq(PollEvents.Err, ev[0].Events, "POLLERR");
+        Check.Eq(0, poller.Wait(ev, 0), "once");
+        Check.Eq(0, poller.TryRemove(Socket.FromHandle(raw)), "remove frees the socket");
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+    }
+
+    // ------------------------------------------------------------- PL-14
+
+    public static void Pl14(CaseParams p)
+    {
+        using var pipe = new OsPipe();
+        pipe.Write();
+        var poller = new Poller();
+        Check.Eq(0, poller.TryAddFd(pipe.ReadFd, PollEvents.In, 99), "add the fd");
+        var sentinel = new PollerEvent((PollerSourceKind)0x5A5A, unchecked((nint)0xA5A5A5A5), -0x5A5A, 0x1234, 0x4321, (PollEvents)0x2A);
+        var ev = new PollerEvent[4];
+        Array.Fill(ev, sentinel);
+        Check.Eq(1, poller.Wait(ev, 0), "one event");
+        for (int i = 1; i < 4; i++) Check.Eq(sentinel, ev[i], $"entry {i} untouched");
+        var copy = ev[0];
+        Check.Eq(0, poller.TryDestroy(), "poller destroyed");
+        Check.Eq(PollerSourceKind.Fd, copy.Kind, "kind after the poller is gone");
+        Check.Eq(pipe.ReadFd, copy.Fd, "fd");
+        Check.Eq((nint)99, copy.UserData, "user data");
+        Check.Eq((nint)0, copy.Socket, "no socket");
+        Check.Eq((nint)0, copy.Timer, "no timer");
+        Check.Eq(copy, ev[0], "the entry is unchanged");
+        pipe.Read();
+    }
+
     // ------------------------------------------------------------- PL-05
 
     public static void Pl05(CaseParams p)
