@@ -481,6 +481,60 @@ internal static class PlCases
         pipe.Read();
     }
 
+    // ------------------------------------------------------------- PL-12
+
+    public static void Pl12(CaseParams p)
+    {
+        using var poller = new Poller();
+        var ev = new PollerEvent[4];
+        // Urgent TCP data is platform POLLPRI -> ZLINK_POLLPRI.
+        using (var lst = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp))
+        {
+            lst.Bind(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
+            lst.Listen(1);
+            using var c = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+            c.Connect(lst.LocalEndPoint!);
+            using var srv = lst.Accept();
+            int fd = (int)srv.Handle;
+            Check.Eq(0, poller.TryAddFd(fd, PollEvents.Pri, 5), "add the tcp fd for PRI");
+            Check.Eq(0, poller.Wait(ev, 0), "nothing urgent yet");
+            Check.Eq(1, c.Send(new[] { (byte)'!' }, System.Net.Sockets.SocketFlags.OutOfBand), "urgent byte sent");
+            Check.Eq(1, poller.Wait(ev, (int)(EdgeBoundMs * Program.TimeoutMult)), "the urgent byte");
+            Check.Eq(PollerSourceKind.Fd, ev[0].Kind, "an fd event");
+            Check.Eq(fd, ev[0].Fd, "the tcp fd");
+            Check.True((ev[0].Events & PollEvents.Pri) != 0, "POLLPRI reported");
+            Check.Eq(PollEvents.None, ev[0].Events & ~(PollEvents.Pri | PollEvents.In), "nothing but PRI (and IN)");
+            Check.Eq(0, poller.TryRemoveFd(fd), "remove the tcp fd");
+        }
+        // Platform POLLERR (a pipe whose reader is gone) -> ZLINK_POLLERR.
+        using (var w = new AnonymousPipeServerStream(PipeDirection.Out))
+        {
+            w.DisposeLocalCopyOfClientHandle();   // the only read end: closed
+            int wfd = (int)w.SafePipeHandle.DangerousGetHandle();
+            Check.Eq(0, poller.TryAddFd(wfd, PollEvents.Out, 6), "add the write end");
+            Check.Eq(1, poller.Wait(ev, 0), "the broken pipe");
+            Check.Eq(wfd, ev[0].Fd, "the write end");
+            Check.True((ev[0].Events & PollEvents.Err) != 0, "POLLERR reported");
+            Check.Eq(PollEvents.None, ev[0].Events & ~(PollEvents.Err | PollEvents.Out), "nothing but ERR (and OUT)");
+            // ERR needs no request: reported with an ERR-only mask too.
+            Check.Eq(0, poller.TryModifyFd(wfd, PollEvents.Err), "mask ERR only");
+            Check.Eq(1, poller.Wait(ev, 0), "still broken");
+            Check.Eq(PollEvents.Err, ev[0].Events, "POLLERR alone");
+            Check.Eq(0, poller.TryRemoveFd(wfd), "remove the write end");
+        }
+        // Platform POLLHUP (the writer is gone) is another error bit -> ERR.
+        var srvPipe = new AnonymousPipeServerStream(PipeDirection.Out);
+        var rh = srvPipe.ClientSafePipeHandle;
+        int rfd = (int)rh.DangerousGetHandle();
+        srvPipe.Dispose();   // the write end closed; the exposed read end stays open
+        Check.True(!rh.IsClosed, "the read end is still open");
+        Check.Eq(0, poller.TryAddFd(rfd, PollEvents.In, 7), "add the read end");
+        Check.Eq(1, poller.Wait(ev, 0), "the hung-up pipe");
+        Check.Eq(PollEvents.Err, ev[0].Events, "POLLHUP is ERR");
+        Check.Eq(0, poller.TryRemoveFd(rfd), "remove the read end");
+        rh.Dispose();
+    }
+
     // ------------------------------------------------------------- PL-05
 
     public static void Pl05(CaseParams p)

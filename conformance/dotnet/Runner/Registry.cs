@@ -20,6 +20,7 @@ internal static class Registry
         ["PL-07"] = PlCases.Pl07,
         ["PL-08"] = PlCases.Pl08,
         ["PL-11"] = PlCases.Pl11,
+        ["PL-12"] = PlCases.Pl12,
         ["PL-13"] = PlCases.Pl13,
         ["PL-14"] = PlCases.Pl14,
         ["PL-21"] = PlCases.Pl21,
