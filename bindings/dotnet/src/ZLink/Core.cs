@@ -206,7 +206,7 @@ public sealed unsafe class Timer : IDisposable
     public static Timer FromHandle(nint handle, bool ownsHandle = false)
     {
         NativeLibraryLoader.EnsureLoaded();
-        return new Timer(new TimerHandle(handle, ownsHandle));
+        return new(new TimerHandle(handle, ownsHandle));   // a zlink Core timer (target-typed new)
     }
     public nint NativeHandle => Handle.DangerousGetHandle();
     public void Start(TimeSpan interval, ulong repeat = 0)
