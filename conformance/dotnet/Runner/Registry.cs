@@ -37,6 +37,7 @@ internal static class Registry
         ["SC-13"] = JqCases.Sc13,
         ["SC-16"] = ScCases.Sc16,
         ["SC-17"] = ScCases.Sc17,
+        ["SC-18"] = ScDispatch.Sc18,
         ["SC-19"] = ScCases.Sc19,
         ["SC-20"] = ScCases.Sc20,
         ["JQ-01"] = JqCases.Jq01,
