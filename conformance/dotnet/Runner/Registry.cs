@@ -24,6 +24,8 @@ internal static class Registry
         ["PL-13"] = PlCases.Pl13,
         ["PL-14"] = PlCases.Pl14,
         ["PL-15"] = PlSignals.Pl15,
+        ["PL-16"] = PlCompletion.Pl16,
+        ["PL-18"] = PlCompletion.Pl18,
         ["PL-21"] = PlCases.Pl21,
         ["PL-22"] = PlCases.Pl22,
         ["PL-24"] = PlCases.Pl24,

@@ -19,6 +19,16 @@ public enum PollEvents : short { None = 0, In = 1, Out = 2, Err = 4, Pri = 8, Co
 public enum PollerSourceKind { Socket = 1, Fd = 2, Timer = 3 }
 
 /// <summary>One event of a poller wait.</summary>
+/// <summary>zlink_completion_kind_t.</summary>
+public enum CompletionKind { Request = 2, Writable = 3 }
+
+/// <summary>One completion-queue record (zlink_completion_t), copied: the reply parts are
+/// .NET arrays and the native record is already closed. PeerRid is empty when the record
+/// has none. SendResult: 0 ADMITTED, 202 TERMINAL (with SendTerminalErrno); RequestResult
+/// is a zlink_request_result_t (Results.Request).</summary>
+public sealed record Completion(CompletionKind Kind, ulong Id, nint UserContext, byte[] PeerRid,
+    int SendResult, int SendTerminalErrno, int RequestResult, byte[][] ReplyParts);
+
 public readonly record struct PollerEvent(PollerSourceKind Kind, nint Socket, int Fd, nint Timer, nint UserData, PollEvents Events);
 
 /// <summary>A Core context (zlink_ctx_new / zlink_ctx_term on Dispose).</summary>
@@ -131,6 +141,87 @@ public sealed unsafe class Socket : IDisposable
     }
 
     public void Send(params byte[][] parts) { int r = TrySend(parts); if (r != 0) throw Errors.Core(r, "zlink_send"); }
+
+    /// <summary>zlink_send with a user context and the wait token a DONTWAIT send refused
+    /// for room (BACKPRESSURED) returns: one WRITABLE record with that id follows.</summary>
+    public int TrySend(IReadOnlyList<byte[]> parts, bool dontWait, nint userContext, out ulong completionId)
+    {
+        NMsg* msgs = stackalloc NMsg[Math.Max(parts.Count, 1)];
+        Fill(msgs, parts);
+        ulong id = 0;
+        int r;
+        using (var u = new HandleUse(Handle)) r = Native.zlink_send(u.Value, msgs, (nuint)parts.Count, dontWait ? 1 : 0, userContext, &id);
+        if (r != 0) Native.zlink_multipart_close(msgs, (nuint)parts.Count);
+        completionId = id;
+        return r;
+    }
+
+    private static void SetRid(NRoutingId* id, ReadOnlySpan<byte> rid)
+    {
+        id->size = checked((byte)rid.Length);
+        rid.CopyTo(new Span<byte>(id->data, 255));
+    }
+
+    /// <summary>zlink_request: DEALER (rid empty: NULL) or ROUTER (the target's rid). OK
+    /// gives a nonzero completionId whose REQUEST record ends the request; timeoutMs 0 is
+    /// the socket's REQUEST_TIMEOUT. The parts are copied.</summary>
+    public int TryRequest(ReadOnlySpan<byte> rid, IReadOnlyList<byte[]> parts, bool dontWait, uint timeoutMs,
+                          nint userContext, out ulong completionId)
+    {
+        NRoutingId id = default;
+        if (!rid.IsEmpty) SetRid(&id, rid);
+        NMsg* msgs = stackalloc NMsg[Math.Max(parts.Count, 1)];
+        Fill(msgs, parts);
+        ulong cid = 0;
+        int r;
+        using (var u = new HandleUse(Handle))
+            r = Native.zlink_request(u.Value, rid.IsEmpty ? null : &id, msgs, (nuint)parts.Count, dontWait ? 1 : 0, timeoutMs, userContext, &cid);
+        if (r != 0) Native.zlink_multipart_close(msgs, (nuint)parts.Count);
+        completionId = cid;
+        return r;
+    }
+
+    /// <summary>zlink_reply_submit (ROUTER): answers the request token from srcRid, with
+    /// error 0 (a reply) or a positive errno (an error reply). DONTWAIT refused for room:
+    /// BACKPRESSURED, the token kept, a wait token in completionId. The C side consumes the
+    /// parts in every case.</summary>
+    public int TryReply(ReadOnlySpan<byte> srcRid, ulong token, int error, IReadOnlyList<byte[]> parts,
+                        bool dontWait, nint userContext, out ulong completionId)
+    {
+        NRoutingId id = default;
+        SetRid(&id, srcRid);
+        NMsg* msgs = stackalloc NMsg[Math.Max(parts.Count, 1)];
+        Fill(msgs, parts);
+        ulong cid = 0;
+        int r;
+        using (var u = new HandleUse(Handle))
+            r = Native.zlink_reply_submit(u.Value, &id, token, error, parts.Count == 0 ? null : msgs, (nuint)parts.Count, dontWait ? 1 : 0, userContext, &cid);
+        completionId = cid;
+        return r;
+    }
+
+    /// <summary>zlink_completion_recv: the receive result and, on OK, the record (copied;
+    /// the native record is closed here). NONE waits up to RCVTIMEO.</summary>
+    public int TryRecvCompletion(out Completion? record, bool dontWait = false)
+    {
+        NCompletion c = default;
+        c.struct_size = (uint)sizeof(NCompletion);
+        int r;
+        using (var u = new HandleUse(Handle)) r = Native.zlink_completion_recv(u.Value, &c, dontWait ? 1 : 0);
+        record = null;
+        if (r != 0) return r;
+        try
+        {
+            var parts = new byte[(int)c.reply_part_count][];
+            for (int i = 0; i < parts.Length; i++)
+                parts[i] = new ReadOnlySpan<byte>(Native.zlink_msg_data(&c.reply_parts[i]), (int)Native.zlink_msg_size(&c.reply_parts[i])).ToArray();
+            record = new Completion((CompletionKind)c.kind, c.completion_id, c.user_context,
+                new ReadOnlySpan<byte>(c.peer_rid.data, c.peer_rid.size).ToArray(),
+                c.send_result, c.send_terminal_errno, c.request_result, parts);
+        }
+        finally { Native.zlink_completion_close(&c); }
+        return r;
+    }
 
     /// <summary>zlink_send_rid (ROUTER, STREAM).</summary>
     public int TrySendTo(ReadOnlySpan<byte> rid, IReadOnlyList<byte[]> parts, bool dontWait = false)

@@ -186,6 +186,22 @@ internal unsafe struct NRoutingId
     public fixed byte data[255];
 }
 
+/// <summary>zlink_completion_t.</summary>
+[StructLayout(LayoutKind.Sequential)]
+internal unsafe struct NCompletion
+{
+    public uint struct_size;
+    public int kind;
+    public ulong completion_id;
+    public nint user_context;
+    public NRoutingId peer_rid;
+    public int send_result;
+    public int send_terminal_errno;
+    public int request_result;
+    public NMsg* reply_parts;
+    public nuint reply_part_count;
+}
+
 [StructLayout(LayoutKind.Sequential, Size = 64)]
 internal struct NMsg
 {
@@ -303,6 +319,10 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial int zlink_send(nint socket, NMsg* parts, nuint n, int flags, nint userContext, ulong* completionId);
     [LibraryImport(L)] internal static partial int zlink_send_rid(nint socket, NRoutingId* rid, NMsg* parts, nuint n, int flags, nint userContext, ulong* completionId);
     [LibraryImport(L)] internal static partial int zlink_recv(nint socket, NRoutingId** rid, NMsg* parts, nuint cap, nuint* count, int flags);
+    [LibraryImport(L)] internal static partial int zlink_completion_recv(nint socket, NCompletion* record, int flags);
+    [LibraryImport(L)] internal static partial void zlink_completion_close(NCompletion* record);
+    [LibraryImport(L)] internal static partial int zlink_request(nint socket, NRoutingId* rid, NMsg* parts, nuint n, int flags, uint timeoutMs, nint userContext, ulong* completionId);
+    [LibraryImport(L)] internal static partial int zlink_reply_submit(nint router, NRoutingId* srcRid, ulong token, int error, NMsg* parts, nuint n, int flags, nint userContext, ulong* completionId);
     [LibraryImport(L)] internal static partial int zlink_router_recv(nint socket, NRoutingId** rid, ulong* token, NMsg* parts, nuint cap, nuint* count, int flags);
     [LibraryImport(L)] internal static partial int zlink_poll(NPollItem* items, int count, nint timeoutMs, int* error);
     [LibraryImport(L)] internal static partial nint zlink_poller_new();

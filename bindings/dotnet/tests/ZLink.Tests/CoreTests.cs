@@ -22,6 +22,35 @@ public class CoreTests
     }
 
     [Fact]
+    public void Request_reply_and_completion_record_round_trip()
+    {
+        using var ctx = new Context();
+        using var r = ctx.Socket(SocketType.Router);
+        using var d = ctx.Socket(SocketType.Dealer);
+        r.Bind("inproc://dotnet-core-rr");
+        d.SetRoutingId(Encoding.UTF8.GetBytes("D"));
+        d.Connect("inproc://dotnet-core-rr");
+        r.SetOption(0x3012, 30000);   // RCVTIMEO: a failure bound
+        d.SetOption(0x3012, 30000);
+        Assert.Equal(0, d.TryRequest(default, new[] { Encoding.UTF8.GetBytes("ask") }, false, 0, 42, out ulong id));
+        Assert.NotEqual(0UL, id);
+        Assert.Equal(0, r.TryRouterRecv(out var src, out ulong token, out var parts));
+        Assert.Equal("D", Encoding.UTF8.GetString(src));
+        Assert.NotEqual(0UL, token);
+        Assert.Equal("ask", Encoding.UTF8.GetString(parts[0]));
+        Assert.Equal(0, r.TryReply(src, token, 0, new[] { Encoding.UTF8.GetBytes("answer"), Encoding.UTF8.GetBytes("2") }, false, 0, out _));
+        Assert.Equal(Results.Submit.NotFound, r.TryReply(src, token, 0, new[] { Encoding.UTF8.GetBytes("again") }, false, 0, out _));
+        Assert.Equal(0, d.TryRecvCompletion(out var c));
+        Assert.Equal(CompletionKind.Request, c!.Kind);
+        Assert.Equal(id, c.Id);
+        Assert.Equal((nint)42, c.UserContext);
+        Assert.Equal(Results.Request.Ok, c.RequestResult);
+        Assert.Equal(new[] { "answer", "2" }, Array.ConvertAll(c.ReplyParts, p => Encoding.UTF8.GetString(p)));
+        Assert.Equal(Results.Recv.NoData, d.TryRecvCompletion(out var none, dontWait: true));
+        Assert.Null(none);
+    }
+
+    [Fact]
     public void Poller_reports_readiness_and_refuses_a_second_add_by_name()
     {
         using var ctx = new Context();

@@ -24,6 +24,7 @@ public class LayoutTests
         ("zlink_host_capacity_t", typeof(NHostCapacity)),
         ("zlink_owner_status_t", typeof(NOwnerStatus)),
         ("zlink_routing_id_t", typeof(NRoutingId)),
+        ("zlink_completion_t", typeof(NCompletion)),
         ("zlink_msg_t", typeof(NMsg)),
         ("zlink_poller_event_t", typeof(NPollerEvent)),
         ("zlink_pollitem_t", typeof(NPollItem)),
