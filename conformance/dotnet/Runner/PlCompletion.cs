@@ -15,18 +15,24 @@ internal static class PlCompletion
     private static byte[] U(string s) => Encoding.UTF8.GetBytes(s);
 
     /// <summary>A ROUTER bound on inproc and a DEALER "D" connected to it, both ways up.</summary>
-    private static (Socket d, Socket r) DrPair(Context ctx, string tag)
+    private static (Socket d, Socket r) DrPair(Context ctx, string tag, string tr = "inproc")
     {
         var r = ctx.Socket(SocketType.Router);
-        r.Bind($"inproc://{tag}-{Environment.ProcessId}");
+        r.Bind(tr == "tcp" ? "tcp://127.0.0.1:0" : $"inproc://{tag}-{Environment.ProcessId}");
+        return (DealerTo(ctx, r, r.LastEndpoint, "D"), r);
+    }
+
+    /// <summary>A DEALER with routing id rid connected to r at ep, both ways up.</summary>
+    private static Socket DealerTo(Context ctx, Socket r, string ep, string rid)
+    {
         var d = ctx.Socket(SocketType.Dealer);
-        d.SetRoutingId(U("D"));
-        d.Connect(r.LastEndpoint);
-        d.Send(U("hello"));
-        Check.Eq(0, r.TryRouterRecv(out var rid, out _, out var parts), "the ROUTER receives hello");
-        Check.Eq("D", Encoding.UTF8.GetString(rid), "from D");
+        d.SetRoutingId(U(rid));
+        d.Connect(ep);
+        d.Send(U("hello"));   // waits for the peer
+        Check.Eq(0, r.TryRouterRecv(out var from, out _, out var parts), "the ROUTER receives hello");
+        Check.Eq(rid, Encoding.UTF8.GetString(from), "from " + rid);
         Check.Eq("hello", Encoding.UTF8.GetString(parts[0]), "hello");
-        return (d, r);
+        return d;
     }
 
     private static ulong RequestAnswered(Socket d, Socket r, string text, nint uctx)
@@ -130,5 +136,84 @@ internal static class PlCompletion
         Check.Eq(0, p.Wait(ev, 0), "clear again");
         Check.Eq(0, p.TryDestroy(), "poller destroyed");
         d.Dispose(); r.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-19
+
+    public static void Pl19(CaseParams prm)
+    {
+        int nsock = (int)prm.Int("sockets"), nrec = (int)prm.Int("records_per_socket"), cap = (int)prm.Int("event_capacity");
+        Check.True(nsock >= 2 && nsock <= 8 && nrec >= 2 && nrec <= 16 && cap >= 1 && cap < nsock, "parameters in range");
+        using var ctx = new Context();
+        var r = ctx.Socket(SocketType.Router);
+        r.Bind($"inproc://pl19-{Environment.ProcessId}");
+        var p = new Poller();
+        var d = new Socket[nsock];
+        var ids = new ulong[nsock, nrec];
+        var next = new int[nsock];
+        for (int i = 0; i < nsock; i++)
+        {
+            d[i] = DealerTo(ctx, r, r.LastEndpoint, "D" + i);
+            Check.Eq(0, p.TryAdd(d[i], PollEvents.Completion, i + 1), $"add D{i}");
+        }
+        for (int k = 0; k < nrec; k++)
+            for (int i = 0; i < nsock; i++)
+                ids[i, k] = RequestAnswered(d[i], r, "q", i + 1);
+        var ev = new PollerEvent[cap];
+        int total = 0, waits = 0;
+        while (total < nsock * nrec)
+        {
+            int n = p.Wait(ev, waits == 0 ? LongWaitMs : 0);
+            waits++;
+            Check.True(n >= 1 && n <= cap, $"wait {waits} returned {n} events with {nsock * nrec - total} records left (capacity {cap})");
+            for (int e = 0; e < n; e++)
+            {
+                Check.Eq(PollEvents.Completion, ev[e].Events, "COMPLETION");
+                int i = (int)ev[e].UserData - 1;
+                Check.True(i >= 0 && i < nsock && ev[e].Socket == d[i].NativeHandle, "the event names its socket");
+                // Drain that socket until NO_DATA: its records, in order.
+                while (next[i] < nrec) { ExpectRecord(d[i], ids[i, next[i]], i + 1, "q"); next[i]++; total++; }
+                ExpectNoRecord(d[i]);
+            }
+        }
+        Check.True(waits >= (nsock + cap - 1) / cap, $"each wait reported at most {cap} sockets ({waits} waits)");
+        Check.Eq(0, p.Wait(ev, 0), "nothing left");
+        Check.Eq(0, p.TryDestroy(), "poller destroyed");
+        foreach (var s in d) s.Dispose();
+        r.Dispose();
+    }
+
+    // ------------------------------------------------------------- PL-20
+
+    public static void Pl20(CaseParams prm)
+    {
+        foreach (var tr in prm.Strings("transports"))
+        {
+            if (tr != "inproc" && tr != "tcp") throw new CheckFailed("unknown transport " + tr);
+            using var ctx = new Context();
+            var (d, r) = DrPair(ctx, "pl20", tr);
+            var p = new Poller();
+            Check.Eq(0, p.TryAdd(d, PollEvents.In | PollEvents.Completion), "add d");
+            const nint uctx = 0x2020;
+            Check.Eq(0, d.TryRequest(default, new[] { U("q") }, false, 0, uctx, out ulong id), "zlink_request");
+            Check.Eq(0, r.TryRouterRecv(out var src, out ulong tok, out var parts), "the request");
+            Check.Eq("q", Encoding.UTF8.GetString(parts[0]), "its text");
+            // DATA of two parts, then the REPLY, on the same connection.
+            Check.Eq(0, r.TrySendTo(src, new[] { U("d1"), U("d2") }), "the DATA");
+            Check.Eq(0, r.TryReply(src, tok, 0, new[] { U("reply") }, false, 0, out _), "the REPLY");
+            // IN without COMPLETION, as often as we look.
+            ExpectEvent(p, d, LongWaitMs, PollEvents.In);
+            ExpectEvent(p, d, 0, PollEvents.In);
+            ExpectNoRecord(d);
+            var data = d.Recv();
+            Check.True(data.Length == 2 && Encoding.UTF8.GetString(data[0]) == "d1" && Encoding.UTF8.GetString(data[1]) == "d2", $"{tr}: the DATA d1, d2");
+            // The DATA is gone: the REPLY moves into the completion queue.
+            ExpectEvent(p, d, LongWaitMs, PollEvents.Completion);
+            ExpectRecord(d, id, uctx, "reply");
+            var ev = new PollerEvent[2];
+            Check.Eq(0, p.Wait(ev, 0), "nothing after the record");
+            Check.Eq(0, p.TryDestroy(), "poller destroyed");
+            d.Dispose(); r.Dispose();
+        }
     }
 }

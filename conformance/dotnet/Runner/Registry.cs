@@ -26,6 +26,8 @@ internal static class Registry
         ["PL-15"] = PlSignals.Pl15,
         ["PL-16"] = PlCompletion.Pl16,
         ["PL-18"] = PlCompletion.Pl18,
+        ["PL-19"] = PlCompletion.Pl19,
+        ["PL-20"] = PlCompletion.Pl20,
         ["PL-21"] = PlCases.Pl21,
         ["PL-22"] = PlCases.Pl22,
         ["PL-24"] = PlCases.Pl24,
