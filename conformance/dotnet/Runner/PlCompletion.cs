@@ -80,7 +80,7 @@ internal static class PlCompletion
     {
         int records = (int)prm.Int("records");
         Check.True(records >= 1 && records <= 64, "1 <= records <= 64");
-        using var ctx = new Context();
+        var ctx = new Context();   // not `using`: a failure must not wait in zlink_ctx_term for open sockets
         var (d, r) = DrPair(ctx, "pl16");
         var p = new Poller();
         Check.Eq(0, p.TryAdd(d, PollEvents.Completion), "add d for COMPLETION");
@@ -104,7 +104,7 @@ internal static class PlCompletion
         ExpectNoRecord(d);
         Check.Eq(0, p.Wait(ev, 0), "nothing after the drain");
         Check.Eq(0, p.TryDestroy(), "poller destroyed");
-        d.Dispose(); r.Dispose();
+        d.Dispose(); r.Dispose(); ctx.Dispose();
     }
 
     // ------------------------------------------------------------- PL-18
@@ -113,7 +113,7 @@ internal static class PlCompletion
     {
         int records = (int)prm.Int("records");
         Check.True(records >= 2 && records <= 64, "2 <= records <= 64");
-        using var ctx = new Context();
+        var ctx = new Context();   // not `using`: a failure must not wait in zlink_ctx_term for open sockets
         var (d, r) = DrPair(ctx, "pl18");
         var p = new Poller();
         Check.Eq(0, p.TryAdd(d, PollEvents.In | PollEvents.Completion, 18), "add d");
@@ -135,7 +135,7 @@ internal static class PlCompletion
         ExpectRecord(d, id, uctx, "again");
         Check.Eq(0, p.Wait(ev, 0), "clear again");
         Check.Eq(0, p.TryDestroy(), "poller destroyed");
-        d.Dispose(); r.Dispose();
+        d.Dispose(); r.Dispose(); ctx.Dispose();
     }
 
     // ------------------------------------------------------------- PL-19
@@ -144,7 +144,7 @@ internal static class PlCompletion
     {
         int nsock = (int)prm.Int("sockets"), nrec = (int)prm.Int("records_per_socket"), cap = (int)prm.Int("event_capacity");
         Check.True(nsock >= 2 && nsock <= 8 && nrec >= 2 && nrec <= 16 && cap >= 1 && cap < nsock, "parameters in range");
-        using var ctx = new Context();
+        var ctx = new Context();   // not `using`: a failure must not wait in zlink_ctx_term for open sockets
         var r = ctx.Socket(SocketType.Router);
         r.Bind($"inproc://pl19-{Environment.ProcessId}");
         var p = new Poller();
@@ -180,7 +180,7 @@ internal static class PlCompletion
         Check.Eq(0, p.Wait(ev, 0), "nothing left");
         Check.Eq(0, p.TryDestroy(), "poller destroyed");
         foreach (var s in d) s.Dispose();
-        r.Dispose();
+        r.Dispose(); ctx.Dispose();
     }
 
     // ------------------------------------------------------------- PL-20
@@ -190,7 +190,7 @@ internal static class PlCompletion
         foreach (var tr in prm.Strings("transports"))
         {
             if (tr != "inproc" && tr != "tcp") throw new CheckFailed("unknown transport " + tr);
-            using var ctx = new Context();
+            var ctx = new Context();   // not `using`: a failure must not wait in zlink_ctx_term for open sockets
             var (d, r) = DrPair(ctx, "pl20", tr);
             var p = new Poller();
             Check.Eq(0, p.TryAdd(d, PollEvents.In | PollEvents.Completion), "add d");
@@ -213,7 +213,7 @@ internal static class PlCompletion
             var ev = new PollerEvent[2];
             Check.Eq(0, p.Wait(ev, 0), "nothing after the record");
             Check.Eq(0, p.TryDestroy(), "poller destroyed");
-            d.Dispose(); r.Dispose();
+            d.Dispose(); r.Dispose(); ctx.Dispose();
         }
     }
 }
