@@ -52,7 +52,7 @@ for arg in "$@"; do
     case "$lang" in
         cpp) pattern='sleep_for|sleep_until|steady_timer|system_timer|std::async' ;;
         java) pattern='Thread\.sleep|ScheduledExecutor|java\.util\.Timer|\.orTimeout\(|\.completeOnTimeout\(|\.get\([^)]*TimeUnit' ;;
-        dotnet) pattern='Task\.Delay|Thread\.Sleep|new Timer\(|Threading\.Timer|CancelAfter\(|WaitAsync\(' ;;
+        dotnet) pattern='Task\.Delay|Thread\.Sleep|Threading\.Timer|PeriodicTimer|CancelAfter\(|WaitAsync\(' ;;
         node) pattern='setTimeout\(|setInterval\(|setImmediate\(|timers/promises|std::this_thread::sleep' ;;
         *) pattern='^$' ;;
     esac
