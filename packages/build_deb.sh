@@ -7,7 +7,9 @@
 #
 # HEADER... are the public headers (//abi:public_headers), each installed
 # under /usr/include by its path below abi/include/ (zlink.h,
-# zlink/framework.h); zlink.h must be one of them.
+# zlink/framework.h); zlink.h must be one of them. The header-only C++
+# binding's headers (//bindings/cpp:sources) may be among them too, each
+# installed by its path below bindings/cpp/include/ (zlink/zlink.hpp, ...).
 # LIBZLINK_SO is the plain (unsanitized) libzlink.so.<MAJOR>, installed
 # unstripped as libzlink.so.<VERSION> with the SONAME link and the dev link.
 # VERSION must be the one zlink.h defines (checked here). The Depends field
@@ -31,14 +33,17 @@ version=$3
 pc_in=$(abs "$4")
 shift 4
 headers=()
+header_dest=()
 zlink_h=
 for h in "$@"; do
     case "$h" in
-        */abi/include/* | abi/include/*) ;;
-        *) die "$h is not under abi/include/" ;;
+        */abi/include/* | abi/include/*) rel=${h##*abi/include/} ;;
+        */bindings/cpp/include/zlink/*.hpp | bindings/cpp/include/zlink/*.hpp) rel=${h##*bindings/cpp/include/} ;;
+        *) die "$h is not under abi/include/ (nor a C++ header under bindings/cpp/include/zlink/)" ;;
     esac
     headers+=("$(abs "$h")")
-    [ "${h##*abi/include/}" != zlink.h ] || zlink_h=$(abs "$h")
+    header_dest+=("$rel")
+    [ "$rel" != zlink.h ] || zlink_h=$(abs "$h")
 done
 [ -n "$zlink_h" ] || die "zlink.h is not among the headers"
 
@@ -71,9 +76,12 @@ root=$work/debian/$package
 libdir=$root/usr/lib/$multiarch
 mkdir -p "$root/DEBIAN" "$root/usr/include" "$libdir/pkgconfig"
 
-for h in "${headers[@]}"; do
-    install -D -m 0644 "$h" "$root/usr/include/${h##*abi/include/}"
+for i in "${!headers[@]}"; do
+    dest=$root/usr/include/${header_dest[$i]}
+    [ ! -e "$dest" ] || die "two headers install as /usr/include/${header_dest[$i]}"
+    install -D -m 0644 "${headers[$i]}" "$dest"
 done
+cpp_headers=$(cd "$root/usr/include" && find zlink -name '*.hpp' | LC_ALL=C sort | tr '\n' ' ')
 install -m 0644 "$lib" "$libdir/libzlink.so.$version"
 ln -s "libzlink.so.$version" "$libdir/$soname"
 ln -s "$soname" "$libdir/libzlink.so"
@@ -100,12 +108,16 @@ Priority: optional
 Maintainer: ZLink project <zlink@example.invalid>
 Installed-Size: $installed_kb
 Depends: $depends
+Suggests: nlohmann-json3-dev
 Description: ZLink messaging runtime (C library, headers, pkg-config file)
  ZLink is a messaging runtime written in C on libuv: Core sockets (PAIR,
  DEALER, ROUTER, PUB, SUB, STREAM) and a service framework (hosts,
  ClientServer and RouteMesh channels, calls with exactly-once completion).
  This package holds the shared library $soname (with debug info), the
  public headers zlink.h and zlink/framework.h, and zlink.pc for pkg-config.
+ .
+ It also holds the header-only C++20 binding over the same library
+ (${cpp_headers:-none}); only zlink/json.hpp needs nlohmann-json3-dev.
 EOF
 (cd "$root" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"

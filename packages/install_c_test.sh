@@ -52,7 +52,13 @@ real=libzlink.so.$version
 
 # Exactly these files and links, nothing more.
 expected="usr/include/zlink.h
+usr/include/zlink/core.hpp
+usr/include/zlink/errors.hpp
 usr/include/zlink/framework.h
+usr/include/zlink/framework.hpp
+usr/include/zlink/json.hpp
+usr/include/zlink/tables.hpp
+usr/include/zlink/zlink.hpp
 usr/lib/$multiarch/libzlink.so
 usr/lib/$multiarch/libzlink.so.$major
 usr/lib/$multiarch/$real
