@@ -81,7 +81,7 @@ for i in "${!headers[@]}"; do
     [ ! -e "$dest" ] || die "two headers install as /usr/include/${header_dest[$i]}"
     install -D -m 0644 "${headers[$i]}" "$dest"
 done
-cpp_headers=$(cd "$root/usr/include" && find zlink -name '*.hpp' | LC_ALL=C sort | tr '\n' ' ')
+cpp_headers=$(cd "$root/usr/include" && find zlink -name '*.hpp' | wc -l)
 install -m 0644 "$lib" "$libdir/libzlink.so.$version"
 ln -s "libzlink.so.$version" "$libdir/$soname"
 ln -s "$soname" "$libdir/libzlink.so"
@@ -117,7 +117,8 @@ Description: ZLink messaging runtime (C library, headers, pkg-config file)
  public headers zlink.h and zlink/framework.h, and zlink.pc for pkg-config.
  .
  It also holds the header-only C++20 binding over the same library
- (${cpp_headers:-none}); only zlink/json.hpp needs nlohmann-json3-dev.
+ ($cpp_headers headers, zlink/*.hpp); only zlink/json.hpp needs
+ nlohmann-json3-dev.
 EOF
 (cd "$root" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"

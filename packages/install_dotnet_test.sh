@@ -68,7 +68,9 @@ awk '/<!-- install_dotnet: Program.cs -->/ {on = 1; next}
     dotnet nuget add source "$work/feed" --name zlink-local --configfile nuget.config >>"$work/config.log" 2>&1 &&
     dotnet nuget add source "$ZL_NUGET_SOURCE" --name offline --configfile nuget.config >>"$work/config.log" 2>&1) ||
     { cat "$work/config.log" >&2; zpk_fail "could not write the project's nuget.config"; }
-grep -q 'nuget\.org' "$project/nuget.config" && zpk_fail "nuget.org is still a source: $(cat "$project/nuget.config")"
+if grep -q 'nuget\.org' "$project/nuget.config"; then
+    zpk_fail "nuget.org is still a source: $(cat "$project/nuget.config")"
+fi
 (cd "$project" && dotnet add package ZLink --source "$work/feed" >"$work/add.log" 2>&1) ||
     { cat "$work/add.log" >&2; zpk_fail "dotnet add package ZLink failed"; }
 grep -q '<PackageReference Include="ZLink" Version="'"$version"'"' "$project/hello.csproj" ||

@@ -10,8 +10,10 @@
 #    libzlink.so;
 # 2. the C package is unpacked with `dpkg -x` into a fresh prefix and
 #    PKG_CONFIG_PATH names its pkgconfig directory: that is how the
-#    package finds both zlink.h (at install, scripts/include_dir.js) and
-#    libzlink.so.1 (at run time, lib/native.js); ZLINK_LIBRARY and
+#    package finds libzlink.so.1 at run time (lib/native.js: pkg-config's
+#    libdir), and zlink.h at install (scripts/include_dir.js tries
+#    pkg-config before the package's own include/ copy; the test cannot
+#    tell those two apart, they are the same file); ZLINK_LIBRARY and
 #    ZLINK_INCLUDE_DIR are unset;
 # 3. a fresh project (`npm init -y`) in $TEST_TMPDIR runs, offline (npm's
 #    cache under $TEST_TMPDIR, npm_config_offline), `npm install` of
