@@ -36,7 +36,7 @@ public final class Runner {
 
     static final String DONE_MARK = "conformance: case completed: ";
     static final int CASE_SECONDS = 60;
-    private static final Pattern ID = Pattern.compile("[A-Z]{2}-[0-9]{2}");
+    private static final Pattern ID = Pattern.compile("[A-Z]+-[0-9]+");
     private static int problems;
 
     /** A case body: reads its parameters, throws on the first failed check. */
@@ -63,6 +63,7 @@ public final class Runner {
         JqProfiles.register(m);
         JqFlow.register(m);
         JqPermits.register(m);
+        XCases.register(m);
         return m;
     }
 
@@ -104,7 +105,7 @@ public final class Runner {
             }
             JsonNode id = c.get("id");
             if (!nonEmptyString(id) || !ID.matcher(id.asText()).matches()) {
-                error(path + ": case " + i + " has no id of the form XX-00");
+                error(path + ": case " + i + " has no id of the form XX-00 (capitals, a dash, digits)");
                 continue;
             }
             String cid = id.asText();

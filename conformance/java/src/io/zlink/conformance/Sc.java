@@ -210,6 +210,9 @@ final class Sc {
         final AtomicInteger syncWaitRc = new AtomicInteger(-1);
         final AtomicInteger syncShutdownRc = new AtomicInteger(-1);
         final AtomicInteger syncRan = new AtomicInteger();
+        final AtomicInteger yieldRc = new AtomicInteger(-1);
+        final AtomicInteger yieldRan = new AtomicInteger();
+        final AtomicInteger yieldFnRan = new AtomicInteger();
         final List<Object[]> held = new ArrayList<>(); // {SendCall, tag}
         private final java.util.Random rng = new java.util.Random(0x9E3779B9L);
 
@@ -286,6 +289,35 @@ final class Sc {
             return null;
         }
 
+        /**
+         * "yield": a yield inside a handler turn of a channel (no Spot
+         * turn): its stage must be failed already when yield returns
+         * (-2 otherwise); a completion delivered later counts in yieldFnRan.
+         */
+        private CompletionStage<?> onYield(Turn turn) {
+            if (mode == Mode.MESH) {
+                SendCall c = h.sendToNode("m", "A").payload("m", "", b("yield-in-handler"));
+                CompletionStage<Void> st = c.yield();
+                java.util.concurrent.CompletableFuture<Void> f = st.toCompletableFuture();
+                if (!f.isDone()) {
+                    yieldRc.set(-2);
+                    st.whenComplete((v, t) -> yieldFnRan.incrementAndGet());
+                } else {
+                    int rc;
+                    try {
+                        f.join();
+                        rc = OK;
+                    } catch (RuntimeException e) {
+                        rc = Check.resultOf((Throwable) e);
+                    }
+                    yieldRc.set(rc);
+                }
+                c.close();
+            }
+            yieldRan.incrementAndGet();
+            return null;
+        }
+
         private CompletionStage<?> onPing(Turn turn) {
             pings.incrementAndGet();
             try (SendCall reply = turn.reply()) {
@@ -300,6 +332,7 @@ final class Sc {
             h.addHandler(owner, ownerName, Turn.Kind.SEND, "m", this::onSend);
             h.addHandler(owner, ownerName, Turn.Kind.REQUEST, "m", this::onRequest);
             h.addHandler(owner, ownerName, Turn.Kind.SEND, "sync", this::onSync);
+            h.addHandler(owner, ownerName, Turn.Kind.SEND, "yield", this::onYield);
             h.addHandler(owner, ownerName, Turn.Kind.REQUEST, "ping", this::onPing);
         }
 

@@ -39,7 +39,7 @@ abstract class CallBase implements AutoCloseable {
     final long handle;
     private final Release release;
     private final Cleaner.Cleanable cleanable;
-    private boolean pending;        // guarded by this
+    private int pending;            // terminators in flight; guarded by this
     private boolean closeRequested; // guarded by this
 
     CallBase(long handle) {
@@ -79,7 +79,7 @@ abstract class CallBase implements AutoCloseable {
         CallFuture<T> future = new CallFuture<>(this);
         long id = Pump.register(ev -> deliver(ev, future, decode));
         synchronized (this) {
-            pending = true;
+            pending++;
         }
         int r = Native.callStart(handle, id, yield ? 1 : 0);
         if (r != Tables.FW_OK) {
@@ -135,8 +135,8 @@ abstract class CallBase implements AutoCloseable {
     private void donePending() {
         boolean releaseNow;
         synchronized (this) {
-            pending = false;
-            releaseNow = closeRequested;
+            pending--;
+            releaseNow = pending == 0 && closeRequested;
         }
         if (releaseNow)
             cleanable.clean();
@@ -146,7 +146,7 @@ abstract class CallBase implements AutoCloseable {
     @Override
     public void close() {
         synchronized (this) {
-            if (pending) {
+            if (pending > 0) {
                 closeRequested = true;
                 return;
             }

@@ -67,6 +67,24 @@ public final class ZLink {
     }
 
     /**
+     * Marks this thread as a runtime context (zlink_runtime_context_enter;
+     * nested marks count): the synchronous terminators then fail at once
+     * with InvalidOperation on it. For threads of the application's own
+     * event loops that run handlers or completions; the binding's pumps
+     * are marked already. Undone by leaveRuntimeContext() on the same thread.
+     */
+    public static void enterRuntimeContext() {
+        load();
+        check(Native.runtimeContextEnter(), "runtime context enter");
+    }
+
+    /** Removes one mark enterRuntimeContext() put on this thread (zlink_runtime_context_leave). */
+    public static void leaveRuntimeContext() {
+        load();
+        check(Native.runtimeContextLeave(), "runtime context leave");
+    }
+
+    /**
      * Operations (started calls) whose native memory is still allocated:
      * each is freed on its completion path. For tests and leak checks.
      */
