@@ -217,6 +217,30 @@ class FrameworkTest {
     }
 
     @Test
+    void aMarkedThreadRefusesSubmitSyncUntilItLeaves() throws Exception {
+        RequestCall call = client.requestToChannel("svc").payload("echo", b("m"));
+        assertFalse(ZLink.inRuntimeContext());
+        ZLink.enterRuntimeContext();
+        ZLink.enterRuntimeContext();
+        try {
+            assertTrue(ZLink.inRuntimeContext());
+            ZLinkFrameworkException e = assertThrows(ZLinkFrameworkException.class, call::submit_sync);
+            assertEquals(ErrorKind.INVALID_OPERATION, e.kind());
+            ZLink.leaveRuntimeContext();
+            assertTrue(ZLink.inRuntimeContext(), "nested marks count");
+            assertThrows(ZLinkFrameworkException.class, call::submit_sync);
+        } finally {
+            ZLink.leaveRuntimeContext();
+        }
+        assertFalse(ZLink.inRuntimeContext());
+        // the refused call stayed unfinished: it completes now
+        assertEquals("m", s(call.submit_sync()));
+        ZLinkFrameworkException e = assertThrows(ZLinkFrameworkException.class, ZLink::leaveRuntimeContext);
+        assertEquals(ErrorKind.INVALID_OPERATION, e.kind(), "a leave without an enter");
+        call.close();
+    }
+
+    @Test
     void cancelAfterTheReplyChangesNothing() throws Exception {
         CompletionStage<byte[]> stage = client.requestToChannel("svc").payload("echo", b("v")).submit();
         Counted<byte[]> c = new Counted<>(stage);
