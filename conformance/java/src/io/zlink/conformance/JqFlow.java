@@ -26,6 +26,13 @@ final class JqFlow {
                 roomIsNotAnError(tr, Mode.MESH, batch, req, send); // swapped
             });
         });
+        m.put("JQ-07", p -> {
+            int oneways = param(p, "oneways"), window = param(p, "window"), requests = param(p, "requests");
+            int timeout = param(p, "timeout_ms"), p99 = param(p, "p99_ms");
+            Check.that(oneways > 0 && window > 0 && requests > 0 && timeout > 0 && p99 > 0,
+                       "parameters in range");
+            ScCases.each(p, tr -> crossConnectionProgress(tr, oneways, window, requests, timeout, p99));
+        });
         m.put("JQ-17", p -> {
             int oneways = param(p, "oneways"), window = param(p, "window");
             Check.that(oneways > 0 && window > 0, "parameters in range");
@@ -84,6 +91,14 @@ final class JqFlow {
                 }
             }, "jq-flood");
             thread.start();
+        }
+
+        /** Waits up to ms (scaled) until mark sends ended; the number that ended. */
+        synchronized int waitDone(int mark, long ms) throws InterruptedException {
+            long until = now() + Check.ms(ms);
+            while (done < mark && now() < until)
+                wait(Math.max(1, until - now()));
+            return done;
         }
 
         synchronized void finishAll(long ms) throws InterruptedException {
@@ -167,6 +182,82 @@ final class JqFlow {
         }
         sat.pending.close();
         a.close();
+        b.close();
+    }
+
+    // ------------------------------------------------------------ JQ-07
+
+    /**
+     * JQ-07: A1 floods B (fast handlers) with oneways one-ways, window in
+     * flight; A2, a host of its own on another connection, makes requests
+     * requests (timeout timeoutMs) spread over the first half of the flood:
+     * each succeeds and their p99 (nearest rank) stays below p99Ms (both
+     * scaled).
+     */
+    private static void crossConnectionProgress(String tr, int oneways, int window, int requests,
+                                                int timeoutMs, int p99Ms) throws Exception {
+        Server b = new Server("B");
+        b.open(Mode.MESH, tr, "jq07");
+        Client a1 = new Client();
+        a1.sendTimeout = 60_000_000_000L;
+        a1.open(Mode.MESH, b);
+        Host a2 = new Host("A2");
+        a2.addMeshNode("m", "A2", null);
+        a2.meshAddChannelClient("m", "svc");
+        a2.meshConnect("m", b.bound, "B");
+        a2.start();
+        Check.eventually(() -> a2.meshReadyPeers("m") == 1, 5000, "A2's peer ready");
+        Check.eventually(() -> b.h.meshReadyPeers("m") == 2, 5000, "B's two peers ready");
+        long floodT0 = now();
+        Flood f = new Flood(a1.h, oneways, window);
+        long[] lat = new long[requests];
+        int doneAtLast = 0;
+        for (int k = 0; k < requests; k++) {
+            int mark = (int) ((long) oneways * (k + 1) / (2L * requests));
+            if (f.waitDone(mark, 30000) < mark)
+                throw Check.fail(tr + ": the flood did not reach " + mark + " of " + oneways + " sends");
+            String tag = "r" + k;
+            try (RequestCall r = a2.requestToChannel("svc").payload("m", "", b(tag))) {
+                r.timeout(Duration.ofMillis(Check.ms(timeoutMs)));
+                long t0 = now();
+                int res;
+                byte[] reply = null;
+                try {
+                    reply = r.submit_sync();
+                    res = Tables.FW_OK;
+                } catch (RuntimeException e) {
+                    res = Check.resultOf((Throwable) e);
+                }
+                lat[k] = now() - t0;
+                if (res != Tables.FW_OK)
+                    throw Check.fail(tr + ": A2's request " + k + " ended " + Tables.resultName(res) + " after "
+                                     + lat[k] + " ms, B in use " + b.h.capacity().permitsInUse + ", state "
+                                     + b.h.capacity().pressureState);
+                Check.eq(tag(reply), tag, "A2's reply");
+            }
+            if (k == requests - 1)
+                doneAtLast = f.waitDone(0, 0);
+        }
+        if (doneAtLast >= oneways)
+            throw Check.fail(tr + ": the flood of " + oneways + " ended before A2's last request");
+        f.finishAll(120000);
+        f.thread.join();
+        long floodMs = now() - floodT0;
+        Check.eventually(() -> b.rec.count() == oneways + requests, 30000, "B handled every record");
+        java.util.Arrays.sort(lat);
+        int at = (requests * 99 + 99) / 100 - 1;
+        long p99 = lat[at];
+        HostCapacity bc = b.h.capacity();
+        System.err.printf("JQ-07 %s: %d one-ways in %d ms; A2 latency ms min %d median %d p99 %d; B paused %d times, "
+                          + "peak permits %d of %d%n", tr, oneways, floodMs, lat[0], lat[requests / 2], p99,
+                          bc.transitionsPaused, bc.peakPermitsInUse, bc.effectiveMax);
+        if (p99 >= Check.ms(p99Ms))
+            throw Check.fail(tr + ": A2's request p99 " + p99 + " ms, bound " + Check.ms(p99Ms) + " ms (B paused "
+                             + bc.transitionsPaused + " times)");
+        JqCases.expectNoDrops(b.h, "B");
+        a2.shutdown(Duration.ofMillis(2000));
+        a2.close();
+        a1.close();
         b.close();
     }
 

@@ -63,6 +63,7 @@ public final class Runner {
         JqProfiles.register(m);
         JqFlow.register(m);
         JqPermits.register(m);
+        JqMore.register(m);
         XCases.register(m);
         return m;
     }
