@@ -4,6 +4,7 @@ import static io.zlink.conformance.Sc.*;
 
 import io.zlink.Host;
 import io.zlink.HostCapacity;
+import io.zlink.RequestCall;
 import io.zlink.SendCall;
 import io.zlink.Tables;
 import io.zlink.Turn;
@@ -28,6 +29,7 @@ final class JqPermits {
         m.put("JQ-20", p -> ScCases.each(p, JqPermits::completionNeedsNoPermit));
         m.put("JQ-14", p -> ScCases.each(p, JqPermits::replyToPausedClient));
         m.put("JQ-15", p -> ScCases.each(p, JqPermits::noHoldingWhileWaiting));
+        m.put("JQ-05", p -> ScCases.each(p, JqPermits::saturatedIngress));
     }
 
     /** A handler owner: records each turn's tag and the capacity at its first instruction. */
@@ -273,6 +275,107 @@ final class JqPermits {
         end(c);
         end(a);
         end(b);
+    }
+
+    // ------------------------------------------------------------ JQ-05
+
+    /** A request from h to channel ch (timeout 10 s): {result, reply tag, elapsed ms}. */
+    private static Object[] requestTimed(Host h, String ch, String packet, String tag) {
+        try (RequestCall q = h.requestToChannel(ch).payload(packet, "", b(tag))) {
+            q.timeout(Duration.ofMillis(10000));
+            long t0 = now();
+            try {
+                byte[] r = q.submit_sync();
+                return new Object[] {Tables.FW_OK, tag(r), now() - t0};
+            } catch (RuntimeException e) {
+                return new Object[] {Check.resultOf((Throwable) e), "", now() - t0};
+            }
+        }
+    }
+
+    /** C floods A's "svc" (gated owner oa, M = 2) until A is saturated: f1..f39 pending. */
+    private static Done[] floodUntilSaturated(Host a, Host c, Owner oa, SendCall[] fc) {
+        sendSync(c, "f0");
+        Check.eventually(() -> oa.gate.waiting() == 1, 5000, "f0 at A's gate");
+        Done[] dd = new Done[fc.length];
+        for (int i = 1; i < fc.length; i++) {
+            fc[i] = c.sendToChannel("svc").payload("m", "", b("f" + i));
+            dd[i] = new Done().on(fc[i].submit());
+        }
+        Check.eventually(() -> saturated(a, c), 5000, "A saturated");
+        return dd;
+    }
+
+    /**
+     * JQ-05. A (M = 2, gated) is flooded by C until saturated. Part 1: A's
+     * requests to B complete (a reply; NotFound for a packet B has no
+     * handler for) promptly while A stays PAUSED; A's shutdown with a
+     * 500 ms drain deadline returns within it plus the tolerance (the gate
+     * opens at the deadline), with no ingress waiting. Part 2 (fresh
+     * hosts): open() delivers every flooded record, once, in order, none
+     * dropped.
+     */
+    private static void saturatedIngress(String tr) throws Exception {
+        final int flood = 40, d = 500;
+        Owner oa = new Owner(true);
+        Host[] t = trioOpen(tr, 2, oa, null);
+        Host a = t[0], b = t[1], c = t[2];
+        SendCall[] fc = new SendCall[flood];
+        Done[] dd = floodUntilSaturated(a, c, oa, fc);
+        Object[] r = requestTimed(a, "back", "m", "q");
+        Check.result((Integer) r[0], Tables.FW_OK, "A's request to B");
+        Check.eq(r[1], "q", "the reply");
+        if ((Long) r[2] >= Check.ms(200))
+            throw Check.fail("the request to B took " + r[2] + " ms while A was saturated");
+        r = requestTimed(a, "back", "nope", "u");
+        Check.result((Integer) r[0], Tables.FW_NOT_FOUND, "A's request of an unknown packet");
+        if ((Long) r[2] >= Check.ms(200))
+            throw Check.fail("the unknown packet's NotFound took " + r[2] + " ms");
+        Check.eq(a.capacity().pressureState, 1, "A paused");
+        Check.eq(a.capacity().transitionsRunning, 0, "A's running transitions");
+        java.util.concurrent.ScheduledExecutorService timer = timer();
+        long t0 = now();
+        timer.schedule(oa.gate::open, d, java.util.concurrent.TimeUnit.MILLISECONDS);
+        a.shutdown(Duration.ofMillis(d));
+        onTime(now() - t0, d);
+        timer.shutdown();
+        Check.eq(a.state(), Host.State.STOPPED, "A's state");
+        HostCapacity cap = a.capacity();
+        Check.eq(cap.capacityWaiters, 0, "A's capacity waiters");
+        Check.eq(cap.permitsInUse, 0, "A's permits in use");
+        end(c); // ends what still waited for room toward A
+        for (int i = 1; i < flood; i++) {
+            dd[i].expect(5000);
+            fc[i].close();
+        }
+        a.close();
+        end(b);
+
+        // Part 2: no shutdown; open() delivers everything.
+        Owner o2 = new Owner(true);
+        Host a2 = JqCases.meshHost("A", tr, true, 2);
+        serve(a2, "svc", o2, null);
+        a2.start();
+        Host c2 = JqCases.meshHost("C", tr, false, 0);
+        c2.meshAddChannelClient("m", "svc");
+        c2.meshOption("m", Host.NodeOption.SEND_TIMEOUT, 30_000_000_000L);
+        c2.meshConnect("m", a2.endpoint("m"), "A");
+        c2.start();
+        Check.eventually(() -> c2.meshReadyPeers("m") == 1, 5000, "C's peer ready");
+        dd = floodUntilSaturated(a2, c2, o2, fc);
+        o2.gate.open();
+        for (int i = 1; i < flood; i++) {
+            dd[i].expect(10000);
+            Check.result(dd[i].result, Tables.FW_OK, "f" + i);
+            fc[i].close();
+        }
+        Check.eventually(() -> o2.ended() == flood, 10000, "every flooded record handled");
+        o2.expectOrder(0, "f", 0, flood);
+        Check.eq(dropped(a2), 0, "A's dropped records");
+        Check.eventually(() -> a2.capacity().permitsInUse == 0, 5000, "A's permits free");
+        Check.eq(a2.capacity().pressureState, 0, "A running");
+        end(c2);
+        end(a2);
     }
 
     // ------------------------------------------------------------ JQ-14
