@@ -67,7 +67,8 @@
     X(zlink_msg_size) X(zlink_msg_close) X(zlink_multipart_close) X(zlink_send)          \
     X(zlink_send_rid) X(zlink_recv) X(zlink_router_recv) X(zlink_request)                \
     X(zlink_reply) X(zlink_reply_submit) X(zlink_socket_set_receive_flow_state)          \
-    X(zlink_completion_recv) X(zlink_completion_close)                                   \
+    X(zlink_completion_recv) X(zlink_completion_close) X(zlink_socket_monitor_open)      \
+    X(zlink_monitor_status) X(zlink_monitor_close)                                       \
     X(zlink_poller_new) X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add) \
     X(zlink_poller_modify) X(zlink_poller_remove) X(zlink_poller_add_fd)                 \
     X(zlink_poller_modify_fd) X(zlink_poller_remove_fd) X(zlink_poller_add_timer)        \
@@ -1040,6 +1041,41 @@ JFN(jint, socketClose)(JNIEnv *e, jclass c, jlong s)
 {
     (void)e, (void)c;
     return Z(zlink_close)(H(s));
+}
+
+/* The socket's monitor (every event bit off: the status is what is read). */
+JFN(jlong, monitorOpen)(JNIEnv *e, jclass c, jlong s)
+{
+    (void)e, (void)c;
+    zlink_monitor_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    return J(Z(zlink_socket_monitor_open)(H(s), &cfg));
+}
+
+/* The status into out: state_flags, detail_flags, the four pending
+ * counters, the five flow-state counters. */
+JFN(jint, monitorStatus)(JNIEnv *env, jclass c, jlong mon, jlongArray out)
+{
+    (void)c;
+    zlink_monitor_status_t st;
+    memset(&st, 0, sizeof st);
+    st.abi_version = ZLINK_MONITOR_STATUS_ABI_VERSION;
+    st.struct_size = sizeof st;
+    int r = Z(zlink_monitor_status)(H(mon), &st);
+    jlong v[11] = {st.state_flags, st.detail_flags, (jlong)st.snd_pending_msgs,
+                   (jlong)st.snd_pending_bytes, (jlong)st.rcv_pending_msgs,
+                   (jlong)st.rcv_pending_bytes, (jlong)st.flow_paused_connections,
+                   (jlong)st.flow_pause_applied_total, (jlong)st.flow_resume_applied_total,
+                   (jlong)st.flow_state_stale_total, (jlong)st.flow_pause_duration_ms};
+    (*env)->SetLongArrayRegion(env, out, 0, 11, v);
+    return r;
+}
+
+JFN(jint, monitorClose)(JNIEnv *e, jclass c, jlong mon)
+{
+    (void)e, (void)c;
+    void *m = H(mon);
+    return Z(zlink_monitor_close)(&m);
 }
 
 JFN(jint, setsockopt)(JNIEnv *env, jclass c, jlong s, jint opt, jbyteArray jv)

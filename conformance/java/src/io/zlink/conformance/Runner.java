@@ -64,6 +64,7 @@ public final class Runner {
         JqFlow.register(m);
         JqPermits.register(m);
         JqMore.register(m);
+        JqPressure.register(m);
         XCases.register(m);
         return m;
     }

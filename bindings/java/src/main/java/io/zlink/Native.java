@@ -88,6 +88,9 @@ final class Native {
     static native int ctxEnd(int which, long ctx);
     static native int ctxSet(long ctx, int option, int value);
     static native long socketNew(long ctx, int type);
+    static native long monitorOpen(long socket);
+    static native int monitorStatus(long monitor, long[] out);
+    static native int monitorClose(long monitor);
     static native int socketClose(long socket);
     static native int setsockopt(long socket, int option, byte[] value);
     static native int getsockopt(long socket, int option, int cap, Object[] out);

@@ -223,6 +223,49 @@ public final class Socket implements AutoCloseable {
         return new Completion(r, v, o);
     }
 
+    /**
+     * The socket's monitor, for its status (zlink_socket_monitor_open with
+     * no event bits): one per socket; close it before the socket.
+     */
+    public Monitor monitor() {
+        long m = Native.monitorOpen(handle);
+        if (m == 0)
+            throw new ZLinkException("monitor open", -1, Native.lastErrno());
+        return new Monitor(m);
+    }
+
+    /** A socket's monitor (zlink_monitor_status, zlink_monitor_close). */
+    public static final class Monitor implements AutoCloseable {
+        public static final int STATE_READY = 1, STATE_BOUND_READY = 2, STATE_CLOSED = 8;
+        public static final int DETAIL_SND_PENDING = 2, DETAIL_RCV_PENDING = 4, DETAIL_FLOW_STATE = 32;
+        private long handle;
+
+        Monitor(long handle) {
+            this.handle = handle;
+        }
+
+        /**
+         * The status snapshot: {state_flags, detail_flags, snd_pending_msgs,
+         * snd_pending_bytes, rcv_pending_msgs, rcv_pending_bytes,
+         * flow_paused_connections, flow_pause_applied_total,
+         * flow_resume_applied_total, flow_state_stale_total,
+         * flow_pause_duration_ms}; a field whose detail bit is absent is 0.
+         */
+        public synchronized long[] status() {
+            long[] v = new long[11];
+            check(Native.monitorStatus(handle, v), "monitor status");
+            return v;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (handle != 0) {
+                check(Native.monitorClose(handle), "monitor close");
+                handle = 0;
+            }
+        }
+    }
+
     /** zlink_close; the close result. */
     public int closeResult() {
         return Native.socketClose(handle);

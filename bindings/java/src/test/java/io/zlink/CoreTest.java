@@ -38,6 +38,31 @@ class CoreTest {
     }
 
     @Test
+    void aMonitorReportsReadinessAndPendingRecords() throws Exception {
+        try (Context ctx = new Context();
+             Socket r = ctx.socket(Socket.ROUTER);
+             Socket d = ctx.socket(Socket.DEALER)) {
+            r.bind("tcp://127.0.0.1:0");
+            Socket.Monitor m = r.monitor();
+            long[] st = m.status();
+            assertEquals(0, st[0] & Socket.Monitor.STATE_READY, "no peer yet");
+            assertNotEquals(0, st[1] & Socket.Monitor.DETAIL_FLOW_STATE, "a ROUTER reports its flow state");
+            d.connect(r.lastEndpoint());
+            d.send(b("one"));
+            d.send(b("two"));
+            long end = System.nanoTime() + 10_000_000_000L;
+            while ((m.status()[0] & Socket.Monitor.STATE_READY) == 0 || m.status()[4] < 2) {
+                assertTrue(System.nanoTime() < end, "ready with two records pending: " + java.util.Arrays.toString(m.status()));
+                Thread.sleep(1);
+            }
+            assertEquals(0, m.status()[6], "nobody pauses the ROUTER");
+            assertThrows(ZLinkException.class, r::monitor, "a second monitor of one socket");
+            m.close();
+            m.close(); // once only
+        }
+    }
+
+    @Test
     void aTimerFiresThroughThePoller() {
         try (Timer t = new Timer(); Poller p = new Poller()) {
             assertEquals(-Tables.RECV_NO_DATA, t.recv(Socket.DONTWAIT));
