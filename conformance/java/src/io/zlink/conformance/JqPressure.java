@@ -24,6 +24,13 @@ final class JqPressure {
 
     static void register(Map<String, Runner.Case> m) {
         m.put("JQ-13", p -> flowStateSockets());
+        m.put("JQ-11", p -> {
+            try (Context ctx = new Context()) {
+                hysteresis(ctx, 10, 8, 6);
+                hysteresis(ctx, 1, 1, 0);
+                hysteresis(ctx, 17, 14, 10);
+            }
+        });
     }
 
     // monitor status fields (Socket.Monitor.status())
@@ -61,6 +68,10 @@ final class JqPressure {
 
         synchronized int inside() {
             return inside;
+        }
+
+        synchronized int passed() {
+            return passed;
         }
     }
 
@@ -127,6 +138,79 @@ final class JqPressure {
         if (st == Host.State.SERVING || st == Host.State.DRAINING)
             h.shutdown(Duration.ofMillis(2000));
         h.close();
+    }
+
+    // ------------------------------------------------------------ JQ-11
+
+    static final String JQ = "zlink.host.application_job_queue.";
+
+    /** H's state at q queued: the host's view, its metric series, and the ROUTER's as the observer sees it. */
+    static void expectState(Host h, Observer obs, int q, int want) {
+        int got = h.capacity().pressureState;
+        if (got != want)
+            throw Check.fail("queued " + q + ": pressure state " + got + ", expected " + want);
+        boolean paused = want == 1;
+        Check.eq(h.metric(JQ + "pressure_state", "state=paused"), paused ? 1 : 0, "state=paused series");
+        Check.eq(h.metric(JQ + "pressure_state", "state=running"), paused ? 0 : 1, "state=running series");
+        Check.eventually(() -> obs.paused() == (paused ? 1 : 0), 5000,
+                         "the peer sees " + (paused ? "PAUSED" : "RUNNING") + " at " + q + " queued");
+    }
+
+    /** Waits until H holds q queued jobs (and q permits) with one turn at the turnstile. */
+    static void expectQueued(Host h, Turnstile t, int q) {
+        Check.eventually(() -> t.inside() == 1 && h.capacity().queuedJobs == q && h.capacity().permitsInUse == q,
+                         5000, q + " queued jobs with one turn at the turnstile");
+    }
+
+    static void hysteresis(Context ctx, long m, int pause, int resume) {
+        Turnstile t = new Turnstile();
+        Host h = meshHost("H", m, t);
+        h.start();
+        String ep = h.endpoint("m");
+        Check.eq(h.capacity().pauseCount, pause, "M = " + m + ": pause count");
+        Check.eq(h.capacity().resumeCount, resume, "M = " + m + ": resume count");
+        Host cl = meshClient("C", ep, h);
+        Observer obs = new Observer(ctx, ep);
+        Check.eventually(obs::ready, 5000, "the observer connected");
+
+        Check.result(oneway(cl, null, "j0"), Tables.FW_OK, "j0");
+        expectQueued(h, t, 0);
+        long tp = h.capacity().transitionsPaused, tr = h.capacity().transitionsRunning;
+        if (pause == 1)
+            Check.that(tp >= 1, "M = 1: the control records paused the host");
+        else
+            Check.eq(tp, 0, "paused transitions before the case");
+        Check.eq(tr, tp, "running transitions before the case");
+        expectState(h, obs, 0, 0);
+        for (int q = 1; q <= pause; q++) {
+            Check.result(oneway(cl, null, "j" + q), Tables.FW_OK, "j" + q);
+            expectQueued(h, t, q);
+            expectState(h, obs, q, q >= pause ? 1 : 0);
+        }
+        Check.eq(h.capacity().transitionsPaused, tp + 1, "paused transitions");
+        Check.eq(h.capacity().transitionsRunning, tr, "running transitions");
+        Check.eq(h.metric(JQ + "pressure_transitions", "state=paused"), tp + 1, "pressure_transitions{paused}");
+        for (int q = pause - 1; q >= resume; q--) {
+            int passed = t.passed();
+            t.give(1);
+            Check.eventually(() -> t.passed() == passed + 1, 5000, "one turn through");
+            expectQueued(h, t, q);
+            expectState(h, obs, q, q <= resume ? 0 : 1);
+        }
+        Check.eq(h.capacity().transitionsPaused, tp + 1, "paused transitions");
+        Check.eq(h.capacity().transitionsRunning, tr + 1, "running transitions");
+        Check.eq(h.metric(JQ + "pressure_transitions", "state=running"), tr + 1, "pressure_transitions{running}");
+        Check.result(oneway(cl, null, "again"), Tables.FW_OK, "again");
+        expectQueued(h, t, resume + 1);
+        boolean again = resume + 1 >= pause;
+        expectState(h, obs, resume + 1, again ? 1 : 0);
+        Check.eq(h.capacity().transitionsPaused, tp + 1 + (again ? 1 : 0), "paused transitions");
+        Check.eq(h.capacity().transitionsRunning, tr + 1, "running transitions");
+        Check.eq(h.capacity().flowStateConfigFailures, 0, "flow-state config failures");
+        t.give(1 << 20);
+        obs.close();
+        end(cl);
+        end(h);
     }
 
     // ------------------------------------------------------------ JQ-13
