@@ -65,6 +65,7 @@ public final class Runner {
         JqPermits.register(m);
         JqMore.register(m);
         JqPressure.register(m);
+        JqRaw.register(m);
         XCases.register(m);
         return m;
     }
