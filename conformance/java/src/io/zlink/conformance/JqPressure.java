@@ -8,6 +8,7 @@ import io.zlink.SendCall;
 import io.zlink.Socket;
 import io.zlink.Tables;
 import io.zlink.Turn;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
@@ -24,6 +25,13 @@ final class JqPressure {
 
     static void register(Map<String, Runner.Case> m) {
         m.put("JQ-13", p -> flowStateSockets());
+        m.put("JQ-12", p -> {
+            try (Context ctx = new Context()) {
+                newPeerPaused(ctx);
+                toggles(ctx, false);
+                toggles(ctx, true);
+            }
+        });
         m.put("JQ-11", p -> {
             try (Context ctx = new Context()) {
                 hysteresis(ctx, 10, 8, 6);
@@ -210,6 +218,269 @@ final class JqPressure {
         t.give(1 << 20);
         obs.close();
         end(cl);
+        end(h);
+    }
+
+    // ------------------------------------------------------------ JQ-12
+
+    /**
+     * A raw wire peer over a plain TCP socket (core/tests/zltest_rawzmp.h
+     * in Java): frames are an 8-byte header (magic 0x5A, version 1, flags,
+     * kind, u32 size), a u64 sequence for kinds 1..3, then the body.
+     */
+    static final class Raw implements AutoCloseable {
+        static final int F_MORE = 1, F_CONTROL = 2;
+        final java.net.Socket s;
+        final java.io.DataInputStream in;
+        final java.io.OutputStream out;
+
+        Raw(String ep) throws java.io.IOException {
+            int port = Integer.parseInt(ep.substring(ep.lastIndexOf(':') + 1));
+            s = new java.net.Socket("127.0.0.1", port);
+            s.setTcpNoDelay(true);
+            s.setSoTimeout((int) Check.ms(5000));
+            in = new java.io.DataInputStream(s.getInputStream());
+            out = s.getOutputStream();
+        }
+
+        static byte[] frame(int flags, byte[] body) {
+            JqRaw.Wire w = new JqRaw.Wire().u8(0x5A).u8(0x01).u8(flags).u8(0).u32(body.length);
+            return w.bytes(body).done();
+        }
+
+        void send(byte[] frame) throws java.io.IOException {
+            out.write(frame);
+            out.flush();
+        }
+
+        void hello(int type, String rid) throws java.io.IOException {
+            send(frame(F_CONTROL, new JqRaw.Wire().u8(0x01).u8(type >> 8).u8(type).l8(rid).done()));
+        }
+
+        static void prop(JqRaw.Wire w, String name, byte[] v) {
+            w.l8(name).u32(v.length).bytes(v);
+        }
+
+        void readyDealer(String rid) throws java.io.IOException {
+            JqRaw.Wire w = new JqRaw.Wire().u8(0x04);
+            prop(w, "Socket-Type", b("DEALER"));
+            prop(w, "Routing-Id", b(rid));
+            prop(w, "Zlink-Lane-Count", new byte[] {1});
+            prop(w, "Zlink-Lane", new byte[] {0});
+            prop(w, "Zlink-Weight", new byte[] {0, 0, 0, 100});
+            send(frame(F_CONTROL, w.done()));
+        }
+
+        /** The next frame: {flags, body}; SocketTimeoutException past the bound. */
+        Object[] next() throws java.io.IOException {
+            byte[] h = new byte[8];
+            in.readFully(h);
+            Check.that(h[0] == 0x5A && h[1] == 0x01, "a frame header from the ZLink side");
+            int kind = h[3] & 0xFF;
+            long size = ((h[4] & 0xFFL) << 24) | ((h[5] & 0xFFL) << 16) | ((h[6] & 0xFFL) << 8) | (h[7] & 0xFFL);
+            if (kind >= 1 && kind <= 3)
+                in.readFully(new byte[8]);
+            byte[] body = new byte[(int) size];
+            in.readFully(body);
+            return new Object[] {h[2] & 0xFF, body};
+        }
+
+        /** The state byte of a FLOWSTATE frame, or -1 for another frame. */
+        static int flowstate(Object[] f) {
+            byte[] body = (byte[]) f[1];
+            if ((Integer) f[0] != F_CONTROL || body.length != 19
+                || !new String(body, 0, 9, StandardCharsets.US_ASCII).equals("FLOWSTATE"))
+                return -1;
+            return body[10];
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            s.close();
+        }
+    }
+
+    /**
+     * Part 1: H (a CS server, M = 2) is PAUSED; a peer that connects now
+     * is told PAUSED right after its handshake, before it sent anything,
+     * and a record it sends anyway stays in the Core, unreceived, until H
+     * has room.
+     */
+    static void newPeerPaused(Context ctx) throws Exception {
+        Turnstile t = new Turnstile();
+        Host h = new Host("H");
+        h.option(Host.Option.MAX_QUEUED_JOBS, 2);
+        h.addCsServer("cs", "tcp://127.0.0.1:0");
+        h.addHandler(Host.OwnerKind.CHANNEL, "cs", Turn.Kind.SEND, "m", t.handler());
+        h.start();
+        String ep = h.endpoint("cs");
+        Host cl = new Host("C");
+        cl.addCsClient("cs", ep);
+        cl.start();
+        for (int i = 0; i < 3; i++) {
+            Check.result(oneway(cl, "cs", "p" + i), Tables.FW_OK, "one-way p" + i);
+            if (i == 0)
+                Check.eventually(() -> t.inside() == 1, 5000, "p0 in the turnstile");
+        }
+        Check.eventually(() -> h.capacity().queuedJobs == 2, 5000, "H holds two queued jobs");
+        Check.eq(h.capacity().pressureState, 1, "H paused");
+        long dropped = h.metric(JqRaw.DROPPED, "reason=decode_error");
+
+        Observer obs = new Observer(ctx, ep);
+        Check.eventually(() -> obs.paused() == 1, 5000, "a new Core peer sees PAUSED");
+        Check.that(obs.sock.sendResult(Socket.DONTWAIT, null, b("k")) != Tables.SUBMIT_OK,
+                   "the paused Core peer holds its record back");
+
+        Raw raw = new Raw(ep);
+        raw.hello(Socket.DEALER, "raw");
+        raw.readyDealer("raw");
+        Object[] f = raw.next();
+        Check.that((Integer) f[0] == Raw.F_CONTROL && ((byte[]) f[1])[0] == 0x01, "HELLO from H");
+        f = raw.next();
+        Check.that((Integer) f[0] == Raw.F_CONTROL && ((byte[]) f[1])[0] == 0x04, "READY from H");
+        f = raw.next();
+        Check.eq(Raw.flowstate(f), 1, "the raw peer's first frame after READY: FLOWSTATE");
+        raw.send(Raw.frame(0, b("ignores the pause")));
+        Check.eventually(() -> h.metric("zlink.host.core_hwm.accounted", "state=receive") > 0, 5000,
+                         "the raw record waits in H's Core queue");
+        Check.eq(h.capacity().queuedJobs, 2, "H's queued jobs");
+        Check.eq(h.capacity().permitsInUse, 2, "H's permits in use");
+        Check.eq(h.metric(JqRaw.DROPPED, "reason=decode_error"), dropped, "decode-error drops");
+
+        t.give(1 << 20);
+        Check.eventually(() -> t.passed() == 3, 5000, "the held jobs ran");
+        Check.eventually(() -> h.metric(JqRaw.DROPPED, "reason=decode_error") == dropped + 1, 5000,
+                         "the raw record dropped as malformed");
+        Check.eventually(() -> h.capacity().pressureState == 0, 5000, "H running");
+        Check.eventually(() -> obs.paused() == 0, 5000, "the Core peer sees RUNNING");
+        boolean running = false;
+        long end = now() + Check.ms(5000);
+        while (!running && now() < end) {
+            try {
+                running = Raw.flowstate(raw.next()) == 0;
+            } catch (java.net.SocketTimeoutException e) {
+                break;
+            }
+        }
+        Check.that(running, "the raw peer was told RUNNING too");
+        Check.eq(h.capacity().flowStateConfigFailures, 0, "flow-state config failures");
+        raw.close();
+        obs.close();
+        end(cl);
+        end(h);
+    }
+
+    /** A sender thread of part 2: n one-ways from c to chan. */
+    static final class Sender extends Thread {
+        final Host c;
+        final String chan;
+        final int n;
+        volatile boolean stop;
+        final AtomicIntegerPair counts = new AtomicIntegerPair();
+
+        Sender(Host c, String chan, int n) {
+            this.c = c;
+            this.chan = chan;
+            this.n = n;
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            for (int i = 0; i < n && !stop; i++) {
+                try (SendCall k = c.sendToChannel(chan).payload("m", "", b("t"))) {
+                    k.submit_sync();
+                    counts.sent.incrementAndGet();
+                } catch (RuntimeException e) {
+                    counts.failed.incrementAndGet();
+                }
+            }
+        }
+    }
+
+    static final class AtomicIntegerPair {
+        final java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+    }
+
+    /**
+     * Part 2: H (M = 1, a mesh node and a CS server, handlers that never
+     * wait) toggles PAUSED/RUNNING once each way per record: 1,000 records
+     * from two sender threads. Peer sockets of H's ROUTERs open and close
+     * meanwhile; in the second run H itself shuts down mid-toggle.
+     */
+    static void toggles(Context ctx, boolean shutdownMid) throws Exception {
+        final int per = 500;
+        Turnstile t = new Turnstile();
+        t.give(1 << 30);
+        Host h = meshHost("H", 1, t);
+        h.addCsServer("cs", "tcp://127.0.0.1:0");
+        h.addHandler(Host.OwnerKind.CHANNEL, "cs", Turn.Kind.SEND, "m", t.handler());
+        h.start();
+        String mep = h.endpoint("m"), cep = h.endpoint("cs");
+        Host mc = meshClient("C1", mep, h);
+        Host cc = new Host("C2");
+        cc.addCsClient("cs", cep);
+        cc.channelOption("cs", Host.NodeOption.SEND_TIMEOUT, 30_000_000_000L);
+        cc.start();
+        Check.result(oneway(cc, "cs", "warm"), Tables.FW_OK, "warm");
+        Check.eventually(() -> t.passed() == 1, 5000, "warm handled");
+        io.zlink.HostCapacity c0 = h.capacity();
+        Sender[] s = {new Sender(mc, "svc", per), new Sender(cc, "cs", per)};
+        for (Sender x : s)
+            x.start();
+        Observer[] keep = {new Observer(ctx, mep), new Observer(ctx, cep)};
+        int churn = 0;
+        long churnEnd = now() + Check.ms(30000);
+        while (t.passed() < 1 + (shutdownMid ? 200 : 2 * per)) {
+            if (now() > churnEnd)
+                throw Check.fail("H handled " + (t.passed() - 1) + " of the " + 2 * per + " records within 30 s");
+            Observer o = new Observer(ctx, churn % 2 == 0 ? mep : cep);
+            Check.eventually(o::ready, 5000, "a churning observer connected");
+            o.close();
+            churn++;
+        }
+        if (shutdownMid) {
+            h.shutdown(Duration.ofMillis(2000));
+            Check.eq(h.state(), Host.State.STOPPED, "H's state");
+            io.zlink.HostCapacity c = h.capacity();
+            Check.that(c.transitionsPaused >= 200 && c.transitionsPaused - c.transitionsRunning <= 1,
+                       "H toggled (" + c.transitionsPaused + " paused, " + c.transitionsRunning + " running)");
+            Check.eq(c.flowStateConfigFailures, 0, "flow-state config failures");
+            for (Sender x : s)
+                x.stop = true;
+            mc.shutdown(Duration.ofMillis(2000));
+            cc.shutdown(Duration.ofMillis(2000));
+            for (Sender x : s)
+                x.join(Check.ms(10000));
+            Check.that(s[0].counts.sent.get() + s[1].counts.sent.get() >= 200, "the senders sent 200 or more");
+        } else {
+            for (Sender x : s) {
+                x.join(Check.ms(60000));
+                Check.that(!x.isAlive(), "a sender finished");
+                Check.eq(x.counts.failed.get(), 0, "a sender's failures");
+                Check.eq(x.counts.sent.get(), per, "a sender's one-ways");
+            }
+            Check.eventually(() -> t.passed() == 1 + 2 * per, 10000, "every record handled");
+            Check.eventually(() -> h.capacity().permitsInUse == 0, 5000, "H's permits free");
+            io.zlink.HostCapacity c = h.capacity();
+            Check.eq(c.transitionsPaused - c0.transitionsPaused, 2 * per, "paused transitions");
+            Check.eq(c.transitionsRunning - c0.transitionsRunning, 2 * per, "running transitions");
+            Check.eq(c.pressureState, 0, "H running");
+            Check.eventually(() -> keep[0].paused() == 0 && keep[1].paused() == 0, 5000,
+                             "the live peers see RUNNING");
+            Observer late = new Observer(ctx, mep);
+            Check.eventually(late::ready, 5000, "a late observer connected");
+            Check.eq(late.paused(), 0, "a late peer's view");
+            late.close();
+            Check.eq(c.flowStateConfigFailures, 0, "flow-state config failures");
+            Check.that(churn > 0, "observers churned");
+            Check.eq(h.metric(JqRaw.DROPPED, "reason=no_handler"), 0, "no-handler drops");
+        }
+        keep[0].close();
+        keep[1].close();
+        end(mc);
+        end(cc);
         end(h);
     }
 
