@@ -30,6 +30,10 @@ final class JqPermits {
         m.put("JQ-14", p -> ScCases.each(p, JqPermits::replyToPausedClient));
         m.put("JQ-15", p -> ScCases.each(p, JqPermits::noHoldingWhileWaiting));
         m.put("JQ-05", p -> ScCases.each(p, JqPermits::saturatedIngress));
+        m.put("JQ-03", p -> ScCases.each(p, tr -> {
+            Check.that(tr.equals("tcp"), "JQ-03's raw peer lives in its own context: tcp only, not " + tr);
+            noReceiveWithoutPermit();
+        }));
     }
 
     /** A handler owner: records each turn's tag and the capacity at its first instruction. */
@@ -275,6 +279,129 @@ final class JqPermits {
         end(c);
         end(a);
         end(b);
+    }
+
+    // ------------------------------------------------------------ JQ-03
+
+    /** The framework HELLO (a request) of mesh node "C" to A; false while not connected. */
+    private static boolean rawHello(io.zlink.Socket peer, long[] id) {
+        byte[] hello = new JqRaw.Wire().prefix(1, 0).l8("m").l8("C").l8("framework-service-v11").u64(1)
+                           .u8(0).u8(0).done(); // lifecycle 1, channel count 0
+        id[0] = 0;
+        int rc = peer.requestResult(b("A"), io.zlink.Socket.DONTWAIT, (int) Check.ms(5000), id, hello);
+        if (rc == Tables.SUBMIT_OK)
+            return true;
+        Check.result(rc, Tables.SUBMIT_NOT_CONNECTED, "the raw HELLO's submit");
+        return false;
+    }
+
+    /** CHANNEL_SEND to "svc", payload tag, DONTWAIT; a refusal's wait token in wt[0]. */
+    private static int rawSend(io.zlink.Socket peer, String tag, long[] wt) {
+        wt[0] = 0;
+        return peer.sendToResult(b("A"), io.zlink.Socket.DONTWAIT, wt, JqRaw.record(0, 0, 0, "svc", b(tag)));
+    }
+
+    /** The peers pausing peer now, as its monitor sees them (a poll lets the socket take its commands). */
+    private static long pausedSeen(io.zlink.Socket peer, io.zlink.Socket.Monitor mon, io.zlink.Poller poller) {
+        poller.await(1, 0);
+        long[] st = mon.status();
+        Check.that((st[1] & io.zlink.Socket.Monitor.DETAIL_FLOW_STATE) != 0, "the monitor reports the flow state");
+        return st[6];
+    }
+
+    /**
+     * JQ-03. M = 2, gated owner; a raw Core ROUTER peer sends r1, then
+     * r2..r5 back to back: r1 runs at the gate, r2 and r3 hold both
+     * permits (in use 2, queued 2, PAUSED, the peer sees the pause); r4
+     * and r5 were not received (a capacity waiter at A, or refused at the
+     * peer). open(): r1..r5 each once, in order.
+     */
+    private static void noReceiveWithoutPermit() throws Exception {
+        Owner oa = new Owner(true);
+        Host a = JqCases.meshHost("A", "tcp", true, 2);
+        serve(a, "svc", oa, null);
+        a.start();
+        String bound = a.endpoint("m");
+        io.zlink.Context ctx = new io.zlink.Context();
+        io.zlink.Socket peer = ctx.socket(io.zlink.Socket.ROUTER);
+        peer.option(io.zlink.Socket.LINGER, 0);
+        peer.option(io.zlink.Socket.RCVTIMEO, (int) Check.ms(5000));
+        peer.routingId(b("C"));
+        peer.option(io.zlink.Socket.CONNECT_ROUTING_ID, b("A"));
+        peer.connect(bound);
+        io.zlink.Socket.Monitor mon = peer.monitor();
+        io.zlink.Poller poller = new io.zlink.Poller();
+        Check.eq(poller.add(peer, 0, io.zlink.Poller.POLLOUT), Tables.CONFIG_OK, "poller add");
+
+        long[] hid = new long[1];
+        Check.eventually(() -> rawHello(peer, hid), 5000, "the raw HELLO sent");
+        io.zlink.Socket.Completion hc = peer.completion(0);
+        Check.result(hc.result, Tables.RECV_OK, "completion_recv");
+        Check.eq(hc.kind, 2, "the HELLO's completion kind (REQUEST)");
+        Check.eq(hc.id, hid[0], "the HELLO's completion id");
+        Check.result(hc.requestResult, Tables.REQUEST_OK, "the HELLO's request result");
+        Check.that(hc.replyParts != null && hc.replyParts.length >= 1 && hc.replyParts[0].length > 3,
+                   "the HELLO's reply");
+        Check.eq(hc.replyParts[0][3], 2, "the reply command (ADMIT)");
+        Check.eventually(() -> a.meshReadyPeers("m") == 1, 5000, "A's peer ready");
+
+        long[] wt = new long[1];
+        Check.result(rawSend(peer, "r1", wt), Tables.SUBMIT_OK, "r1");
+        Check.eventually(() -> oa.gate.waiting() == 1, 5000, "r1 at A's gate");
+        int sent = 1;
+        for (int i = 2; i <= 5; i++) {
+            int rc = rawSend(peer, "r" + i, wt);
+            if (rc != Tables.SUBMIT_OK) {
+                Check.result(rc, Tables.SUBMIT_BACKPRESSURED, "r" + i + "'s submit");
+                Check.that(wt[0] != 0, "a wait token");
+                break;
+            }
+            sent = i;
+        }
+        Check.that(sent >= 3, "r2 and r3 left the peer (sent " + sent + ")");
+        Check.eventually(() -> a.capacity().queuedJobs == 2, 5000, "A holds two queued jobs");
+        Check.eventually(() -> pausedSeen(peer, mon, poller) == 1, 5000, "the peer sees PAUSED");
+        if (sent >= 4)
+            Check.eventually(() -> a.capacity().capacityWaiters >= 1, 5000, "A's ingress waits for a permit");
+        HostCapacity cap = a.capacity();
+        Check.eq(cap.permitsInUse, 2, "A's permits in use");
+        Check.eq(cap.queuedJobs, 2, "A's queued jobs");
+        Check.eq(cap.pressureState, 1, "A paused");
+        if (sent >= 4)
+            Check.that(cap.capacityWaiters >= 1, "r4 waits in A's Core");
+        Check.eq(oa.started(), 1, "turns started (only r1)");
+        Check.eq(a.status().turnsQueued, 2, "turns queued (r2, r3)");
+
+        oa.gate.open();
+        while (sent < 5) {
+            if (wt[0] != 0) {
+                io.zlink.Socket.Completion c = peer.completion(0);
+                Check.result(c.result, Tables.RECV_OK, "completion_recv");
+                Check.eq(c.kind, 3, "a WRITABLE completion");
+                Check.eq(c.id, wt[0], "the wait token");
+                Check.eq(c.sendResult, Tables.SEND_ADMITTED, "ADMITTED");
+                wt[0] = 0;
+            }
+            int rc = rawSend(peer, "r" + (sent + 1), wt);
+            if (rc == Tables.SUBMIT_OK) {
+                sent++;
+                wt[0] = 0;
+            } else {
+                Check.result(rc, Tables.SUBMIT_BACKPRESSURED, "a submit");
+                Check.that(wt[0] != 0, "a wait token");
+            }
+        }
+        Check.eventually(() -> oa.ended() == 5, 5000, "every turn ended");
+        oa.expectOrder(0, "r", 1, 5);
+        Check.eventually(() -> a.capacity().permitsInUse == 0, 5000, "A's permits free");
+        Check.eq(a.capacity().pressureState, 0, "A running");
+        Check.eq(dropped(a), 0, "A's dropped records");
+        Check.eq(oa.started(), 5, "turns started");
+        poller.close();
+        mon.close();
+        peer.close();
+        ctx.close();
+        end(a);
     }
 
     // ------------------------------------------------------------ JQ-05
