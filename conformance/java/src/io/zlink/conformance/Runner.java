@@ -66,6 +66,7 @@ public final class Runner {
         JqMore.register(m);
         JqPressure.register(m);
         JqRaw.register(m);
+        PlCases.register(m);
         XCases.register(m);
         return m;
     }
