@@ -10,13 +10,18 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The PL cases (seed 004 §9) the Java runner implements, ported from
- * conformance/c/pl_registration.c over the binding's Poller: PL-06.
+ * conformance/c/pl_registration.c and pl_completion.c over the binding's
+ * Poller and Socket: PL-06, PL-16, PL-18. The binding's Core request
+ * carries no user context (its completion id is the handle a Java caller
+ * keeps), so a record is matched by kind, id, result and reply.
  */
 final class PlCases {
     private PlCases() {}
 
     static void register(Map<String, Runner.Case> m) {
         m.put("PL-06", p -> ScCases.each(p, PlCases::socketInTwoPollers));
+        m.put("PL-16", p -> completionLevelAndCallsConsumeNothing(JqFlow.param(p, "records")));
+        m.put("PL-18", p -> completionLastReadClears(JqFlow.param(p, "records")));
     }
 
     private static int seq;
@@ -36,6 +41,124 @@ final class PlCases {
         }
         b.connect(ep);
         return new Socket[] {a, b};
+    }
+
+    /** A DEALER "D" connected to a ROUTER on inproc: {d, r}. */
+    static Socket[] dealerRouter(Context ctx) {
+        Socket r = ctx.socket(Socket.ROUTER), d = ctx.socket(Socket.DEALER);
+        r.option(Socket.LINGER, 0);
+        d.option(Socket.LINGER, 0);
+        String ep = "inproc://pl-dr-" + ProcessHandle.current().pid() + "-" + (seq++);
+        r.bind(ep);
+        d.routingId("D".getBytes(StandardCharsets.UTF_8));
+        d.connect(ep);
+        return new Socket[] {d, r};
+    }
+
+    static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** d sends the request text, r receives it and replies with it; the request's completion id. */
+    static long requestAnswered(Socket d, Socket r, String text) {
+        long[] id = new long[1];
+        Check.result(d.requestResult(null, 0, 0, id, b(text)), Tables.SUBMIT_OK, "request");
+        Check.that(id[0] != 0, "a completion id");
+        Socket.Record q = r.routerRecv(0);
+        Check.result(q.result, Tables.RECV_OK, "router_recv");
+        Check.that(q.token != 0 && q.routingId != null, "a request token and its source");
+        Check.eq(q.parts.length, 1, "request parts");
+        Check.eq(new String(q.parts[0], StandardCharsets.UTF_8), text, "the request");
+        Check.result(r.replyResult(q.routingId, q.token, b(text)), Tables.SUBMIT_OK, "reply");
+        return id[0];
+    }
+
+    /** A DONTWAIT completion_recv on s gives the REQUEST record of id, result OK, reply. */
+    static void expectRecord(Socket s, long id, String reply) {
+        Socket.Completion c = s.completion(Socket.DONTWAIT);
+        Check.result(c.result, Tables.RECV_OK, "completion_recv for record " + id);
+        Check.eq(c.kind, 2, "the record's kind (REQUEST)");
+        Check.eq(c.id, id, "the record's id");
+        Check.result(c.requestResult, Tables.REQUEST_OK, "the record's request result");
+        Check.that(c.replyParts != null && c.replyParts.length == 1
+                   && new String(c.replyParts[0], StandardCharsets.UTF_8).equals(reply),
+                   "the record's reply is \"" + reply + "\"");
+    }
+
+    /** A DONTWAIT completion_recv on s gives NO_DATA/EAGAIN. */
+    static void expectNoRecord(Socket s) {
+        Socket.Completion c = s.completion(Socket.DONTWAIT);
+        int e = Socket.lastErrno();
+        Check.that(c.result != Tables.RECV_OK, "no record expected, got id " + c.id);
+        Check.result(c.result, Tables.RECV_NO_DATA, "completion_recv");
+        Check.eq(e, 11, "errno (EAGAIN)");
+    }
+
+    /** One wait of p (timeout ms) returns exactly one event, of user value user, with exactly the bits want. */
+    static void expectEvent(Poller p, long user, long ms, int want) {
+        Poller.Wait w = p.await(8, ms);
+        Check.that(w.count == 1 && w.events[0].user == user && w.events[0].events == want,
+                   "wait: " + w.count + " event(s)" + (w.count > 0 ? ", first of user " + w.events[0].user
+                   + " with bits " + w.events[0].events : "") + "; expected one of user " + user + " with bits " + want);
+    }
+
+    /** PL-16: a wait returns COMPLETION while a record is queued; wait, add, modify and remove consume nothing. */
+    static void completionLevelAndCallsConsumeNothing(int records) {
+        Check.that(records >= 1 && records <= 64, "records in 1..64");
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket[] dr = dealerRouter(ctx);
+            Socket d = dr[0], r = dr[1];
+            Check.eq(p.add(d, 7, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+            long[] ids = new long[records];
+            for (int i = 0; i < records; i++)
+                ids[i] = requestAnswered(d, r, "q");
+            for (int i = 0; i < 3; i++)
+                expectEvent(p, 7, i == 0 ? Check.ms(5000) : 0, Poller.POLLCOMPLETION);
+            Check.eq(p.modify(d, Poller.POLLIN | Poller.POLLCOMPLETION), Tables.CONFIG_OK, "modify");
+            expectEvent(p, 7, 0, Poller.POLLCOMPLETION);
+            Check.eq(p.modify(d, Poller.POLLIN), Tables.CONFIG_OK, "modify");
+            Check.eq(p.await(4, 0).count, 0, "events not asked for");
+            Check.eq(p.modify(d, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "modify");
+            Check.eq(p.remove(d), Tables.CONFIG_OK, "remove");
+            Check.eq(p.add(d, 7, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add again");
+            expectEvent(p, 7, 0, Poller.POLLCOMPLETION);
+            for (int i = 0; i < records; i++)
+                expectRecord(d, ids[i], "q");
+            expectNoRecord(d);
+            Check.eq(p.await(4, 0).count, 0, "events once drained");
+            Check.eq(p.remove(d), Tables.CONFIG_OK, "remove");
+            d.close();
+            r.close();
+        }
+    }
+
+    /** PL-18: reading the last record (DONTWAIT) clears COMPLETION; while records remain it stays set. */
+    static void completionLastReadClears(int records) {
+        Check.that(records >= 2 && records <= 64, "records in 2..64");
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket[] dr = dealerRouter(ctx);
+            Socket d = dr[0], r = dr[1];
+            Check.eq(p.add(d, 9, Poller.POLLIN | Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+            long[] ids = new long[records];
+            for (int i = 0; i < records; i++)
+                ids[i] = requestAnswered(d, r, "q");
+            expectEvent(p, 9, Check.ms(5000), Poller.POLLCOMPLETION);
+            for (int i = 0; i < records; i++) {
+                expectRecord(d, ids[i], "q");
+                if (i + 1 < records)
+                    expectEvent(p, 9, 0, Poller.POLLCOMPLETION);
+                else
+                    Check.eq(p.await(4, 0).count, 0, "events after the last record");
+            }
+            expectNoRecord(d);
+            long id = requestAnswered(d, r, "again");
+            expectEvent(p, 9, Check.ms(5000), Poller.POLLCOMPLETION);
+            expectRecord(d, id, "again");
+            Check.eq(p.await(4, 0).count, 0, "events after the next record");
+            Check.eq(p.remove(d), Tables.CONFIG_OK, "remove");
+            d.close();
+            r.close();
+        }
     }
 
     /** A wait of p on a thread of its own. */
