@@ -22,6 +22,10 @@ final class PlCases {
         m.put("PL-06", p -> ScCases.each(p, PlCases::socketInTwoPollers));
         m.put("PL-16", p -> completionLevelAndCallsConsumeNothing(JqFlow.param(p, "records")));
         m.put("PL-18", p -> completionLastReadClears(JqFlow.param(p, "records")));
+        m.put("PL-19", p -> completionsBeyondEventCapacity(JqFlow.param(p, "sockets"),
+                                                           JqFlow.param(p, "records_per_socket"),
+                                                           JqFlow.param(p, "event_capacity")));
+        m.put("PL-20", p -> ScCases.each(p, PlCases::replyBehindDataWaits));
     }
 
     private static int seq;
@@ -45,14 +49,33 @@ final class PlCases {
 
     /** A DEALER "D" connected to a ROUTER on inproc: {d, r}. */
     static Socket[] dealerRouter(Context ctx) {
-        Socket r = ctx.socket(Socket.ROUTER), d = ctx.socket(Socket.DEALER);
+        return dealerRouter(ctx, "inproc");
+    }
+
+    /** A DEALER "D" connected to a ROUTER over tr: {d, r}. */
+    static Socket[] dealerRouter(Context ctx, String tr) {
+        Socket r = ctx.socket(Socket.ROUTER);
         r.option(Socket.LINGER, 0);
-        d.option(Socket.LINGER, 0);
+        String ep = bindRouter(r, tr);
+        return new Socket[] {dealerTo(ctx, ep, "D"), r};
+    }
+
+    static String bindRouter(Socket r, String tr) {
+        if (tr.equals("tcp")) {
+            r.bind("tcp://127.0.0.1:0");
+            return r.lastEndpoint();
+        }
         String ep = "inproc://pl-dr-" + ProcessHandle.current().pid() + "-" + (seq++);
         r.bind(ep);
-        d.routingId("D".getBytes(StandardCharsets.UTF_8));
+        return ep;
+    }
+
+    static Socket dealerTo(Context ctx, String ep, String rid) {
+        Socket d = ctx.socket(Socket.DEALER);
+        d.option(Socket.LINGER, 0);
+        d.routingId(b(rid));
         d.connect(ep);
-        return new Socket[] {d, r};
+        return d;
     }
 
     static byte[] b(String s) {
@@ -155,6 +178,91 @@ final class PlCases {
             expectEvent(p, 9, Check.ms(5000), Poller.POLLCOMPLETION);
             expectRecord(d, id, "again");
             Check.eq(p.await(4, 0).count, 0, "events after the next record");
+            Check.eq(p.remove(d), Tables.CONFIG_OK, "remove");
+            d.close();
+            r.close();
+        }
+    }
+
+    /**
+     * PL-19: more sockets with records than the event array holds: each
+     * wait reports up to its capacity, the rest come in later waits;
+     * draining every ready socket to NO_DATA gets every record once.
+     */
+    static void completionsBeyondEventCapacity(int nsock, int nrec, int cap) {
+        Check.that(nsock >= 2 && nsock <= 8 && nrec >= 2 && nrec <= 16, "sockets and records in range");
+        Check.that(cap >= 1 && cap < nsock, "event capacity in range");
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket r = ctx.socket(Socket.ROUTER);
+            r.option(Socket.LINGER, 0);
+            String ep = bindRouter(r, "inproc");
+            Socket[] d = new Socket[nsock];
+            long[][] ids = new long[nsock][nrec];
+            int[] next = new int[nsock];
+            for (int i = 0; i < nsock; i++) {
+                d[i] = dealerTo(ctx, ep, "D" + i);
+                Check.eq(p.add(d[i], 100 + i, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add D" + i);
+            }
+            for (int k = 0; k < nrec; k++)
+                for (int i = 0; i < nsock; i++)
+                    ids[i][k] = requestAnswered(d[i], r, "q");
+            int total = 0, waits = 0;
+            while (total < nsock * nrec) {
+                Poller.Wait w = p.await(cap, waits == 0 ? Check.ms(5000) : 0);
+                waits++;
+                if (w.count < 1 || w.count > cap)
+                    throw Check.fail("wait " + waits + " returned " + w.count + " events with " + (nsock * nrec - total)
+                                     + " records left (capacity " + cap + ")");
+                for (int e = 0; e < w.count; e++) {
+                    Check.eq(w.events[e].events, Poller.POLLCOMPLETION, "an event's bits");
+                    int i = (int) (w.events[e].user - 100);
+                    Check.that(i >= 0 && i < nsock, "an event's user value");
+                    while (next[i] < nrec) {
+                        expectRecord(d[i], ids[i][next[i]], "q");
+                        next[i]++;
+                        total++;
+                    }
+                    expectNoRecord(d[i]);
+                }
+            }
+            Check.that(waits >= (nsock + cap - 1) / cap, "several waits (" + waits + ")");
+            Check.eq(p.await(cap, 0).count, 0, "events once drained");
+            for (Socket x : d) {
+                Check.eq(p.remove(x), Tables.CONFIG_OK, "remove");
+                x.close();
+            }
+            r.close();
+        }
+    }
+
+    /**
+     * PL-20: a multipart DATA record at the head of a DEALER's connection
+     * holds back the REPLY behind it: POLLIN is ready, POLLCOMPLETION is
+     * not, until the DATA is received.
+     */
+    static void replyBehindDataWaits(String tr) {
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket[] dr = dealerRouter(ctx, tr);
+            Socket d = dr[0], r = dr[1];
+            Check.eq(p.add(d, 5, Poller.POLLIN | Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+            long[] id = new long[1];
+            Check.result(d.requestResult(null, 0, 0, id, b("q")), Tables.SUBMIT_OK, "request");
+            Socket.Record q = r.routerRecv(0);
+            Check.result(q.result, Tables.RECV_OK, "router_recv");
+            Check.that(q.token != 0, "a request token");
+            Check.result(r.sendToResult(q.routingId, 0, null, b("d1"), b("d2")), Tables.SUBMIT_OK, "the DATA");
+            Check.result(r.replyResult(q.routingId, q.token, b("reply")), Tables.SUBMIT_OK, "the REPLY");
+            expectEvent(p, 5, Check.ms(5000), Poller.POLLIN);
+            expectEvent(p, 5, 0, Poller.POLLIN);
+            expectNoRecord(d);
+            Socket.Record data = d.recv(0);
+            Check.that(data.ok() && data.parts.length == 2
+                       && new String(data.parts[0], StandardCharsets.UTF_8).equals("d1")
+                       && new String(data.parts[1], StandardCharsets.UTF_8).equals("d2"),
+                       "the DATA d1 d2: " + data);
+            expectEvent(p, 5, Check.ms(5000), Poller.POLLCOMPLETION);
+            expectRecord(d, id[0], "reply");
+            Check.eq(p.await(2, 0).count, 0, "events once read");
             Check.eq(p.remove(d), Tables.CONFIG_OK, "remove");
             d.close();
             r.close();
