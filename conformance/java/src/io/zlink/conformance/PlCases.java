@@ -26,6 +26,11 @@ final class PlCases {
                                                            JqFlow.param(p, "records_per_socket"),
                                                            JqFlow.param(p, "event_capacity")));
         m.put("PL-20", p -> ScCases.each(p, PlCases::replyBehindDataWaits));
+        m.put("PL-10", p -> completionBitHasOneOwner());
+        m.put("PL-11", p -> closedSocketPinned());
+        m.put("PL-21", p -> destroyDuringWaitIsBusy());
+        m.put("PL-22", p -> callsDuringWaitAreBusy());
+        m.put("PL-26", p -> nothingWaitableReturnsAtOnce());
     }
 
     private static int seq;
@@ -267,6 +272,208 @@ final class PlCases {
             d.close();
             r.close();
         }
+    }
+
+    static final int EBUSY = 16, ESHUTDOWN = 108, EDGE_BOUND_MS = 1000;
+
+    /** r's result is want and this thread's errno is err. */
+    static void expectConfig(int r, int want, int err, String what) {
+        int e = Socket.lastErrno();
+        Check.result(r, want, what);
+        Check.eq(e, err, what + ": errno");
+    }
+
+    /** The waiter's one event: source kind, bits and user value. */
+    static void gotOne(Waiter w, int kind, int bits, long user) throws InterruptedException {
+        Poller.Wait got = w.join("the waiter");
+        Check.eq(got.count, 1, "the waiter's events");
+        Check.eq(got.events[0].sourceKind, kind, "the waiter's source kind");
+        Check.eq(got.events[0].events, bits, "the waiter's bits");
+        Check.eq(got.events[0].user, user, "the waiter's user value");
+    }
+
+    /** PL-10: one completion-bit owner per socket; ownership moves without losing records or readiness. */
+    static void completionBitHasOneOwner() {
+        try (Context ctx = new Context()) {
+            Socket[] dr = dealerRouter(ctx);
+            Socket s = dr[0], r = dr[1];
+            Poller p1 = new Poller(), p2 = new Poller();
+            Check.eq(p1.add(s, 1, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "p1 add");
+            expectConfig(p2.add(s, 2, Poller.POLLIN | Poller.POLLCOMPLETION), Tables.CONFIG_INVALID_STATE, EBUSY,
+                         "p2 add with the bit");
+            Check.eq(p2.size(), 0, "p2's size");
+            Check.eq(p2.add(s, 2, Poller.POLLIN), Tables.CONFIG_OK, "p2 add without the bit");
+            expectConfig(p2.modify(s, Poller.POLLIN | Poller.POLLCOMPLETION), Tables.CONFIG_INVALID_STATE, EBUSY,
+                         "p2 modify to the bit");
+            Check.eq(p2.size(), 1, "p2's size");
+            Check.result(r.sendToResult(b("D"), 0, null, b("data")), Tables.SUBMIT_OK, "data to D");
+            expectEvent(p2, 2, Check.ms(5000), Poller.POLLIN);
+            Socket.Record data = s.recv(0);
+            Check.that(data.ok() && new String(data.parts[0], StandardCharsets.UTF_8).equals("data"), "D got data");
+
+            long id1 = requestAnswered(s, r, "one"), id2 = requestAnswered(s, r, "two");
+            expectEvent(p1, 1, Check.ms(5000), Poller.POLLCOMPLETION);
+            Check.eq(p1.modify(s, Poller.POLLIN), Tables.CONFIG_OK, "p1 drops the bit");
+            Check.eq(p2.modify(s, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "p2 takes the bit");
+            expectConfig(p1.modify(s, Poller.POLLCOMPLETION), Tables.CONFIG_INVALID_STATE, EBUSY, "p1 takes it back");
+            expectEvent(p2, 2, 0, Poller.POLLCOMPLETION);
+            expectRecord(s, id1, "one");
+            Check.eq(p2.remove(s), Tables.CONFIG_OK, "p2 remove");
+            Check.eq(p1.modify(s, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "p1 takes the bit");
+            expectEvent(p1, 1, 0, Poller.POLLCOMPLETION);
+            Check.eq(p1.destroy(), Tables.CLOSE_OK, "p1 destroy");
+            Check.eq(p2.add(s, 2, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "p2 add with the bit");
+            expectEvent(p2, 2, 0, Poller.POLLCOMPLETION);
+            expectRecord(s, id2, "two");
+            expectNoRecord(s);
+            Check.eq(p2.await(2, 0).count, 0, "events once drained");
+            Check.eq(p2.destroy(), Tables.CLOSE_OK, "p2 destroy");
+            s.close();
+            r.close();
+        }
+    }
+
+    /** PL-11: a socket closed while registered reports POLLERR once and stays registered. */
+    static void closedSocketPinned() throws Exception {
+        Context ctx = new Context();
+        Socket[] ab = pairLink(ctx, "inproc");
+        Socket a = ab[0], bs = ab[1];
+        Poller p = new Poller();
+        Check.eq(p.add(bs, 3, Poller.POLLIN), Tables.CONFIG_OK, "add");
+        Waiter w = new Waiter(p, Check.ms(5000));
+        Check.eventually(() -> p.size() == -Tables.CONFIG_BUSY, 5000, "the wait is active");
+        Check.result(bs.closeResult(), Tables.CLOSE_OK, "close while registered");
+        gotOne(w, Poller.SOURCE_SOCKET, Poller.POLLERR, 3);
+        long t0 = now();
+        Check.eq(p.await(4, -1).count, 0, "a second wait after the POLLERR");
+        Check.that(now() - t0 < EDGE_BOUND_MS, "the second wait returned at once");
+        Check.eq(p.size(), 1, "still registered");
+        Check.eq(p.modify(bs, Poller.POLLIN | Poller.POLLOUT), Tables.CONFIG_OK, "modify of the closed socket");
+        expectConfig(p.add(bs, 4, Poller.POLLIN), Tables.CONFIG_INVALID_STATE, ESHUTDOWN, "add of the closed socket");
+        try (io.zlink.Timer t = new io.zlink.Timer()) {
+            Check.eq(p.addTimer(t, 3), Tables.CONFIG_OK, "add timer");
+            Check.eq(t.start(1_000_000L, 1), Tables.CONFIG_OK, "timer start");
+            Poller.Wait tw = p.await(4, Check.ms(5000));
+            Check.eq(tw.count, 1, "the timer's events");
+            Check.eq(tw.events[0].sourceKind, Poller.SOURCE_TIMER, "the timer's source kind");
+            Check.eq(p.removeTimer(t), Tables.CONFIG_OK, "remove timer");
+            Check.eq(t.destroy(), Tables.CLOSE_OK, "timer destroy");
+        }
+        Check.eq(p.remove(bs), Tables.CONFIG_OK, "remove of the closed socket");
+        Check.eq(p.size(), 0, "size");
+        Socket c = ctx.socket(Socket.PAIR);
+        Check.eq(p.add(c, 6, Poller.POLLIN), Tables.CONFIG_OK, "add c");
+        Check.result(c.closeResult(), Tables.CLOSE_OK, "close c before the first wait");
+        Poller.Wait cw = p.await(4, -1);
+        Check.eq(cw.count, 1, "c's events");
+        Check.eq(cw.events[0].events, Poller.POLLERR, "c's bits");
+        Check.eq(cw.events[0].user, 6, "c's user value");
+        Check.eq(p.await(4, -1).count, 0, "a second wait after c's POLLERR");
+        Check.eq(p.destroy(), Tables.CLOSE_OK, "destroy (unpins c)");
+        a.close();
+        ctx.close();
+
+        // The pin keeps a closed socket after the context ended; the poller's last reference frees it.
+        Context ctx2 = new Context();
+        Socket s = ctx2.socket(Socket.DEALER);
+        Poller p2 = new Poller();
+        Check.eq(p2.add(s, 8, Poller.POLLIN | Poller.POLLOUT), Tables.CONFIG_OK, "add");
+        Check.result(s.closeResult(), Tables.CLOSE_OK, "close");
+        ctx2.close();
+        Poller.Wait sw = p2.await(2, -1);
+        Check.eq(sw.count, 1, "the pinned socket's events");
+        Check.eq(sw.events[0].events, Poller.POLLERR, "the pinned socket's bits");
+        Check.eq(p2.await(2, 0).count, 0, "a second wait");
+        Check.eq(p2.remove(s), Tables.CONFIG_OK, "remove (frees the socket)");
+        Check.eq(p2.destroy(), Tables.CLOSE_OK, "destroy");
+    }
+
+    /** PL-21: destroying a poller while a wait is active is CLOSE_BUSY/EBUSY. */
+    static void destroyDuringWaitIsBusy() throws Exception {
+        try (Context ctx = new Context()) {
+            Socket[] ab = pairLink(ctx, "inproc");
+            Poller p = new Poller();
+            Check.eq(p.add(ab[1], 4, Poller.POLLIN), Tables.CONFIG_OK, "add");
+            Waiter w = new Waiter(p, Check.ms(5000));
+            // the wait is active once a call on the poller is refused as busy
+            Check.eventually(() -> p.size() == -Tables.CONFIG_BUSY, 5000, "the wait is active");
+            int r = p.destroy();
+            expectConfig(r, Tables.CLOSE_BUSY, EBUSY, "destroy during the wait");
+            ab[0].send(b("x"));
+            gotOne(w, Poller.SOURCE_SOCKET, Poller.POLLIN, 4);
+            Check.eq(p.destroy(), Tables.CLOSE_OK, "destroy after the wait");
+            ab[0].close();
+            ab[1].close();
+        }
+    }
+
+    /** PL-22: size, add, modify, remove (also _fd, _timer) and wait during an active wait are CONFIG_BUSY/EBUSY. */
+    static void callsDuringWaitAreBusy() throws Exception {
+        try (Context ctx = new Context()) {
+            Socket[] ab = pairLink(ctx, "inproc");
+            Socket a = ab[0], bs = ab[1];
+            Socket other = ctx.socket(Socket.PAIR);
+            io.zlink.Timer t = new io.zlink.Timer(), t2 = new io.zlink.Timer();
+            Poller p = new Poller();
+            Check.eq(p.add(bs, 1, Poller.POLLIN), Tables.CONFIG_OK, "add b");
+            Check.eq(p.addFd(0, 2, Poller.POLLIN), Tables.CONFIG_OK, "add fd 0");
+            Check.eq(p.addTimer(t, 3), Tables.CONFIG_OK, "add timer");
+            Waiter w = new Waiter(p, Check.ms(5000));
+            Check.eventually(() -> p.size() == -Tables.CONFIG_BUSY, 5000, "the wait is active");
+            int sz = p.size();
+            Check.eq(Socket.lastErrno(), EBUSY, "size: errno");
+            Check.eq(sz, -Tables.CONFIG_BUSY, "size during the wait");
+            expectConfig(p.add(other, 9, Poller.POLLIN), Tables.CONFIG_BUSY, EBUSY, "add");
+            expectConfig(p.modify(bs, Poller.POLLOUT), Tables.CONFIG_BUSY, EBUSY, "modify");
+            expectConfig(p.remove(bs), Tables.CONFIG_BUSY, EBUSY, "remove");
+            expectConfig(p.addFd(2, 9, Poller.POLLIN), Tables.CONFIG_BUSY, EBUSY, "add_fd");
+            expectConfig(p.modifyFd(0, Poller.POLLOUT), Tables.CONFIG_BUSY, EBUSY, "modify_fd");
+            expectConfig(p.removeFd(0), Tables.CONFIG_BUSY, EBUSY, "remove_fd");
+            expectConfig(p.addTimer(t2, 9), Tables.CONFIG_BUSY, EBUSY, "add_timer");
+            expectConfig(p.removeTimer(t), Tables.CONFIG_BUSY, EBUSY, "remove_timer");
+            Poller.Wait second = p.await(4, 0);
+            int e = Socket.lastErrno();
+            Check.eq(second.count, -1, "a second wait");
+            Check.result(second.result, Tables.CONFIG_BUSY, "a second wait's result");
+            Check.eq(e, EBUSY, "a second wait: errno");
+            a.send(b("x"));
+            gotOne(w, Poller.SOURCE_SOCKET, Poller.POLLIN, 1);
+            Check.eq(p.size(), 3, "size after the wait");
+            Check.eq(t2.destroy(), Tables.CLOSE_OK, "t2 was not taken");
+            Check.eq(t.destroy(), Tables.CLOSE_BUSY, "t was not released");
+            Socket.Record r = bs.recv(0);
+            Check.that(r.ok() && new String(r.parts[0], StandardCharsets.UTF_8).equals("x"), "b got x");
+            Check.eq(p.destroy(), Tables.CLOSE_OK, "destroy");
+            Check.eq(t.destroy(), Tables.CLOSE_OK, "t destroy");
+            a.close();
+            bs.close();
+            other.close();
+        }
+    }
+
+    /** PL-26: a wait with nothing waitable returns at once: a pending POLLERR, else 0. */
+    static void nothingWaitableReturnsAtOnce() {
+        Context ctx = new Context();
+        Socket s = ctx.socket(Socket.PAIR);
+        Poller p = new Poller();
+        long t0 = now();
+        Check.eq(p.await(2, -1).count, 0, "an empty poller's wait");
+        Check.eq(p.add(s, 1, 0), Tables.CONFIG_OK, "add with a zero mask");
+        Check.eq(p.addFd(0, 2, 0), Tables.CONFIG_OK, "add_fd with a zero mask");
+        Check.eq(p.await(2, -1).count, 0, "a wait on zero masks only");
+        Check.that(now() - t0 < EDGE_BOUND_MS, "returned at once");
+        Check.result(s.closeResult(), Tables.CLOSE_OK, "close");
+        Poller.Wait w = p.await(2, -1);
+        Check.eq(w.count, 1, "the closed socket's events");
+        Check.eq(w.events[0].events, Poller.POLLERR, "the closed socket's bits");
+        Check.eq(p.await(2, -1).count, 0, "a wait after the POLLERR");
+        Check.that(now() - t0 < EDGE_BOUND_MS, "returned at once");
+        Check.eq(p.destroy(), Tables.CLOSE_OK, "destroy");
+        ctx.close();
+    }
+
+    static long now() {
+        return System.nanoTime() / 1_000_000L;
     }
 
     /** A wait of p on a thread of its own. */
