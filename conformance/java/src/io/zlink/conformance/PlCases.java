@@ -31,6 +31,8 @@ final class PlCases {
         m.put("PL-21", p -> destroyDuringWaitIsBusy());
         m.put("PL-22", p -> callsDuringWaitAreBusy());
         m.put("PL-26", p -> nothingWaitableReturnsAtOnce());
+        m.put("PL-17", p -> writableRecordHoldsOutAndCompletion(JqFlow.param(p, "credit_race_rounds"),
+                                                                 JqFlow.param(p, "attach_race_rounds")));
     }
 
     private static int seq;
@@ -470,6 +472,171 @@ final class PlCases {
         Check.that(now() - t0 < EDGE_BOUND_MS, "returned at once");
         Check.eq(p.destroy(), Tables.CLOSE_OK, "destroy");
         ctx.close();
+    }
+
+    // ------------------------------------------------------------ PL-17
+
+    /** A DONTWAIT send of text; the result, the wait token in token[0]. */
+    static int sendDontwait(Socket s, String text, long[] token) {
+        token[0] = 0;
+        return s.sendResult(Socket.DONTWAIT, token, b(text));
+    }
+
+    /** A DONTWAIT completion_recv on s gives the WRITABLE record of token, ADMITTED. */
+    static void expectWritable(Socket s, long token) {
+        Socket.Completion c = s.completion(Socket.DONTWAIT);
+        Check.result(c.result, Tables.RECV_OK, "completion_recv for token " + token);
+        Check.eq(c.kind, 3, "the record's kind (WRITABLE)");
+        Check.eq(c.id, token, "the record's id");
+        Check.result(c.sendResult, Tables.SEND_ADMITTED, "the record's send result");
+    }
+
+    static void expectStr(Socket s, String want) {
+        Socket.Record r = s.recv(0);
+        Check.that(r.ok() && r.parts.length == 1 && new String(r.parts[0], StandardCharsets.UTF_8).equals(want),
+                   "received \"" + want + "\": " + r);
+    }
+
+    /**
+     * PL-17: a refused DONTWAIT send's token comes back as one WRITABLE
+     * record when the target gets credit; POLLOUT and POLLCOMPLETION both
+     * hold until it is read; an edge racing the refusal is not lost.
+     */
+    static void writableRecordHoldsOutAndCompletion(int creditRounds, int attachRounds) throws Exception {
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket a = ctx.socket(Socket.PAIR), bs = ctx.socket(Socket.PAIR);
+            a.option(Socket.LINGER, 0);
+            bs.option(Socket.LINGER, 0);
+            a.option(Socket.SNDHWM, 100L);
+            String ep = "inproc://pl17-" + ProcessHandle.current().pid() + "-" + (seq++);
+            a.bind(ep);
+            bs.connect(ep);
+            long[] token = new long[1];
+            Check.result(sendDontwait(a, "fills the queue", token), Tables.SUBMIT_OK, "the first send");
+            Check.result(sendDontwait(a, "refused", token), Tables.SUBMIT_BACKPRESSURED, "the second send");
+            long tok = token[0];
+            Check.that(tok != 0, "a wait token");
+            Check.eq(p.add(a, 1, Poller.POLLOUT | Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+            Check.eq(p.await(4, 0).count, 0, "full, no record");
+            Waiter w = new Waiter(p, Check.ms(5000));
+            Check.eventually(() -> p.size() == -Tables.CONFIG_BUSY, 5000, "the wait is active");
+            expectStr(bs, "fills the queue");
+            gotOne(w, Poller.SOURCE_SOCKET, Poller.POLLOUT | Poller.POLLCOMPLETION, 1);
+            Check.result(sendDontwait(a, "fills the queue", token), Tables.SUBMIT_OK, "the pipe fills again");
+            for (int i = 0; i < 2; i++)
+                expectEvent(p, 1, 0, Poller.POLLOUT | Poller.POLLCOMPLETION);
+            expectWritable(a, tok);
+            expectNoRecord(a);
+            Check.eq(p.await(4, 0).count, 0, "events once the record was read");
+            expectStr(bs, "fills the queue");
+            expectEvent(p, 1, Check.ms(5000), Poller.POLLOUT);
+            Check.eq(bs.recv(Socket.DONTWAIT).result, Tables.RECV_NO_DATA, "the refused record was not kept");
+            Check.eq(p.remove(a), Tables.CONFIG_OK, "remove");
+            a.close();
+            bs.close();
+        }
+        creditRace(creditRounds);
+        attachRace(attachRounds);
+    }
+
+    /** A thread drains b while a sends DONTWAIT until refused; every token comes back as a WRITABLE. */
+    static void creditRace(int rounds) throws Exception {
+        try (Context ctx = new Context(); Poller p = new Poller()) {
+            Socket a = ctx.socket(Socket.PAIR), bs = ctx.socket(Socket.PAIR);
+            a.option(Socket.LINGER, 0);
+            bs.option(Socket.LINGER, 0);
+            a.option(Socket.SNDHWM, 100L);
+            bs.option(Socket.RCVTIMEO, -1);
+            String ep = "inproc://pl17c-" + ProcessHandle.current().pid() + "-" + (seq++);
+            a.bind(ep);
+            bs.connect(ep);
+            Check.eq(p.add(a, 2, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+            java.util.concurrent.atomic.AtomicLong got = new java.util.concurrent.atomic.AtomicLong();
+            AtomicReference<String> bad = new AtomicReference<>();
+            Thread drainer = new Thread(() -> {
+                for (;;) {
+                    Socket.Record r = bs.recv(0);
+                    if (!r.ok()) {
+                        bad.set(r.toString());
+                        return;
+                    }
+                    if (new String(r.parts[0], StandardCharsets.UTF_8).equals("END"))
+                        return;
+                    got.incrementAndGet();
+                }
+            }, "pl17-drainer");
+            drainer.setDaemon(true);
+            drainer.start();
+            long sent = 0;
+            long[] token = new long[1];
+            for (int i = 0; i < rounds; i++) {
+                for (long tries = 0;; tries++) {
+                    int rc = sendDontwait(a, "r", token);
+                    if (rc == Tables.SUBMIT_BACKPRESSURED)
+                        break;
+                    Check.result(rc, Tables.SUBMIT_OK, "a send");
+                    sent++;
+                    Check.that(tries < 1_000_000, "round " + i + ": refused at last");
+                }
+                Check.that(token[0] != 0, "a wait token");
+                expectEvent(p, 2, Check.ms(5000), Poller.POLLCOMPLETION);
+                expectWritable(a, token[0]);
+                expectNoRecord(a);
+            }
+            a.option(Socket.SNDTIMEO, (int) Check.ms(10000));
+            a.send(b("END"));
+            drainer.join(Check.ms(10000));
+            Check.that(!drainer.isAlive(), "the drainer ended");
+            Check.that(bad.get() == null, "the drainer's receives: " + bad.get());
+            Check.eq(got.get(), sent, "records drained");
+            System.err.println("PL-17 credit race: " + rounds + " refusals, " + sent + " records");
+            Check.eq(p.remove(a), Tables.CONFIG_OK, "remove");
+            a.close();
+            bs.close();
+        }
+    }
+
+    /** A PAIR with no peer sends DONTWAIT while another thread connects its peer: admitted, or refused with a token whose WRITABLE comes. */
+    static void attachRace(int rounds) throws Exception {
+        int refused = 0;
+        for (int i = 0; i < rounds; i++) {
+            try (Context ctx = new Context(); Poller p = new Poller()) {
+                Socket a = ctx.socket(Socket.PAIR), bs = ctx.socket(Socket.PAIR);
+                a.option(Socket.LINGER, 0);
+                bs.option(Socket.LINGER, 0);
+                String ep = "inproc://pl17a-" + ProcessHandle.current().pid() + "-" + (seq++);
+                a.bind(ep);
+                Check.eq(p.add(a, 3, Poller.POLLCOMPLETION), Tables.CONFIG_OK, "add");
+                java.util.concurrent.atomic.AtomicBoolean connecting = new java.util.concurrent.atomic.AtomicBoolean();
+                Thread c = new Thread(() -> {
+                    connecting.set(true);
+                    bs.connect(ep);
+                });
+                c.start();
+                while (!connecting.get())
+                    Thread.onSpinWait();
+                for (int spin = (i * 7919) % 1500; spin > 0; spin--)
+                    Thread.onSpinWait();
+                long[] token = new long[1];
+                int rc = sendDontwait(a, "r", token);
+                c.join();
+                if (rc == Tables.SUBMIT_BACKPRESSURED) {
+                    refused++;
+                    Check.that(token[0] != 0, "a wait token");
+                    expectEvent(p, 3, Check.ms(5000), Poller.POLLCOMPLETION);
+                    expectWritable(a, token[0]);
+                } else {
+                    Check.result(rc, Tables.SUBMIT_OK, "the send");
+                    Check.eq(token[0], 0, "no wait token");
+                    expectStr(bs, "r");
+                }
+                expectNoRecord(a);
+                Check.eq(p.remove(a), Tables.CONFIG_OK, "remove");
+                a.close();
+                bs.close();
+            }
+        }
+        System.err.println("PL-17 attach race: " + rounds + " rounds, " + refused + " refused before the attach");
     }
 
     static long now() {
