@@ -46,6 +46,11 @@ final class Check {
             }
         }
         String where = at == null ? "?" : at.getFileName() + ":" + at.getLineNumber();
+        // Printed now as well: cleanup on the way out (a context's term
+        // waiting for a socket the failed case left open) may hang until
+        // the runner's bound, and the detail must survive that.
+        System.out.println("FAIL " + where + ": " + what);
+        System.out.flush();
         return new Failure(where + ": " + what);
     }
 

@@ -284,8 +284,11 @@ public final class Runner {
                 out = buf.toString(StandardCharsets.UTF_8);
             }
             long ms = (System.nanoTime() - t0) / 1_000_000;
-            if (!exited)
-                return new String[] {"fail", "timeout after " + bound + " s", out};
+            if (!exited) {
+                String first = firstFailure(out);
+                return new String[] {"fail", "timeout after " + bound + " s"
+                                     + (out.contains("FAIL ") ? " (after FAIL " + first + ")" : ""), out};
+            }
             int rc = p.exitValue();
             if (rc == 0 && out.contains(DONE_MARK + id))
                 return new String[] {"pass", ms + " ms", out};
@@ -322,8 +325,7 @@ public final class Runner {
         try {
             c.run(manifest.get(id).get("params"));
         } catch (Check.Failure f) {
-            System.out.println("FAIL " + f.getMessage());
-            return 1;
+            return 1; // its FAIL line was printed when it was made (Check.fail)
         } catch (Throwable t) {
             StackTraceElement[] st = t.getStackTrace();
             String where = "";
