@@ -11,7 +11,8 @@ the dict to conformance_suite():
 
 For each language LANG -> RUNNER that makes (conformance_language):
 
-    :<LANG>        sh_test: every case of cases.json passes (run.sh --run):
+    :<LANG>        test_suite of :cases_<LANG>, the sh_test in which every
+                   case of cases.json passes (run.sh --run):
                    the runner runs the whole manifest, exits 0, and its CASE
                    lines hold against the manifest (the C runner's --verify:
                    pass, or absent-by-seed only where the manifest marks the
@@ -69,14 +70,23 @@ def conformance_language(lang, runner, size = "medium", tags = [], **kwargs):
         "$(location %s)" % _MANIFEST,
         "$(location %s)" % runner,
     ]
+    # The test itself is cases_<lang>: an sh_test's output file is named
+    # after it, and bazel-bin/conformance/<lang> is already the output
+    # directory of the //conformance/<lang> package (the runner's). :<lang>
+    # is a test_suite naming it, which has no output of its own.
     native.sh_test(
-        name = lang,
+        name = "cases_" + lang,
         size = size,
         srcs = [_RUN_SH],
         args = ["--run"] + args,
         data = data,
         tags = tags + ["exclusive"],
         **kwargs
+    )
+    native.test_suite(
+        name = lang,
+        tests = [":cases_" + lang],
+        tags = tags,
     )
     native.sh_test(
         name = "check_" + lang,
