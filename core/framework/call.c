@@ -378,9 +378,12 @@ static bool deliver_locked(zf_call_t *c, bool *close_now)
     } else if (c->fn != NULL) {
         /* SC-17: never before zlink_call_start has returned, even on
          * another thread; begin() queues it then. */
-        if (c->in_start)
+        if (c->in_start) {
+            /* Counted as queued from now on (shutdown's callbacks_done
+             * waits for it): begin() hands the count to the lane. */
             c->deferred = true;
-        else
+            c->host->callbacks_queued++;
+        } else
             wake = zf_disp_queue_callback(c);
     } else {
         c->state = ZF_ST_CLOSED;
@@ -923,6 +926,9 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     if (rc == 0 && h->draining && !reply)
         rc = ZLINK_FW_SHUTTING_DOWN; /* shutdown began meanwhile: it must see
                                       * every pending call, so none is added now */
+    if (rc == 0 && reply && h->replies_closed)
+        rc = ZLINK_FW_SHUTTING_DOWN; /* the same for a reply, once shutdown's
+                                      * last sweep began (host.c) */
     if (rc != 0) {
         zf_disp_unreserve(c);
         pthread_mutex_unlock(&zf_disp.lk);
@@ -984,7 +990,10 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     }
     pthread_mutex_lock(&zf_disp.lk);
     c->in_start = false;
-    wake = c->deferred && zf_disp_queue_callback(c);
+    if (c->deferred) {
+        wake = zf_disp_queue_callback(c);
+        c->host->callbacks_queued--; /* the lane counts it now (deliver_locked) */
+    }
     c->deferred = false;
     pthread_mutex_unlock(&zf_disp.lk);
     if (wake)

@@ -458,9 +458,12 @@ struct zf_host {
     zf_call_t *pending;
     uint64_t requests_inflight;
     uint64_t oneway_waiting;
-    uint64_t callbacks_queued;
+    uint64_t callbacks_queued;  /* on the lane, or held back until their
+                                 * zlink_call_start returns (deferred) */
     /* shutdown */
     bool draining;              /* under zf_disp.lk */
+    bool replies_closed;        /* under zf_disp.lk: shutdown's last sweep of
+                                 * pending calls began; no reply starts now */
     bool stop_waits;            /* under host->lk: shutdown waits for turns */
     /* metrics (atomics) */
     atomic_llong m_dropped_no_handler, m_dropped_decode, m_dropped_shutdown,

@@ -2325,7 +2325,14 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_shutdown(zlink_host_t *host, int64_t d
     wait_until(h, turns_done, 0);
     /* Replies started by the last handlers (a draining host still
      * answers) that are still waiting for room end now, before the
-     * sockets close. */
+     * sockets close. A reply call may outlive its turn (built in the
+     * handler, started later from any thread): from here on none is
+     * accepted (zlink_call_start answers SHUTTING_DOWN), so this sweep
+     * and the wait after it see every reply that got in, while the
+     * sockets and the dispatcher still run. */
+    pthread_mutex_lock(&zf_disp.lk);
+    h->replies_closed = true;
+    pthread_mutex_unlock(&zf_disp.lk);
     zf_calls_shutdown(h);
     wait_until(h, callbacks_done, 0);
     /* What was accepted for sending (replies, one-ways that completed at

@@ -4,6 +4,9 @@
  */
 #include "fwtest.h"
 
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct pair {
@@ -615,6 +618,198 @@ static void gate_is_exclusive(void)
     FW_EQ(zlink_host_destroy(server), ZLINK_FW_OK);
 }
 
+/* Late replies on a draining host (the Java runner's SC-16 report): the
+ * request handlers build their reply calls and end their turns at once;
+ * another thread starts those replies WITH a completion function while the
+ * host shuts down from this thread. One more request's handler holds its
+ * turn, so the shutdown waits for it while the first replies start; the
+ * replier lets it go a quarter of the way through, and goes on starting
+ * replies during the rest of the shutdown and after it. Every reply whose
+ * start returned OK completes exactly once; one refused was refused as
+ * SHUTTING_DOWN and completes never; and once both hosts stopped, the
+ * process-wide dispatcher_in_use is back to its value before the case. */
+#define LATE_N 400
+
+typedef struct late {
+    pthread_mutex_t lk;
+    zlink_call_t *replies[LATE_N];
+    int count; /* replies built by the handlers */
+    fw_gate_t hold;
+    zlink_host_t *server;
+    atomic_int go;
+    int start_rc[LATE_N];
+    atomic_int fn_calls[LATE_N];
+    atomic_int started_ok;
+    atomic_int completions;
+    atomic_int bad_index;
+} late_t;
+
+static late_t *late_cur;
+
+static void late_on_reply_done(zlink_call_t *call, const zlink_outcome_t *o, void *user)
+{
+    (void)o;
+    intptr_t i = (intptr_t)user;
+    if (i < 0 || i >= LATE_N)
+        atomic_fetch_add(&late_cur->bad_index, 1);
+    else
+        atomic_fetch_add(&late_cur->fn_calls[i], 1);
+    atomic_fetch_add(&late_cur->completions, 1);
+    zlink_call_release(call);
+}
+
+static void late_on_request(zlink_turn_t *turn, void *user)
+{
+    late_t *l = user;
+    size_t n = 0;
+    const void *p = zlink_turn_payload(turn, &n);
+    if (n == 4 && memcmp(p, "hold", 4) == 0) {
+        fw_gate_pass(&l->hold);
+        zlink_turn_end(turn, 0, NULL);
+        return;
+    }
+    zlink_fw_result_t rc;
+    zlink_call_t *reply = zlink_turn_reply(turn, &rc);
+    if (reply != NULL && zlink_call_set_payload(reply, "echo", "", p, n) != ZLINK_FW_OK) {
+        zlink_call_release(reply);
+        reply = NULL;
+    }
+    if (reply != NULL) {
+        pthread_mutex_lock(&l->lk);
+        if (l->count < LATE_N)
+            l->replies[l->count++] = reply;
+        else
+            zlink_call_release(reply);
+        pthread_mutex_unlock(&l->lk);
+    }
+    zlink_turn_end(turn, 0, NULL); /* the reply outlives its turn */
+}
+
+/* Starts all replies but the last while the server drains, a short pause
+ * between two starts until it stopped (pacing, not a wait for a
+ * condition); the case starts the last one once the shutdown returned. */
+static void late_start(late_t *l, int i)
+{
+    int rc = zlink_call_start(l->replies[i], late_on_reply_done, (void *)(intptr_t)i);
+    l->start_rc[i] = rc;
+    if (rc == ZLINK_FW_OK)
+        atomic_fetch_add(&l->started_ok, 1);
+    else
+        zlink_call_release(l->replies[i]); /* no completion will release it */
+}
+
+static void *late_replier(void *arg)
+{
+    late_t *l = arg;
+    while (!atomic_load(&l->go))
+        sched_yield();
+    for (int i = 0; i < LATE_N - 1; i++) {
+        if (i == LATE_N / 4)
+            fw_gate_open(&l->hold); /* the shutdown goes on from here */
+        if (zlink_host_state(l->server) != ZLINK_HOST_STOPPED) {
+            struct timespec ts = {0, 100000}; /* 0.1 ms */
+            nanosleep(&ts, NULL);
+        }
+        late_start(l, i);
+    }
+    return NULL;
+}
+
+static int late_built(late_t *l)
+{
+    pthread_mutex_lock(&l->lk);
+    int n = l->count;
+    pthread_mutex_unlock(&l->lk);
+    return n;
+}
+
+static uint64_t late_in_use(zlink_host_t *h)
+{
+    zlink_host_status_t st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    if (zlink_host_status(h, &st) != ZLINK_FW_OK)
+        return UINT64_MAX;
+    return st.dispatcher_in_use;
+}
+
+static void late_replies_on_draining_host(const char *tr)
+{
+    static late_t l;
+    memset(&l, 0, sizeof l);
+    pthread_mutex_init(&l.lk, NULL);
+    fw_gate_init(&l.hold);
+    late_cur = &l;
+    char ep[256], bound[256];
+    fw_endpoint(ep, sizeof ep, tr, "late");
+    zlink_fw_result_t rc;
+    zlink_host_t *server = zlink_host_new("server", &rc);
+    ZT_CHECK(server != NULL);
+    FW_EQ(zlink_host_add_cs_server(server, "svc", ep), ZLINK_FW_OK);
+    FW_EQ(zlink_host_add_handler(server, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_REQUEST, "m",
+                                 late_on_request, &l),
+          ZLINK_FW_OK);
+    FW_EQ(zlink_host_start(server), ZLINK_FW_OK);
+    uint64_t idle = late_in_use(server); /* no call of this case exists yet */
+    FW_EQ(zlink_host_endpoint(server, "svc", bound, sizeof bound), ZLINK_FW_OK);
+    zlink_host_t *client = fw_cs_client("client", bound);
+    l.server = server;
+    fw_done_t d;
+    memset(&d, 0, sizeof d);
+    for (int i = 0; i <= LATE_N; i++) {
+        char text[16];
+        snprintf(text, sizeof text, i < LATE_N ? "r%d" : "hold", i);
+        zlink_call_t *c = fw_call(client, 1, text);
+        FW_EQ(zlink_call_set_timeout(c, ZLINK_MS(20000)), ZLINK_FW_OK);
+        FW_EQ(zlink_call_start(c, fw_on_done, &d), ZLINK_FW_OK);
+    }
+    ZT_EVENTUALLY(late_built(&l) == LATE_N && fw_gate_waiting(&l.hold) == 1, 20000);
+    /* The requester goes first (as A in SC-16): the server is the last
+     * host, so its shutdown also stops the process's dispatcher. */
+    FW_EQ(zlink_host_shutdown(client, ZLINK_MS(100)), ZLINK_FW_OK);
+    ZT_EQ_INT(atomic_load(&d.calls), LATE_N + 1);
+    pthread_t th;
+    ZT_CHECK(pthread_create(&th, NULL, late_replier, &l) == 0);
+    shut_job_t j = {server, -1};
+    pthread_t sh;
+    ZT_CHECK(pthread_create(&sh, NULL, shut_main, &j) == 0);
+    ZT_EVENTUALLY(zlink_host_state(server) == ZLINK_HOST_DRAINING, 2000);
+    atomic_store(&l.go, 1);
+    pthread_join(sh, NULL);
+    FW_EQ(j.rc, ZLINK_FW_OK);
+    pthread_join(th, NULL);
+    late_start(&l, LATE_N - 1); /* on a STOPPED host */
+    /* Exactly once for the accepted ones (a bounded wait for the
+     * completions, then the exact counts), never for the refused ones. */
+    int64_t end = zt_now_ms() + (int64_t)(5000 * zt_timeout_mult());
+    while (atomic_load(&l.completions) < atomic_load(&l.started_ok) && zt_now_ms() < end)
+        zt_sleep_ms(1);
+    fprintf(stderr, "late replies (%s): %d started OK, %d completions, in use %llu (idle %llu)\n",
+            tr, atomic_load(&l.started_ok), atomic_load(&l.completions),
+            (unsigned long long)late_in_use(server), (unsigned long long)idle);
+    ZT_EQ_INT(atomic_load(&l.bad_index), 0);
+    for (int i = 0; i < LATE_N; i++) {
+        int calls = atomic_load(&l.fn_calls[i]);
+        if (l.start_rc[i] == ZLINK_FW_OK) {
+            if (calls != 1)
+                ZT_FAIL("reply %d: started OK, completion ran %d times", i, calls);
+        } else {
+            FW_EQ(l.start_rc[i], ZLINK_FW_SHUTTING_DOWN);
+            if (calls != 0)
+                ZT_FAIL("reply %d: refused, completion ran %d times", i, calls);
+        }
+    }
+    ZT_EQ_INT(atomic_load(&l.completions), atomic_load(&l.started_ok));
+    /* the case did reach both sides of the shutdown's last sweep */
+    ZT_CHECK(atomic_load(&l.started_ok) >= LATE_N / 4);
+    ZT_CHECK(l.start_rc[LATE_N - 1] == ZLINK_FW_SHUTTING_DOWN);
+    ZT_EQ_INT(zlink_host_state(server), ZLINK_HOST_STOPPED);
+    ZT_EVENTUALLY(late_in_use(server) == idle, 2000);
+    FW_EQ(zlink_host_destroy(client), ZLINK_FW_OK);
+    FW_EQ(zlink_host_destroy(server), ZLINK_FW_OK);
+    late_cur = NULL;
+}
+
 int main(int argc, char **argv)
 {
     static const zt_case_t cases[] = {
@@ -635,6 +830,7 @@ int main(int argc, char **argv)
         ZT_CASE_TP(fifo_under_backpressure),
         ZT_CASE(cancelled_head_does_not_strand),
         ZT_CASE(gate_is_exclusive),
+        ZT_CASE_TP(late_replies_on_draining_host),
     };
     return zt_main(argc, argv, cases, ZT_NCASES(cases));
 }
