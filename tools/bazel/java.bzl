@@ -1,0 +1,65 @@
+"""zlink_java_program: a Java program on the Java binding, without java_* rules.
+
+Bazel 4.2.3's java_* rules need downloaded tools (spec D6), so the programs
+built on //bindings/java (the conformance runner, the interop participant,
+the benchmark) are compiled by a genrule that drives the JDK's javac and
+jar, and started by a generated launcher script. One macro for all of them:
+
+    zlink_java_program(
+        name = "node",              # the sh_binary: bazel run //pkg:node -- ARGS
+        srcs = ["Node.java"],
+        main_class = "io.zlink.interop.Node",
+        jar = "interop-java.jar",   # the compiled classes, beside the BUILD file
+    )
+
+The class path is the program's jar, //bindings/java:zlink_jar (the binding,
+native libraries inside) and Debian's Jackson. The launcher finds the jars in
+its own runfiles, in the runfiles of a binary that has it as data (a driver
+that starts it from its own directory), or beside it in bazel-bin.
+"""
+
+JACKSON = ":".join([
+    "/usr/share/java/jackson-databind.jar",
+    "/usr/share/java/jackson-core.jar",
+    "/usr/share/java/jackson-annotations.jar",
+])
+
+_BINDING_JAR = "//bindings/java:zlink_jar"
+
+def zlink_java_program(name, srcs, main_class, jar, testonly = False, visibility = None):
+    native.genrule(
+        name = name + "_jar",
+        testonly = testonly,
+        srcs = srcs + [_BINDING_JAR],
+        outs = [jar],
+        cmd = """
+set -eu
+work=$$(mktemp -d "$${TMPDIR:-/tmp}/zlink-javac.XXXXXX")
+export HOME=$$work
+mkdir -p $$work/classes
+/usr/bin/javac -nowarn --release 17 -encoding UTF-8 \\
+    -cp $(location %s):%s -d $$work/classes %s
+/usr/bin/jar --create --file $@ -C $$work/classes .
+rm -rf $$work
+""" % (_BINDING_JAR, JACKSON, " ".join(["$(location %s)" % s for s in srcs])),
+    )
+    pkg = native.package_name()
+    native.genrule(
+        name = name + "_launcher",
+        testonly = testonly,
+        srcs = ["//tools/bazel:java_launcher.sh.in"],
+        outs = [name + "_launcher.sh"],
+        cmd = "sed -e 's|@JAR@|%s/%s|' -e 's|@MAIN@|%s|' -e 's|@JACKSON@|%s|' $< > $@" % (
+            pkg,
+            jar,
+            main_class,
+            JACKSON,
+        ),
+    )
+    native.sh_binary(
+        name = name,
+        testonly = testonly,
+        srcs = [name + "_launcher.sh"],
+        data = [":" + name + "_jar", _BINDING_JAR],
+        visibility = visibility,
+    )
