@@ -110,6 +110,8 @@ export declare class Call<T = void> {
   expectJson<U = unknown>(): Call<U>;
   /** One-way: resolves at admission. Request: the reply. */
   submit(signal?: AbortSignal): Promise<T>;
+  /** zlink_call_start with no completion function: throws if refused. */
+  submitDetached(): void;
   /** InvalidOperation outside a Spot turn (every turn of this version). */
   yield(signal?: AbortSignal): Promise<T>;
 }
@@ -240,20 +242,21 @@ export interface PollerEvent {
 
 export declare class Poller {
   constructor();
-  size(): number;
+  /** errorOut: false passes NULL as error_out (a failure keeps only its errno). */
+  size(opts?: { errorOut?: boolean }): number;
   add(source: Socket | Timer | number, events: number, user?: unknown): void;
   modify(source: Socket | Timer | number, events: number): void;
   remove(source: Socket | Timer | number): void;
   addTimer(timer: Timer | Socket, user?: unknown): void;
   removeTimer(timer: Timer | Socket): void;
   /** zlink_poller_wait on this thread (blocks it up to timeoutMs). */
-  wait(capacity: number, timeoutMs: number): PollerEvent[];
+  wait(capacity: number, timeoutMs: number, opts?: { errorOut?: boolean }): PollerEvent[];
   /** The same wait on a pool thread. */
   waitAsync(capacity: number, timeoutMs: number): Promise<PollerEvent[]>;
   close(): void;
 }
 
-export declare function poll(items: { socket?: Socket; fd?: number; events: number }[], timeoutMs: number): { count: number; revents: number[] };
+export declare function poll(items: { socket?: Socket; fd?: number; events: number }[], timeoutMs: number, opts?: { errorOut?: boolean }): { count: number; revents: number[] };
 /** zlink_poll on a pool thread. */
 export declare function pollAsync(items: { socket?: Socket; fd?: number; events: number }[], timeoutMs: number): Promise<{ count: number; revents: number[] }>;
 export declare function version(): { major: number; minor: number; patch: number };

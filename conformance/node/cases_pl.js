@@ -907,13 +907,140 @@ async function pl02(params) {
   finish(ctx, a, b);
 }
 
+// --------------------------------------------------------------- PL-12
+
+// A TCP connection whose far end is a python3 child: it sends one urgent
+// (MSG_OOB) byte, which Node.js cannot send, when told to on its stdin.
+async function oobPair() {
+  const net = require('net');
+  const { spawn } = require('child_process');
+  const server = net.createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const accepted = new Promise((r) => server.once('connection', r));
+  const script = [
+    'import socket, sys',
+    's = socket.create_connection(("127.0.0.1", int(sys.argv[1])))',
+    'sys.stdout.write("connected\\n"); sys.stdout.flush()',
+    'sys.stdin.readline()',
+    's.send(b"!", socket.MSG_OOB)',
+    'sys.stdout.write("sent\\n"); sys.stdout.flush()',
+    'sys.stdin.readline()',
+  ].join('\n');
+  const child = spawn('python3', ['-c', script, String(server.address().port)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = [];
+  const waiters = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) {
+      lines.push(buf.slice(0, i));
+      while (waiters.length) waiters.shift()();
+    }
+  });
+  const line = async (want) => {
+    while (!lines.includes(want)) await new Promise((r) => waiters.push(r));
+  };
+  const sock = await accepted;
+  sock.pause(); // libuv reads nothing from it; the poller alone watches it
+  await line('connected');
+  const fd = sock._handle.fd;
+  ok(Number.isInteger(fd) && fd >= 0, 'the accepted socket has an fd');
+  return {
+    fd,
+    async sendOob() {
+      child.stdin.write('go\n');
+      await line('sent');
+    },
+    async close() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.stdin.end('\n');
+      await exited;
+      sock.destroy();
+      server.close();
+    },
+  };
+}
+
+async function pl12() {
+  const p = new zlink.Poller();
+  // Urgent TCP data is platform POLLPRI -> ZLINK_POLLPRI.
+  const t = await oobPair();
+  p.add(t.fd, Poll.PRI);
+  eq(p.wait(4, 0).length, 0, 'nothing urgent yet');
+  await t.sendOob();
+  const ev = await p.waitAsync(4, LONG_WAIT_MS);
+  eq(ev.length, 1, 'one event');
+  eq(ev[0].sourceKind, SourceKind.FD, 'an fd event');
+  eq(ev[0].fd, t.fd, 'the socket\'s fd');
+  ok(ev[0].events & Poll.PRI, `PRI set (events ${ev[0].events})`);
+  eq(ev[0].events & ~(Poll.PRI | Poll.IN), 0, 'only PRI (and IN)');
+  p.remove(t.fd);
+  await t.close();
+
+  // Platform POLLERR (a pipe whose reader is gone) -> ZLINK_POLLERR.
+  let fds = pipe();
+  fs.closeSync(fds[0]);
+  p.add(fds[1], Poll.OUT);
+  let w = p.wait(4, 0);
+  eq(w.length, 1, 'the writer has an event');
+  eq(w[0].fd, fds[1], 'the writer\'s fd');
+  ok(w[0].events & Poll.ERR, `ERR set (events ${w[0].events})`);
+  eq(w[0].events & ~(Poll.ERR | Poll.OUT), 0, 'only ERR (and OUT)');
+  // ERR needs no request: reported with an empty-but-registered mask too.
+  p.modify(fds[1], Poll.ERR);
+  w = p.wait(4, 0);
+  eq(w.length, 1, 'ERR with the ERR-only mask');
+  eq(w[0].events, Poll.ERR, 'ERR alone');
+  p.remove(fds[1]);
+  fs.closeSync(fds[1]);
+
+  // Platform POLLHUP (the writer is gone) is another error bit -> ERR.
+  fds = pipe();
+  fs.closeSync(fds[1]);
+  p.add(fds[0], Poll.IN);
+  w = p.wait(4, 0);
+  eq(w.length, 1, 'the reader has an event');
+  eq(w[0].events, Poll.ERR, 'HUP is ERR');
+  p.remove(fds[0]);
+  fs.closeSync(fds[0]);
+  p.close();
+}
+
+// --------------------------------------------------------------- PL-27
+
+// error_out may be NULL: the binding's { errorOut: false } passes NULL to
+// zlink_poll, zlink_poller_size and zlink_poller_wait; results still come
+// back, and a failure still tells its errno.
+function pl27() {
+  const noErr = { errorOut: false };
+  const fds = pipe();
+  writeByte(fds[1]);
+  const p = new zlink.Poller();
+  eq(p.size(noErr), 0, 'size with NULL error_out');
+  p.add(fds[0], Poll.IN);
+  eq(p.wait(2, 0, noErr).length, 1, 'wait with NULL error_out');
+  const gone = new zlink.Poller();
+  gone.close();
+  eq(failure(() => gone.size(noErr)), 'config:-1/EFAULT', 'size of a destroyed poller, NULL error_out');
+  eq(failure(() => p.wait(0, 0, noErr)), 'config:-1/EINVAL', 'wait with no room, NULL error_out');
+  p.close();
+  // zlink_poll: on success, on failure and with nothing to wait for.
+  const items = [{ fd: fds[0], events: Poll.IN }, { fd: fds[1], events: 0 }];
+  eq(zlink.poll(items, 0, noErr).count, 1, 'poll with NULL error_out');
+  eq(failure(() => zlink.poll([{ fd: -1, events: Poll.IN }], 0, noErr)), 'config:-1/EINVAL', 'poll failure, NULL error_out');
+  const t0 = Date.now();
+  items[0].events = 0;
+  eq(zlink.poll(items, -1, noErr).count, 0, 'only zero masks');
+  eq(zlink.poll([], -1, noErr).count, 0, 'no items');
+  ok(Date.now() - t0 < EDGE_BOUND_MS, 'at once');
+  pipeClose(fds);
+}
+
 // Why the PL cases not ported here print missing.
 module.exports.reasons = {
-  'PL-12': 'needs TCP urgent (out-of-band) data on a plain socket, which Node.js cannot send',
   'PL-15': 'needs a signal without SA_RESTART delivered to the waiting pool thread; Node.js cannot target a thread',
   'PL-17': 'needs a second thread draining the same socket while this one sends; not ported yet',
   'PL-23': 'needs allocation failure injected into the library; not possible from JavaScript',
-  'PL-27': 'about NULL error_out arguments of the C ABI, which the binding never passes; not ported',
 };
 
 module.exports.cases = {
@@ -928,6 +1055,7 @@ module.exports.cases = {
   'PL-09': pl09,
   'PL-10': pl10,
   'PL-11': pl11,
+  'PL-12': pl12,
   'PL-13': pl13,
   'PL-14': pl14,
   'PL-16': pl16,
@@ -939,4 +1067,5 @@ module.exports.cases = {
   'PL-24': pl24,
   'PL-25': pl25,
   'PL-26': pl26,
+  'PL-27': pl27,
 };

@@ -94,7 +94,15 @@ class Server {
       else {
         const span = this.delayMax - this.delayMin + 1;
         const delay = this.delayMin + Math.floor(Math.random() * span);
-        setTimeout(() => reply.submit().catch(() => {}), delay);
+        // Started with no completion function, as the C harness does:
+        // nobody waits on a delayed reply's admission.
+        setTimeout(() => {
+          try {
+            reply.submitDetached();
+          } catch (e) {
+            /* refused (the host is shutting down): nothing to answer */
+          }
+        }, delay);
       }
     });
     // "sync": Node has no synchronous terminator (seed 000 §4.1); the

@@ -205,8 +205,10 @@ class Poller {
     this._h = h;
     this._data = { next: 1, values: new Map() };
   }
-  size() {
-    const [n, rc, errno] = native.pollerSize(this._h);
+  // { errorOut: false } passes NULL as error_out: a failure then has code
+  // -1 and only its errno (as for wait() and poll()).
+  size({ errorOut = true } = {}) {
+    const [n, rc, errno] = native.pollerSize(this._h, !errorOut);
     if (n < 0) throw new ZLinkError('config', rc, errno, 'zlink_poller_size');
     return n;
   }
@@ -249,8 +251,8 @@ class Poller {
     }));
   }
   // zlink_poller_wait on this thread: the events (empty on timeout).
-  wait(capacity, timeoutMs) {
-    const [n, rc, errno, events] = native.pollerWait(this._h, capacity, timeoutMs, false);
+  wait(capacity, timeoutMs, { errorOut = true } = {}) {
+    const [n, rc, errno, events] = native.pollerWait(this._h, capacity, timeoutMs, false, !errorOut);
     if (n < 0) throw new ZLinkError('config', rc, errno, 'zlink_poller_wait');
     return this._events(events);
   }
@@ -269,9 +271,9 @@ class Poller {
 }
 
 // zlink_poll over [{ socket | fd, events }]: the revents of each item.
-function poll(items, timeoutMs) {
+function poll(items, timeoutMs, { errorOut = true } = {}) {
   const list = items.map((it) => [it.socket ? it.socket._h : null, it.fd === undefined ? -1 : it.fd, it.events]);
-  const [n, rc, errno, revents] = native.poll(list, timeoutMs);
+  const [n, rc, errno, revents] = native.poll(list, timeoutMs, !errorOut);
   if (n < 0) throw new ZLinkError('config', rc, errno, 'zlink_poll');
   return { count: n, revents };
 }

@@ -228,6 +228,12 @@ class Call {
   submit(signal) {
     return this._start(signal, false);
   }
+  // Starts the call with no completion (zlink_call_start with a NULL
+  // function): nothing reports its admission or its reply; throws only
+  // when the start itself is refused. For replies nobody waits on.
+  submitDetached() {
+    check(native.callStartDetached(this._h), 'submitDetached');
+  }
   // Releases the caller's Spot gate while waiting; this version has no
   // Spot turns, so the C runtime refuses it (InvalidOperation).
   yield(signal) {

@@ -341,7 +341,9 @@ Napi::Value set_flow_state(const Napi::CallbackInfo &info)
                                handle(info[0]), (zlink_receive_flow_state_t)zn_int64(info[1])));
 }
 
-/* poll([[sock|null, fd, events], ...], timeoutMs) -> [count, rc, errno, revents[]] */
+/* poll([[sock|null, fd, events], ...], timeoutMs, noErrorOut) ->
+ * [count, rc, errno, revents[]]; noErrorOut passes NULL as error_out (then
+ * rc is -1 on failure and errno alone tells). */
 Napi::Value poll_(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
@@ -355,9 +357,12 @@ Napi::Value poll_(const Napi::CallbackInfo &info)
         v[i].revents = (short)0x7f; /* the call must clear it */
     }
     zlink_config_result_t rc = ZLINK_CONFIG_OK;
+    bool no_err = info[2].ToBoolean();
     int count = zl.zlink_poll(v.empty() ? nullptr : v.data(), (int)v.size(),
-                              (long)zn_int64(info[1]), &rc);
+                              (long)zn_int64(info[1]), no_err ? nullptr : &rc);
     int e = count < 0 ? zl.zlink_errno() : 0;
+    if (no_err && count < 0)
+        rc = (zlink_config_result_t)-1;
     Napi::Array rev = Napi::Array::New(env, v.size());
     for (uint32_t i = 0; i < v.size(); i++)
         rev.Set(i, n(env, v[i].revents));
@@ -426,8 +431,11 @@ Napi::Value poller_size(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
     zlink_config_result_t rc = ZLINK_CONFIG_OK;
-    int count = zl.zlink_poller_size(handle(info[0]), &rc);
+    bool no_err = info[1].ToBoolean(); /* NULL error_out, as for poll */
+    int count = zl.zlink_poller_size(handle(info[0]), no_err ? nullptr : &rc);
     int e = count < 0 ? zl.zlink_errno() : 0;
+    if (no_err && count < 0)
+        rc = (zlink_config_result_t)-1;
     return arr(env, {n(env, count), n(env, count < 0 ? rc : 0), n(env, e)});
 }
 
@@ -468,16 +476,20 @@ Napi::Value events_value(Napi::Env env, const zlink_poller_event_t *ev, int coun
     return a;
 }
 
-/* pollerWait(poller, capacity, timeoutMs, nullEvents) -> [count, rc, errno, events] */
+/* pollerWait(poller, capacity, timeoutMs, nullEvents, noErrorOut) ->
+ * [count, rc, errno, events] */
 Napi::Value poller_wait(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
     int cap = (int)zn_int64(info[1]);
     std::vector<zlink_poller_event_t> ev(cap > 0 ? cap : 1);
     zlink_config_result_t rc = ZLINK_CONFIG_OK;
+    bool no_err = info[4].ToBoolean();
     int count = zl.zlink_poller_wait(handle(info[0]), info[3].ToBoolean() ? nullptr : ev.data(),
-                                     cap, (long)zn_int64(info[2]), &rc);
+                                     cap, (long)zn_int64(info[2]), no_err ? nullptr : &rc);
     int e = count < 0 ? zl.zlink_errno() : 0;
+    if (no_err && count < 0)
+        rc = (zlink_config_result_t)-1;
     return arr(env, {n(env, count), n(env, count < 0 ? rc : 0), n(env, e),
                      events_value(env, ev.data(), count)});
 }

@@ -524,6 +524,13 @@ Napi::Value call_start(const Napi::CallbackInfo &info)
     return num(env, rc);
 }
 
+/* callStartDetached(call) -> rc: zlink_call_start with no completion
+ * function (the caller learns only whether the start was accepted). */
+Napi::Value call_start_detached(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_call_start(call_of(info[0]), nullptr, nullptr));
+}
+
 Napi::Value call_cancel(const Napi::CallbackInfo &info)
 {
     return num(info.Env(), zl.zlink_call_cancel(call_of(info[0])));
@@ -661,6 +668,7 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"callSetTimeout", call_set_timeout},
         {"callSetMetadata", call_set_metadata},
         {"callStart", call_start},
+        {"callStartDetached", call_start_detached},
         {"callCancel", call_cancel},
         {"turnInfo", turn_info},
         {"turnKind", turn_kind},
