@@ -1006,6 +1006,190 @@ async function pl12() {
   p.close();
 }
 
+// --------------------------------------------------------------- PL-17
+
+// A refused DONTWAIT send's wait token (the send must be refused).
+function refusedToken(s, text, uctx) {
+  let token = 0n;
+  eq(failure(() => {
+    try {
+      s.send(text, { dontwait: true, userContext: uctx });
+    } catch (e) {
+      token = e.completionId;
+      throw e;
+    }
+  }), 'ZLINK_SUBMIT_BACKPRESSURED/EAGAIN', `DONTWAIT "${text}" refused`);
+  ok(token !== 0n, 'a wait token');
+  return token;
+}
+
+// A DONTWAIT send: its wait token when refused, 0n when admitted.
+function sendDontwait(s, text, uctx) {
+  try {
+    eq(s.send(text, { dontwait: true, userContext: uctx }), 0n, 'an admitted send has no token');
+    return 0n;
+  } catch (e) {
+    if (!(e instanceof zlink.ZLinkError) || e.result !== 'ZLINK_SUBMIT_BACKPRESSURED') throw e;
+    ok(e.completionId !== 0n, 'a refusal has a wait token');
+    return e.completionId;
+  }
+}
+
+// PL-17's second thread (pl17_worker.js) and its replies in order.
+function pl17Worker() {
+  const { Worker } = require('worker_threads');
+  const w = new Worker(path.join(__dirname, 'pl17_worker.js'));
+  const replies = [];
+  const waiters = [];
+  w.on('message', (m) => {
+    replies.push(m);
+    while (waiters.length) waiters.shift()();
+  });
+  w.on('error', (e) => {
+    replies.push({ error: String((e && e.stack) || e) });
+    while (waiters.length) waiters.shift()();
+  });
+  return {
+    post: (m) => w.postMessage(m),
+    async next() {
+      while (replies.length === 0) await new Promise((r) => waiters.push(r));
+      const m = replies.shift();
+      if (m.error) fail(`PL-17 worker: ${m.error}`);
+      return m;
+    },
+    stop: () => w.terminate(),
+  };
+}
+
+function tcpPair(ctx, hwm) {
+  const a = ctx.socket('PAIR');
+  a.setOption('SNDHWM', BigInt(hwm));
+  a.setOption('LINGER', 0);
+  a.bind('tcp://127.0.0.1:0');
+  return [a, a.getOption('LAST_ENDPOINT')];
+}
+
+// Refusal racing a credit edge: the worker drains b while this thread
+// sends DONTWAIT until refused; every refusal's token comes back as one
+// WRITABLE record that a poller wait reports.
+async function creditRace(worker, rounds) {
+  const ctx = new zlink.Context();
+  const [a, ep] = tcpPair(ctx, 100);
+  const p = new zlink.Poller();
+  p.add(a, Poll.COMPLETION);
+  worker.post({ op: 'drain', ep });
+  a.send('r'); // blocks until the worker's PAIR is attached
+  let sent = 1;
+  const uctx = 0x17;
+  for (let i = 0; i < rounds; i++) {
+    let token = 0n;
+    for (let tries = 0; token === 0n; tries++) {
+      ok(tries <= 1000000, `round ${i}: never refused`);
+      token = sendDontwait(a, 'r', uctx);
+      if (token === 0n) sent++;
+    }
+    expectEvent(p, a, LONG_WAIT_MS, Poll.COMPLETION);
+    expectRecord(a, zlink.CompletionKind.WRITABLE, token, uctx, null);
+    expectNoRecord(a);
+  }
+  a.setOption('SNDTIMEO', LONG_WAIT_MS);
+  a.send('END');
+  const { got } = await worker.next();
+  eq(got, sent, 'the worker received every admitted record once');
+  process.stdout.write(`# credit race: ${rounds} refusals, ${sent} records\n`);
+  p.close();
+  a.close();
+  ctx.close();
+}
+
+// Refusal racing an attach edge: a PAIR with no peer sends DONTWAIT while
+// the worker connects its peer: admitted (the worker gets it), or refused
+// with a token whose WRITABLE a poller wait then reports.
+async function attachRace(worker, rounds) {
+  let refused = 0;
+  const uctx = 0x27;
+  for (let i = 0; i < rounds; i++) {
+    const ctx = new zlink.Context();
+    const [a, ep] = tcpPair(ctx, 1000);
+    const p = new zlink.Poller();
+    p.add(a, Poll.COMPLETION);
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    worker.post({ op: 'attach', ep, flag, timeoutMs: LONG_WAIT_MS });
+    while (Atomics.load(flag, 0) === 0);
+    // A varying spin once the worker is about to connect.
+    for (let spin = (i * 7919) % 1500; spin > 0; spin--);
+    const token = sendDontwait(a, 'r', uctx);
+    await worker.next(); // connected
+    if (token !== 0n) {
+      refused++;
+      expectEvent(p, a, LONG_WAIT_MS, Poll.COMPLETION);
+      expectRecord(a, zlink.CompletionKind.WRITABLE, token, uctx, null);
+      worker.post({ op: 'drop' });
+      await worker.next();
+    } else {
+      worker.post({ op: 'recv' });
+      eq((await worker.next()).text, 'r', 'the admitted record arrived');
+    }
+    expectNoRecord(a);
+    p.close();
+    a.close();
+    ctx.close();
+  }
+  process.stdout.write(`# attach race: ${rounds} rounds, ${refused} refused before the attach\n`);
+}
+
+// A refused DONTWAIT submit's token comes back as one WRITABLE record when
+// the target gets credit; POLLOUT and POLLCOMPLETION both hold until it is
+// read (even when the pipe is full again); an edge racing the refusal is
+// not lost (a worker thread races it).
+async function pl17(params) {
+  const creditRounds = param(params, 'credit_race_rounds');
+  const attachRounds = param(params, 'attach_race_rounds');
+  ok(creditRounds >= 1 && attachRounds >= 1, 'rounds >= 1');
+  const ctx = new zlink.Context();
+  const a = ctx.socket('PAIR');
+  const b = ctx.socket('PAIR');
+  a.setOption('SNDHWM', 100n);
+  const ep = `inproc://pl17-${process.pid}-${++linkSeq}`;
+  a.bind(ep);
+  b.connect(ep);
+  b.setOption('RCVTIMEO', LONG_WAIT_MS);
+  a.send('fills the queue', { dontwait: true });
+  const uctx = 0x7;
+  const token = refusedToken(a, 'refused', uctx);
+  const p = new zlink.Poller();
+  p.add(a, Poll.OUT | Poll.COMPLETION);
+  eq(p.wait(4, 0).length, 0, 'full, no record');
+  // The credit edge wakes a waiting poller (a pool thread) with both bits.
+  const waiting = p.waitAsync(4, LONG_WAIT_MS);
+  expectStr(b, 'fills the queue');
+  const ev = await waiting;
+  ok(ev.length === 1 && ev[0].sourceKind === SourceKind.SOCKET && ev[0].socket === a.id &&
+    ev[0].events === (Poll.OUT | Poll.COMPLETION),
+  `waiter: ${ev.length} event(s), first with bits ${ev.length ? ev[0].events : 0}; expected OUT|COMPLETION`);
+  // The pipe fills again: the unread record still holds OUT.
+  a.send('fills the queue', { dontwait: true });
+  for (let i = 0; i < 2; i++) expectEvent(p, a, 0, Poll.OUT | Poll.COMPLETION);
+  // Exactly one record, the token's; reading it clears both.
+  expectRecord(a, zlink.CompletionKind.WRITABLE, token, uctx, null);
+  expectNoRecord(a);
+  eq(p.wait(4, 0).length, 0, 'no bits once read');
+  // Room again: OUT alone.
+  expectStr(b, 'fills the queue');
+  expectEvent(p, a, LONG_WAIT_MS, Poll.OUT);
+  eq(failure(() => b.recv({ dontwait: true })), 'ZLINK_RECV_NO_DATA/EAGAIN', 'the refused record was not kept');
+  p.close();
+  finish(ctx, a, b);
+
+  const worker = pl17Worker();
+  try {
+    await creditRace(worker, creditRounds);
+    await attachRace(worker, attachRounds);
+  } finally {
+    await worker.stop();
+  }
+}
+
 // --------------------------------------------------------------- PL-27
 
 // error_out may be NULL: the binding's { errorOut: false } passes NULL to
@@ -1039,7 +1223,6 @@ function pl27() {
 // Why the PL cases not ported here print missing.
 module.exports.reasons = {
   'PL-15': 'needs a signal without SA_RESTART delivered to the waiting pool thread; Node.js cannot target a thread',
-  'PL-17': 'needs a second thread draining the same socket while this one sends; not ported yet',
   'PL-23': 'needs allocation failure injected into the library; not possible from JavaScript',
 };
 
@@ -1059,6 +1242,7 @@ module.exports.cases = {
   'PL-13': pl13,
   'PL-14': pl14,
   'PL-16': pl16,
+  'PL-17': pl17,
   'PL-18': pl18,
   'PL-19': pl19,
   'PL-20': pl20,
