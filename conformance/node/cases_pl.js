@@ -1190,6 +1190,45 @@ async function pl17(params) {
   }
 }
 
+// --------------------------------------------------------------- PL-15, PL-23
+
+// These run in a child node process with preload.c's library in
+// LD_PRELOAD (ZLINK_NODE_PRELOAD, set by runner.sh): it installs a signal
+// handler without SA_RESTART and interrupts the pool threads that wait
+// (PL-15), or fails libzlink's allocations on demand (PL-23), which
+// JavaScript cannot do. preload_child.js holds the checks.
+async function inPreloadedChild(id, params) {
+  const { spawn } = require('child_process');
+  const lib = process.env.ZLINK_NODE_PRELOAD;
+  ok(lib && fs.existsSync(lib), `the preload library (ZLINK_NODE_PRELOAD=${lib})`);
+  const ack = path.join(os.tmpdir(), `zlink-preload-${process.pid}-${id}`);
+  const env = { ...process.env, LD_PRELOAD: lib, ZLINK_PRELOAD_ACK: ack,
+    ZLINK_PRELOAD_SIGNALS: String(params.signals || 1) };
+  const child = spawn(process.execPath, [path.join(__dirname, 'preload_child.js'), id, JSON.stringify(params)],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let out = '';
+  child.stderr.on('data', (d) => (err += d));
+  child.stdout.on('data', (d) => (out += d));
+  const [code, signal] = await new Promise((r) => child.once('close', (c, sg) => r([c, sg])));
+  try {
+    fs.unlinkSync(ack);
+  } catch (e) {
+    /* removed by the child */
+  }
+  // A real-time signal's death shows as exit 0 with no signal name in
+  // Node.js: the child's last line is the proof that it completed.
+  ok(code === 0 && out.includes(`preload-child: ${id} done\n`),
+    `the preloaded child ended with ${signal || code} without completing: ${err.trim() || out.trim()}`);
+}
+
+const pl15 = (params) => {
+  param(params, 'timeout_ms');
+  param(params, 'signals');
+  return inPreloadedChild('PL-15', params);
+};
+const pl23 = (params) => inPreloadedChild('PL-23', params);
+
 // --------------------------------------------------------------- PL-27
 
 // error_out may be NULL: the binding's { errorOut: false } passes NULL to
@@ -1222,8 +1261,6 @@ function pl27() {
 
 // Why the PL cases not ported here print missing.
 module.exports.reasons = {
-  'PL-15': 'needs a signal without SA_RESTART delivered to the waiting pool thread; Node.js cannot target a thread',
-  'PL-23': 'needs allocation failure injected into the library; not possible from JavaScript',
 };
 
 module.exports.cases = {
@@ -1241,6 +1278,7 @@ module.exports.cases = {
   'PL-12': pl12,
   'PL-13': pl13,
   'PL-14': pl14,
+  'PL-15': pl15,
   'PL-16': pl16,
   'PL-17': pl17,
   'PL-18': pl18,
@@ -1248,6 +1286,7 @@ module.exports.cases = {
   'PL-20': pl20,
   'PL-21': pl21,
   'PL-22': pl22,
+  'PL-23': pl23,
   'PL-24': pl24,
   'PL-25': pl25,
   'PL-26': pl26,

@@ -15,5 +15,6 @@ fi
 root=$(cd "$root" && pwd)
 export ZLINK_NODE_ADDON="${ZLINK_NODE_ADDON:-$root/bindings/node/zlink.node}"
 export ZLINK_LIBRARY="${ZLINK_LIBRARY:-$root/core/libzlink.so.1}"
+export ZLINK_NODE_PRELOAD="${ZLINK_NODE_PRELOAD:-$root/conformance/node/preload.so}"
 export HOME="${TEST_TMPDIR:-${HOME:-/tmp}}"
 exec node "$root/conformance/node/runner.js" "$@"
