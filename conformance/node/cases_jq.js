@@ -2,7 +2,7 @@
 // jq_*.c to the Node binding's public API.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Server, Client, Gate, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
+const { zlink, Server, Client, WorkerServer, Gate, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -66,8 +66,7 @@ async function failedCheckLeavesNoTrace(tr) {
 
 // The C case's flood (jq_flow.c): count one-ways "f0".. to "svc" with at
 // most window in flight; resolves once all ended.
-async function flood(a, count, window) {
-  const f = { done: 0, ok: 0, badIndex: -1, badResult: null };
+async function flood(a, count, window, f = { done: 0, ok: 0, badIndex: -1, badResult: null }) {
   let inflight = 0;
   let room = null;
   let all = null;
@@ -98,6 +97,124 @@ function expectNoDrops(h, who) {
     const v = h.metric('zlink.mesh_node.messages.dropped', r);
     if (v !== 0n) fail(`${who} dropped ${v} records (${r})`);
   }
+}
+
+// --------------------------------------------------------------- JQ-07
+
+// B's handler is fast. A1 floods B with oneways one-ways (window in
+// flight); meanwhile A2, a host of its own on another connection, makes
+// `requests` requests (timeout timeoutMs): each succeeds, and their p99
+// stays below p99Ms (both scaled). Request k starts once (k + 1) /
+// (2 x requests) of the flood ended.
+async function crossConnectionProgress(tr, oneways, window, requests, timeoutMs, p99Ms) {
+  // B on a worker thread: its handlers run on their own event loop, as
+  // the C handlers run on the framework's threads; this thread floods.
+  const b = await new WorkerServer({ name: 'B', weight: 100 }).open('mesh', tr, 'jq07');
+  const a1 = await new Client({ sendTimeout: 60000n * 1000000n }).open('mesh', [b], { remoteServers: true });
+  const a2 = meshHost('A2', tr, false);
+  a2.addMeshChannelClient('m', 'svc');
+  a2.meshConnect('m', b.bound, 'B');
+  a2.start();
+  await eventually(() => a2.meshReadyPeers('m') === 1, 5000, 'B ready at A2');
+  await eventually(async () => (await b.diag()).readyPeers === 2, 5000, 'A1 and A2 ready at B');
+  const base = (await b.diag()).recCount; // A1's readiness requests
+  const f = { done: 0, ok: 0, badIndex: -1, badResult: null };
+  const floodT0 = Date.now();
+  const flooding = flood(a1, oneways, window, f);
+  const lat = [];
+  let doneAtLast = 0;
+  for (let k = 0; k < requests; k++) {
+    const mark = Math.floor((oneways * (k + 1)) / (2 * requests));
+    await eventually(() => f.done >= mark, 30000, `${tr}: the flood reached ${mark} of ${oneways} sends`);
+    const tag = `r${k}`;
+    const t0 = Date.now();
+    const s = await settle(a2.requestToChannel('svc').payload('m', Buffer.from(tag), '').timeout(ms(timeoutMs)).submit());
+    lat.push(Date.now() - t0);
+    if (!s.ok) {
+      const c = (await b.diag()).capacity;
+      fail(`${tr}: A2's request ${k} ended ${resultOf(s)} after ${lat[k]} ms, B capacity: in use ${c.permitsInUse}, state ${c.pressureState}`);
+    }
+    eq(s.value.payload.toString(), tag, `reply ${k}`);
+    if (k === requests - 1) doneAtLast = f.done;
+  }
+  // The requests ran during the flood, or the case proved nothing.
+  if (doneAtLast >= oneways) fail(`${tr}: the flood of ${oneways} ended before A2's last request`);
+  await flooding;
+  ok(f.ok === oneways, `${tr}: every flood send OK: ${f.ok} of ${oneways}; send ${f.badIndex} ended ${f.badResult}`);
+  const floodMs = Date.now() - floodT0;
+  await eventually(async () => (await b.diag()).recCount - base === oneways + requests, 30000, 'B handled every record');
+  lat.sort((x, y) => x - y);
+  const p99 = lat[Math.floor((requests * 99 + 99) / 100) - 1];
+  const d = await b.diag();
+  const bc = d.capacity;
+  process.stderr.write(`JQ-07 ${tr}: ${oneways} one-ways in ${floodMs} ms; A2 latency ms min ${lat[0]} median ${lat[Math.floor(requests / 2)]} p99 ${p99}; B paused ${bc.transitionsPaused} times, peak permits ${bc.peakPermitsInUse} of ${bc.effectiveMax}\n`);
+  ok(p99 < ms(p99Ms), `${tr}: A2's request p99 ${p99} ms, bound ${ms(p99Ms)} ms (B paused ${bc.transitionsPaused} times)`);
+  for (const [r, v] of Object.entries(d.drops)) if (v !== '0') fail(`B dropped ${v} records (${r})`);
+  await a2.shutdown(ms(2000));
+  a2.destroy();
+  await a1.close();
+  await b.shutdown(ms(2000));
+  await b.close();
+}
+
+// --------------------------------------------------------------- JQ-19
+
+// B has M = 1, Core HWMs 16 KiB and a gated handler; A (HWM 16 KiB,
+// SendTimeout 60 s) sends `records` one-ways of `size` bytes, at most
+// `window` outstanding. While the gate is closed the sends pend (100 ms
+// without completing) and none fails; open() -> every one completes OK
+// and B handles each once, in order, dropping nothing.
+async function coreHwmBackpressure(mode, tr, records, size, window) {
+  const HWM = 16384;
+  const b = new Server({ name: 'B', weight: 100, maxJobs: 1, hwm: HWM }).open(mode, tr, 'jq19');
+  const a = await new Client({ hwm: HWM, sendTimeout: 60000n * 1000000n }).open(mode, [b]);
+  const base = b.recCount(); // ClientServer: the pings
+  b.gated = true;
+  let finished = 0;
+  let failed = 0;
+  let first = null;
+  const start = (i) => {
+    settle(a.call(false, null, `j${i}`, size).submit()).then((st) => {
+      finished++;
+      if (!st.ok) {
+        failed++;
+        if (first === null) first = `j${i}: ${resultOf(st)}`;
+      }
+    });
+  };
+  const noFailure = () => ok(failed === 0, `${failed} one-way sends failed, the first ${first}`);
+  let next = 0;
+  for (; next < window; next++) start(next);
+  // The first ones are admitted, then the Core HWMs and B's pause hold the
+  // rest: they pend, and none fails.
+  await eventually(() => b.gate.waiting === 1, 5000, 'j0 at the gate');
+  await eventually(() => a.h.status().onewayWaiting > 0, 5000, 'a one-way waits for room');
+  const before = finished;
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, 100)); // the observation window: nothing may complete them all
+  ok(finished < window, `all ${window} sends completed while B's gate was closed`);
+  noFailure();
+  process.stdout.write(`# ${mode} ${tr}: ${before} of ${window} admitted before open (${finished} after ${Date.now() - t0} ms)\n`);
+  ok(a.h.status().onewayWaiting > 0, 'a one-way still waits for room');
+  b.gate.openGate();
+  while (next < records) {
+    const want = next - window + 1;
+    await eventually(() => finished >= want, 120000, () => `the flow stalled: ${finished} of ${next} started sends completed`);
+    noFailure();
+    while (next < records && next - finished < window) start(next++);
+  }
+  await eventually(() => finished === records, 120000, () => `only ${finished} of ${records} sends completed`);
+  noFailure();
+  await eventually(() => b.recCount() === base + records, 30000, 'B handled every record');
+  for (let i = 0; i < records; i++) {
+    if (b.rec[base + i] !== `j${i}`) fail(`B's record ${i} is ${b.rec[base + i]}, j${i} expected (order)`);
+  }
+  for (const r of ['reason=no_handler', 'reason=decode_error', 'reason=backpressure', 'reason=shutdown']) {
+    eq(b.h.metric('zlink.mesh_node.messages.dropped', r), 0n, `B ${r}`);
+  }
+  await eventually(() => b.h.capacity().permitsInUse === 0, 5000, 'no permit in use');
+  await a.close();
+  await b.close();
 }
 
 // --------------------------------------------------------------- JQ-17
@@ -721,6 +838,11 @@ module.exports.cases = {
     await roomIsNotAnError(tr, 'mesh', batch, sendMs, requestMs);
     await roomIsNotAnError(tr, 'cs', batch, sendMs, requestMs);
     await roomIsNotAnError(tr, 'mesh', batch, requestMs, sendMs); // swapped
+  }),
+  'JQ-07': (p) => eachTransport(p, (tr) => crossConnectionProgress(tr, param(p, 'oneways'), param(p, 'window'),
+    param(p, 'requests'), param(p, 'timeout_ms'), param(p, 'p99_ms'))),
+  'JQ-19': (p) => eachTransport(p, async (tr) => {
+    for (const mode of ['mesh', 'cs']) await coreHwmBackpressure(mode, tr, param(p, 'records'), param(p, 'record_size'), param(p, 'window'));
   }),
   'JQ-17': (p) => eachTransport(p, (tr) => fifoNeverRejects(tr, param(p, 'oneways'), param(p, 'window'))),
   'JQ-18': (p) => eachTransport(p, async (tr) => {

@@ -4,7 +4,8 @@
 // The binding loads in the worker's own environment; hosts of both threads
 // share the process's Core context, so inproc endpoints connect them.
 // Messages: {op: 'open', ...} -> {bound}; {op: 'shutdown', ms} -> {down};
-// {op: 'close'} -> {closed}.
+// {op: 'diag'} -> {diag, state, status, recCount, capacity, readyPeers,
+// drops}; {op: 'close'} -> {closed}.
 'use strict';
 const { parentPort } = require('worker_threads');
 const { Server } = require('./harness');
@@ -21,7 +22,12 @@ parentPort.on('message', async (m) => {
       await server.h.shutdown(m.ms);
       parentPort.postMessage({ down: true });
     } else if (m.op === 'diag') {
-      parentPort.postMessage({ diag: require('../../bindings/node/lib').diagnostics(), state: server.h.state, status: server.h.status() });
+      const drops = {};
+      for (const r of ['reason=no_handler', 'reason=decode_error', 'reason=shutdown', 'reason=backpressure', 'reason=stale_target']) {
+        drops[r] = String(server.h.metric('zlink.mesh_node.messages.dropped', r));
+      }
+      parentPort.postMessage({ diag: require('../../bindings/node/lib').diagnostics(), state: server.h.state, status: server.h.status(),
+        recCount: server.recCount(), capacity: server.h.capacity(), readyPeers: server.mode === 'mesh' ? server.h.meshReadyPeers('m') : 0, drops });
     } else if (m.op === 'close') {
       await server.close();
       parentPort.postMessage({ closed: true });
