@@ -223,6 +223,8 @@ export declare class Socket {
   routerRecv(opts?: { dontwait?: boolean; capacity?: number }): { parts: Buffer[]; rid: Buffer; token: bigint };
   reply(rid: Buffer, token: bigint, record: Record_): void;
   replyError(rid: Buffer, token: bigint, errnoValue: number, record?: Record_): void;
+  /** zlink_reply_submit: 0n when admitted; with dontwait a refusal throws with err.completionId (the wait token). */
+  replySubmit(rid: Buffer, token: bigint, record: Record_, opts?: { error?: number; dontwait?: boolean; userContext?: number }): bigint;
   completionRecv(opts?: { dontwait?: boolean }): CompletionRecord;
   setReceiveFlowState(state: 'RUNNING' | 'PAUSED' | number): void;
   close(): void;

@@ -795,6 +795,223 @@ async function eachTransport(params, round) {
   for (const tr of transports(params)) await round(tr);
 }
 
+// ------------------------------------------------- SC-14, SC-15 (sc_raw.c)
+
+// Raw reply admission at the Core level, on the binding's Socket API.
+const RAW_TIMEO_MS = ms(10000);
+let rawSeq = 0;
+function rawBind(sock, tr) {
+  if (tr === 'tcp') {
+    sock.bind('tcp://127.0.0.1:0');
+    return sock.getOption('LAST_ENDPOINT');
+  }
+  const ep = `inproc://sc-raw-${process.pid}-${++rawSeq}`;
+  sock.bind(ep);
+  return ep;
+}
+
+function rawSocket(ctx, type, rid) {
+  const s = ctx.socket(type);
+  s.setRoutingId(rid);
+  s.setOption('LINGER', 0);
+  s.setOption('RCVTIMEO', RAW_TIMEO_MS);
+  return s;
+}
+
+// The C result name and errno of a failed Core call, 'OK' otherwise; the
+// failure's completionId (a wait token) is kept in out.
+function rawTry(fn, out = {}) {
+  try {
+    out.value = fn();
+    return 'OK';
+  } catch (e) {
+    if (!(e instanceof zlink.ZLinkError)) throw e;
+    out.token = e.completionId;
+    return `${e.result}/${e.errno}`;
+  }
+}
+
+function recvRequest(r, want) {
+  const got = r.routerRecv();
+  ok(got.token !== 0n, 'a REQUEST token');
+  eq(got.parts.length, 1, 'request parts');
+  eq(got.parts[0].toString(), want, 'request text');
+  return { rid: got.rid, token: got.token };
+}
+
+// DATA from ROUTER r to `to` with DONTWAIT until refused: the count
+// admitted and the refusal's wait token.
+function rawFill(r, to, size) {
+  const body = Buffer.alloc(size, 'd');
+  const until = Date.now() + ms(10000);
+  for (let n = 0; ; n++) {
+    const out = {};
+    const res = rawTry(() => r.send([body], { rid: Buffer.from(to), dontwait: true }), out);
+    if (res !== 'OK') {
+      eq(res, 'ZLINK_SUBMIT_BACKPRESSURED/EAGAIN', 'a refused DATA send');
+      ok(out.token !== 0n, 'the refusal has a wait token');
+      return { n, token: out.token };
+    }
+    ok(Date.now() <= until && n <= 1000000, `sends to '${to}' were never refused`);
+  }
+}
+
+// rawFill until the refusal holds (over tcp the engine keeps moving records
+// to the kernel, each move a WRITABLE edge of the last token): stops when
+// no edge comes within 100 ms (scaled).
+function rawFillStable(r, to, size) {
+  let total = 0;
+  let token = 0n;
+  r.setOption('RCVTIMEO', ms(100));
+  for (let round = 0; ; round++) {
+    ok(round < 100000, 'the fill settles');
+    const f = rawFill(r, to, size);
+    total += f.n;
+    token = f.token;
+    const out = {};
+    if (rawTry(() => r.completionRecv(), out) !== 'OK') break; // quiet: the refusal holds
+    eq(out.value.kind, zlink.CompletionKind.WRITABLE, 'an edge is WRITABLE');
+    eq(out.value.sendResult, 0, 'ADMITTED');
+    eq(out.value.completionId, token, 'the edge of the last refusal');
+  }
+  r.setOption('RCVTIMEO', RAW_TIMEO_MS);
+  return { n: total, token };
+}
+
+function rawNoRecord(s) {
+  eq(rawTry(() => s.completionRecv({ dontwait: true })), 'ZLINK_RECV_NO_DATA/EAGAIN', 'no completion record');
+}
+
+// s's records until the WRITABLE of wt (ADMITTED); WRITABLEs of others may
+// come first.
+function expectWritable(s, wt, others) {
+  for (;;) {
+    const rec = s.completionRecv();
+    eq(rec.kind, zlink.CompletionKind.WRITABLE, 'a WRITABLE record');
+    eq(rec.sendResult, 0, 'ADMITTED');
+    if (rec.completionId === wt) return;
+    ok(others.includes(rec.completionId), `a WRITABLE record of an unknown token ${rec.completionId}`);
+  }
+}
+
+function expectRawReply(s, id, text) {
+  const rec = s.completionRecv();
+  eq(rec.kind, zlink.CompletionKind.REQUEST, 'a REQUEST record');
+  eq(rec.completionId, id, 'its id');
+  eq(rec.requestResult, 0, 'OK');
+  ok(rec.replyParts.length === 1 && rec.replyParts[0].toString() === text, `reply "${text}"`);
+}
+
+function drainData(d, n, size) {
+  for (let i = 0; i < n; i++) {
+    const { parts } = d.recv();
+    ok(parts.length === 1 && parts[0].length === size, `DATA ${i}: ${parts.length} part(s) of ${parts[0] && parts[0].length} bytes, ${size} expected`);
+  }
+}
+
+// SC-14. paused: the DEALER's receive flow is PAUSED; else its receive
+// side is full of unread DATA.
+function replyToDealer(tr, paused) {
+  const ctx = new zlink.Context();
+  const r = rawSocket(ctx, 'ROUTER', 'R');
+  const d = rawSocket(ctx, 'DEALER', 'D');
+  if (!paused) {
+    r.setOption('SNDHWM', 4096n);
+    d.setOption('RCVHWM', 4096n);
+    if (tr === 'tcp') {
+      r.setOption('SNDBUF', 4096);
+      d.setOption('RCVBUF', 4096);
+    }
+  }
+  d.connect(rawBind(r, tr));
+  const id = d.request(['q'], { timeoutMs: ms(10000) });
+  ok(id !== 0n, 'a completion id');
+  const q = recvRequest(r, 'q');
+  const size = paused ? 1 : 1024;
+  if (paused) d.setReceiveFlowState('PAUSED');
+  // Full: DATA until the HWM refuses. Paused: until the PAUSE arrived.
+  const data = rawFillStable(r, 'D', size);
+  // Full: top up with empty records until even those are refused.
+  const empties = paused ? { n: 0, token: 0n } : rawFillStable(r, 'D', 0);
+  // The async reply: BACKPRESSURED with a wait token.
+  const out = {};
+  eq(rawTry(() => r.replySubmit(q.rid, q.token, ['reply'], { dontwait: true }), out), 'ZLINK_SUBMIT_BACKPRESSURED/EAGAIN', `${tr} ${paused ? 'paused' : 'full'}: the async reply`);
+  const wt = out.token;
+  ok(wt !== 0n && wt !== data.token && wt !== empties.token, 'a wait token of its own');
+  rawNoRecord(r); // not admitted while the DEALER neither reads nor resumes
+  // The sync reply with SNDTIMEO 50 ms times out.
+  r.setOption('SNDTIMEO', 50);
+  const t0 = Date.now();
+  const sync = rawTry(() => r.reply(q.rid, q.token, ['reply']));
+  const took = Date.now() - t0;
+  eq(sync, 'ZLINK_SUBMIT_BACKPRESSURED/EAGAIN', `${tr} ${paused ? 'paused' : 'full'}: the sync reply after ${took} ms`);
+  ok(took >= 50, `the sync reply waited SNDTIMEO: ${took} ms`);
+  rawNoRecord(r);
+  r.setOption('SNDTIMEO', RAW_TIMEO_MS);
+  // The DEALER drains (or resumes): then, and only then, the edge.
+  if (paused) d.setReceiveFlowState('RUNNING');
+  else {
+    drainData(d, data.n, size);
+    drainData(d, empties.n, 0);
+  }
+  expectWritable(r, wt, paused ? [data.token] : [data.token, empties.token]);
+  eq(rawTry(() => r.replySubmit(q.rid, q.token, ['reply'], { dontwait: true })), 'OK', 'the reply once there is room');
+  if (paused) drainData(d, data.n, size);
+  expectRawReply(d, id, 'reply');
+  r.close();
+  d.close();
+  ctx.close();
+}
+
+// SC-15: a raw reply to a ROUTER peer takes the HWM-free Completion lane.
+async function replyToRouter(tr) {
+  const ctx = new zlink.Context();
+  const a = rawSocket(ctx, 'ROUTER', 'A');
+  a.setOption('SNDHWM', 4096n);
+  const b = rawSocket(ctx, 'ROUTER', 'B');
+  b.setOption('RCVHWM', 4096n);
+  if (tr === 'tcp') {
+    a.setOption('SNDBUF', 4096);
+    b.setOption('RCVBUF', 4096);
+  }
+  b.connect(rawBind(a, tr));
+  const toA = Buffer.from('A');
+  let id1 = 0n;
+  await eventually(() => {
+    const out = {};
+    const res = rawTry(() => b.request(['q1'], { rid: toA, dontwait: true, timeoutMs: ms(10000) }), out);
+    if (res === 'OK') {
+      id1 = out.value;
+      return true;
+    }
+    ok(res.startsWith('ZLINK_SUBMIT_NOT_CONNECTED'), `q1 while the route forms: ${res}`);
+    return false;
+  }, 5000, 'the route to A');
+  const id2 = b.request(['q2'], { rid: toA, timeoutMs: ms(10000) });
+  const q1 = recvRequest(a, 'q1');
+  const q2 = recvRequest(a, 'q2');
+  // b PAUSED and the Application connection to b full of unread DATA.
+  b.setReceiveFlowState('PAUSED');
+  const data = rawFillStable(a, 'B', 1024);
+  eq(rawFill(a, 'B', 1024).n, 0, 'still refused: full and paused');
+  // Replies are admitted at once, async and sync (SNDTIMEO 0).
+  eq(a.replySubmit(q1.rid, q1.token, ['r1'], { dontwait: true }), 0n, 'the async reply is admitted with no token');
+  a.setOption('SNDTIMEO', 0);
+  eq(rawTry(() => a.reply(q2.rid, q2.token, ['r2'])), 'OK', 'the sync reply');
+  // ... and delivered while b is still PAUSED with the DATA unread.
+  expectRawReply(b, id1, 'r1');
+  expectRawReply(b, id2, 'r2');
+  b.setReceiveFlowState('RUNNING');
+  for (let i = 0; i < data.n; i++) {
+    const got = b.routerRecv();
+    eq(got.token, 0n, 'DATA, not a request');
+    eq(got.parts[0].length, 1024, 'DATA size');
+  }
+  a.close();
+  b.close();
+  ctx.close();
+}
+
 module.exports.cases = {
   'SC-01': (p) => eachTransport(p, oneWayAndErrors),
   'SC-02': (p) => eachTransport(p, async (tr) => {
@@ -810,6 +1027,11 @@ module.exports.cases = {
   }),
   'SC-12': (p) => eachTransport(p, csReplyHeldInFifo),
   'SC-13': (p) => eachTransport(p, meshReplyWhilePaused),
+  'SC-14': (p) => eachTransport(p, (tr) => {
+    replyToDealer(tr, false);
+    replyToDealer(tr, true);
+  }),
+  'SC-15': (p) => eachTransport(p, replyToRouter),
   'SC-16': (p) => eachTransport(p, (tr) => exactlyOnceUnderRaces(tr, param(p, 'requests'), param(p, 'window'), param(p, 'cancel_percent'))),
   'SC-17': (p) => eachTransport(p, callbackOnNewTurn),
   'SC-18': (p) => eachTransport(p, dispatcherCap),

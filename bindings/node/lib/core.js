@@ -155,6 +155,19 @@ class Socket {
   replyError(rid, token, errnoValue, record = []) {
     ok(native.reply(this._h, rid, token, parts(record), errnoValue), 'submit', 'reply_error');
   }
+  // zlink_reply_submit: the reply (or, with error, the error reply) of a
+  // REQUEST; returns 0n when admitted. With dontwait, a reply refused for
+  // lack of room throws BACKPRESSURED with err.completionId set (its wait
+  // token; a WRITABLE record follows when there is room).
+  replySubmit(rid, token, record, { error = 0, dontwait = false, userContext = 0 } = {}) {
+    const [rc, errno, cid] = native.replySubmit(this._h, rid, token, parts(record), error, dontwait ? DONTWAIT : 0, userContext);
+    if (rc !== 0) {
+      const err = new ZLinkError('submit', rc, errno, 'reply_submit');
+      err.completionId = cid;
+      throw err;
+    }
+    return cid;
+  }
   // zlink_completion_recv: the record, or throws (NO_DATA/EAGAIN when empty
   // with dontwait).
   completionRecv({ dontwait = false } = {}) {

@@ -306,6 +306,26 @@ Napi::Value reply_(const Napi::CallbackInfo &info)
     return arr(env, {n(env, rc), n(env, e)});
 }
 
+/* replySubmit(router, rid, token, parts, error, flags, userContext) ->
+ * [rc, errno, waitToken]: zlink_reply_submit (DONTWAIT gives a wait token
+ * when refused for lack of room). */
+Napi::Value reply_submit(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_routing_id_t rid;
+    rid_of(info[1], &rid);
+    bool lossless = true;
+    uint64_t token = info[2].As<Napi::BigInt>().Uint64Value(&lossless);
+    std::vector<zlink_msg_t> parts = parts_of(info[3]);
+    zlink_completion_id_t cid = 0;
+    int rc = zl.zlink_reply_submit(handle(info[0]), &rid, token, (int)zn_int64(info[4]),
+                                   parts.data(), parts.size(),
+                                   (zlink_send_flags_t)zn_int64(info[5]), uctx(info[6]), &cid);
+    int e = rc != 0 ? zl.zlink_errno() : 0;
+    zl.zlink_multipart_close(parts.data(), parts.size());
+    return arr(env, {n(env, rc), n(env, e), big(env, cid)});
+}
+
 /* completionRecv(sock, flags) -> [rc, errno, record|null] */
 Napi::Value completion_recv(const Napi::CallbackInfo &info)
 {
@@ -588,6 +608,7 @@ void zn_init_core(Napi::Env env, Napi::Object exports)
         {"endpoint", endpoint},       {"send", send_},
         {"request", request_},        {"recv", recv_},
         {"routerRecv", router_recv},  {"reply", reply_},
+        {"replySubmit", reply_submit},
         {"completionRecv", completion_recv}, {"setFlowState", set_flow_state},
         {"poll", poll_},              {"pollAsync", poll_async},
         {"pollerNew", poller_new},
