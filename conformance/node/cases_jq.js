@@ -2,7 +2,7 @@
 // jq_*.c to the Node binding's public API.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Server, Client, WorkerServer, Gate, transports, endpoint, track, expectDone, saturate, onTime } = require('./harness');
+const { zlink, Server, Client, WorkerServer, Gate, transports, endpoint, track, expectDone, doneBy, sendGated, saturate, onTime } = require('./harness');
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -215,6 +215,97 @@ async function coreHwmBackpressure(mode, tr, records, size, window) {
   await eventually(() => b.h.capacity().permitsInUse === 0, 5000, 'no permit in use');
   await a.close();
   await b.close();
+}
+
+// --------------------------------------------------------------- JQ-06
+
+// Part 1: C is a RouteMesh server of channel "flood" (M = 1, gated
+// handler) flooded by F, and a ClientServer client of S. Its request to S
+// completes while C stays saturated, and the reply takes no permit: C's
+// capacity reads the same before and after. Part 2: S (M = 1) is
+// saturated by its gated handler; C sends d1..d5, then a request q: S
+// handles d1..d5, then q.
+async function csBypassKeepsFifo(tr) {
+  const FLOOD = 8;
+  const D = 5;
+  const S60 = 60000n * 1000000n;
+  const s = new Server({ name: 'S', weight: 100, maxJobs: 1 }).open('cs', tr, 'jq06');
+  const cgate = new Gate();
+  const ch = meshHost('C', tr, true, 1);
+  ch.addMeshChannelServer('m', 'flood', 100);
+  ch.handle({ channel: 'flood' }, 'send', 'm', async () => {
+    await cgate.pass();
+  });
+  ch.addCsClient('svc', s.bound);
+  ch.setChannelOption('svc', 'SEND_TIMEOUT', S60);
+  ch.start();
+  const cBound = ch.endpoint('m');
+  const c = new Client();
+  c.h = ch;
+  c.mode = 'cs';
+  const fh = meshHost('F', tr, false);
+  fh.addMeshChannelClient('m', 'flood');
+  fh.setMeshOption('m', 'SEND_TIMEOUT', S60);
+  fh.meshConnect('m', cBound, 'C');
+  fh.start();
+  await eventually(() => fh.meshReadyPeers('m') === 1, 5000, 'C ready at F');
+  await eventually(() => ch.meshReadyPeers('m') === 1, 5000, 'F ready at C');
+  eq(resultOf(await settle(c.call(true, null, 'warm').timeout(ms(5000)).submit())), 'OK', "C's connection to S");
+
+  // Part 1. F floods C: f0 waits at C's gate, f1 holds C's one permit as a
+  // queued job, the rest wait in C's Core queue or at F.
+  const fd = [];
+  for (let i = 0; i < FLOOD; i++) {
+    fd.push(track(fh.sendToChannel('flood').payload('m', Buffer.from(`f${i}`), '').submit()));
+    if (i === 0) await eventually(() => cgate.waiting === 1, 5000, 'f0 at C\'s gate');
+  }
+  await eventually(() => ch.capacity().queuedJobs === 1, 5000, 'one job queued at C');
+  const before = ch.capacity();
+  eq(before.pressureState, 1, 'C PAUSED');
+  eq(before.permitsInUse, 1, 'C permits in use');
+  eq(before.effectiveMax, 1, 'C effective max');
+  const r1 = await settle(c.call(true, null, 'q1').timeout(ms(2000)).submit());
+  eq(resultOf(r1), 'OK', 'q1 while C is saturated');
+  eq(r1.value.payload.toString(), 'q1', 'q1 reply');
+  const after = ch.capacity();
+  // capacityWaits is not compared (a late flood record starts a wait at
+  // any moment); a reply that needed a permit would find none and q1
+  // would have timed out.
+  for (const k of ['pressureState', 'permitsInUse', 'reservedSupplyPermits', 'queuedJobs', 'peakPermitsInUse', 'transitionsPaused', 'transitionsRunning']) {
+    eq(after[k], before[k], `C's ${k} before and after the reply`);
+  }
+  eq(cgate.waiting, 1, 'f0 still holds C\'s gate');
+  cgate.openGate();
+  for (let i = 0; i < FLOOD; i++) {
+    await expectDone(fd[i], 5000, `f${i} completed`);
+    eq(fd[i].result, 'OK', `f${i}`);
+  }
+  await eventually(() => ch.capacity().permitsInUse === 0, 5000, 'C has no permit in use');
+
+  // Part 2. S saturated: d1 waits at S's gate, d2 holds S's permit.
+  const dd = await sendGated(c, s, D);
+  const t0 = Date.now();
+  const q = track(c.call(true, null, 'q').timeout(ms(10000)).submit());
+  ok(!(await doneBy(q, t0 + 100)), 'q pending 100 ms');
+  eq(s.recCount(), 2, 'S ran nothing past its gate (warm and q1 only)');
+  eq(s.gate.waiting, 1, 'd1 at S\'s gate');
+  s.gate.openGate();
+  for (let i = 0; i < D; i++) {
+    await expectDone(dd[i], 5000, `d${i + 1} completed`);
+    eq(dd[i].result, 'OK', `d${i + 1}`);
+  }
+  await expectDone(q, 10000, 'q completed');
+  eq(q.result, 'OK', 'q');
+  eq(q.value.payload.toString(), 'q', 'q reply');
+  const want = ['warm', 'q1', 'd1', 'd2', 'd3', 'd4', 'd5', 'q'];
+  ok(s.rec.length === want.length && want.every((t, i) => s.rec[i] === t),
+    `${tr}: S handled ${s.rec.length} records: ${s.rec.join(' ')} (warm q1 d1..d5 q expected)`);
+  eq(q.calls, 1, 'q completions');
+  await fh.shutdown(ms(2000));
+  fh.destroy();
+  await ch.shutdown(ms(2000));
+  ch.destroy();
+  await s.close();
 }
 
 // --------------------------------------------------------------- JQ-17
@@ -839,6 +930,7 @@ module.exports.cases = {
     await roomIsNotAnError(tr, 'cs', batch, sendMs, requestMs);
     await roomIsNotAnError(tr, 'mesh', batch, requestMs, sendMs); // swapped
   }),
+  'JQ-06': (p) => eachTransport(p, csBypassKeepsFifo),
   'JQ-07': (p) => eachTransport(p, (tr) => crossConnectionProgress(tr, param(p, 'oneways'), param(p, 'window'),
     param(p, 'requests'), param(p, 'timeout_ms'), param(p, 'p99_ms'))),
   'JQ-19': (p) => eachTransport(p, async (tr) => {
