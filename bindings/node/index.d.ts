@@ -226,6 +226,8 @@ export declare class Socket {
   /** zlink_reply_submit: 0n when admitted; with dontwait a refusal throws with err.completionId (the wait token). */
   replySubmit(rid: Buffer, token: bigint, record: Record_, opts?: { error?: number; dontwait?: boolean; userContext?: number }): bigint;
   completionRecv(opts?: { dontwait?: boolean }): CompletionRecord;
+  /** A monitor snapshot of the pending records and bytes (valid as detailFlags says). */
+  pendingStatus(): { detailFlags: number; sndPendingMsgs: bigint; sndPendingBytes: bigint; rcvPendingMsgs: bigint; rcvPendingBytes: bigint };
   setReceiveFlowState(state: 'RUNNING' | 'PAUSED' | number): void;
   close(): void;
 }

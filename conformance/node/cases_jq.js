@@ -308,6 +308,151 @@ async function csBypassKeepsFifo(tr) {
   await s.close();
 }
 
+// --------------------------------------------------------------- JQ-22
+
+// The zlink_ names libzlink.so.1 defines in its .dynsym, read from the
+// file this process loaded (/proc/self/maps): none may be a send-ready,
+// retry or retained-receive hook (framework-contract.md §7.2 JQ-22).
+function checkAbiHooks() {
+  const fs = require('fs');
+  const maps = fs.readFileSync('/proc/self/maps', 'utf8').split('\n');
+  const line = maps.find((l) => /\/libzlink[^/]*\.so/.test(l));
+  ok(line, 'libzlink is among the loaded objects');
+  const file = line.slice(line.indexOf('/'));
+  const img = fs.readFileSync(file);
+  ok(img.length >= 64 && img.readUInt32BE(0) === 0x7f454c46 && img[4] === 2, `${file}: a 64-bit ELF`);
+  const shoff = Number(img.readBigUInt64LE(0x28));
+  const shentsize = img.readUInt16LE(0x3a);
+  const shnum = img.readUInt16LE(0x3c);
+  const sh = (i) => {
+    const o = shoff + i * shentsize;
+    return { type: img.readUInt32LE(o + 4), offset: Number(img.readBigUInt64LE(o + 0x18)), size: Number(img.readBigUInt64LE(o + 0x20)), link: img.readUInt32LE(o + 0x28) };
+  };
+  const banned = ['send_ready', 'sendready', 'retry', 'retained', 'resubmit'];
+  let nsyms = 0;
+  let sawStart = false;
+  for (let i = 0; i < shnum; i++) {
+    const s = sh(i);
+    if (s.type !== 11) continue; // SHT_DYNSYM
+    const strs = sh(s.link);
+    for (let k = 0; k < s.size / 24; k++) {
+      const o = s.offset + k * 24;
+      const nameOff = img.readUInt32LE(o);
+      const shndx = img.readUInt16LE(o + 6);
+      if (shndx === 0 || nameOff >= strs.size) continue; // imports are not the ABI
+      const start = strs.offset + nameOff;
+      const name = img.toString('latin1', start, img.indexOf(0, start));
+      if (!name.startsWith('zlink_')) continue;
+      nsyms++;
+      sawStart = sawStart || name === 'zlink_call_start';
+      for (const b of banned) if (name.toLowerCase().includes(b)) fail(`${file} exports ${name}, a send-ready/retry hook`);
+    }
+  }
+  ok(sawStart && nsyms > 50, `the check read the real table (${nsyms} zlink_ symbols)`);
+  return nsyms;
+}
+
+// A (a CS client of "svc", SNDHWM 16 KiB, SendTimeout 60 s) sends 4 KiB
+// one-ways to R, a raw Core ROUTER that does not read (RCVHWM 16 KiB):
+// admitted until the HWMs are full, then `pending` more wait. Over the
+// blocked window R's Core receives no new record, the waiting sends stay
+// pending, and the process (every thread) uses under cpuPpmMax of one
+// CPU. R then reads: every started send arrives exactly once, in order,
+// and each completes OK.
+async function noRetainedReceiveOrRetry(pending, windowMs, cpuPpmMax) {
+  const SIZE = 4096;
+  const nsyms = checkAbiHooks();
+  process.stdout.write(`# ${nsyms} exported zlink_ symbols, none a send-ready/retry hook\n`);
+  const ctx = new zlink.Context();
+  const r = ctx.socket('ROUTER');
+  r.setOption('LINGER', 0);
+  r.setOption('RCVHWM', 16384n);
+  r.setOption('RCVTIMEO', ms(5000));
+  r.bind('tcp://127.0.0.1:0');
+  const ep = r.getOption('LAST_ENDPOINT');
+  const rcvPending = () => {
+    const st = r.pendingStatus();
+    ok(st.detailFlags & 4, 'the monitor reports RCV_PENDING_MSGS');
+    return st.rcvPendingMsgs;
+  };
+  const a = new zlink.Host('A');
+  a.addCsClient('svc', ep);
+  a.setChannelOption('svc', 'SNDHWM', 16384);
+  a.setChannelOption('svc', 'SEND_TIMEOUT', 60000n * 1000000n);
+  a.start();
+  let finished = 0;
+  let failed = 0;
+  let first = null;
+  let started = 0;
+  const start = () => {
+    const i = started++;
+    const buf = Buffer.alloc(SIZE);
+    buf.write(`k${i}`);
+    const t = track(a.sendToChannel('svc').payload('m', buf, '').submit());
+    t.done.then(() => {
+      finished++;
+      if (t.result !== 'OK') {
+        failed++;
+        if (first === null) first = `k${i}: ${t.result}`;
+      }
+    });
+    return t;
+  };
+  const noFailure = () => ok(failed === 0, `${failed} sends failed, the first ${first}`);
+  // Fill: one send at a time until one stays pending 100 ms.
+  for (;;) {
+    const t = start();
+    if (!(await doneBy(t, Date.now() + ms(100)))) break;
+    await t.done;
+    noFailure();
+    ok(started < 100000, 'the HWMs fill');
+  }
+  for (let i = 0; i < pending; i++) start();
+  const accepted = finished;
+  await eventually(() => a.status().onewayWaiting === started - accepted, 5000, 'the rest wait for room');
+  // The blocked window (an observation window, not a wait for a condition).
+  const held = rcvPending();
+  const cpu0 = process.cpuUsage();
+  const w0 = Date.now();
+  await new Promise((res) => setTimeout(res, windowMs));
+  const cpuD = process.cpuUsage(cpu0);
+  const cpu = cpuD.user + cpuD.system;
+  const wall = Date.now() - w0;
+  eq(rcvPending(), held, "R's Core got no new record");
+  eq(finished, accepted, 'no send completed meanwhile');
+  eq(a.status().onewayWaiting, started - accepted, 'the waiting sends still wait');
+  const ppm = Math.floor((cpu * 1000) / Math.max(wall, 1));
+  process.stdout.write(`# blocked ${wall} ms: ${accepted} admitted, ${started - accepted} waiting, R holds ${held}; CPU ${cpu} us (${ppm} ppm)\n`);
+  ok(ppm < cpuPpmMax, `the process used ${cpu} us of CPU over a ${wall} ms blocked window (${ppm} ppm, < ${cpuPpmMax} expected)`);
+  // R reads everything: exactly one record per started send.
+  let last = null;
+  for (let got = 0; got < started; got++) {
+    const m = r.routerRecv({ capacity: 4 });
+    eq(m.token, 0n, 'DATA');
+    eq(m.parts.length, 2, 'two frames');
+    const f0 = m.parts[0];
+    ok(f0.length >= 21 && f0[0] === 0x5a && f0[3] === 18, 'a ZMP header frame');
+    const op = f0.subarray(5, 21).toString('hex');
+    ok(op !== '0'.repeat(32), 'an OperationId');
+    const env = m.parts[1];
+    ok(env.length >= 8 + SIZE && env[0] === 1, 'an envelope with the payload');
+    const z = env.indexOf(0, 8);
+    const tag = env.toString('latin1', 8, z < 0 ? env.length : z);
+    if (tag !== `k${got}`) fail(`R's record ${got} is ${tag}, k${got} expected (each send once, in order)`);
+    ok(got === 0 || op !== last, 'one OperationId per record');
+    last = op;
+  }
+  await eventually(() => finished === started, 10000, () => `${finished} of ${started} sends completed after R read them all`);
+  noFailure();
+  // Nothing more comes: no send was submitted twice.
+  eq(zlink.poll([{ socket: r, events: zlink.Poll.IN }], ms(100)).count, 0, 'nothing more for R');
+  eq(rcvPending(), 0n, 'R holds nothing');
+  await a.shutdown(ms(2000));
+  a.destroy();
+  r.close();
+  ctx.close();
+}
+
 // --------------------------------------------------------------- JQ-17
 
 async function fifoNeverRejects(tr, oneways, window) {
@@ -936,6 +1081,7 @@ module.exports.cases = {
   'JQ-19': (p) => eachTransport(p, async (tr) => {
     for (const mode of ['mesh', 'cs']) await coreHwmBackpressure(mode, tr, param(p, 'records'), param(p, 'record_size'), param(p, 'window'));
   }),
+  'JQ-22': (p) => noRetainedReceiveOrRetry(param(p, 'pending'), param(p, 'window_ms'), param(p, 'cpu_ppm_max')),
   'JQ-17': (p) => eachTransport(p, (tr) => fifoNeverRejects(tr, param(p, 'oneways'), param(p, 'window'))),
   'JQ-18': (p) => eachTransport(p, async (tr) => {
     await noHandlerOnlyRecorded(tr, 'mesh');

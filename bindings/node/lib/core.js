@@ -168,6 +168,15 @@ class Socket {
     }
     return cid;
   }
+  // The socket's pending records and bytes (zlink_socket_monitor_open,
+  // zlink_monitor_status, zlink_monitor_close): { detailFlags,
+  // sndPendingMsgs, sndPendingBytes, rcvPendingMsgs, rcvPendingBytes }
+  // (bigints; valid as detailFlags says).
+  pendingStatus() {
+    const [rc, errno, st] = native.pendingStatus(this._h);
+    if (rc !== 0) throw new ZLinkError('config', rc, errno, 'zlink_monitor_status');
+    return st;
+  }
   // zlink_completion_recv: the record, or throws (NO_DATA/EAGAIN when empty
   // with dontwait).
   completionRecv({ dontwait = false } = {}) {

@@ -326,6 +326,38 @@ Napi::Value reply_submit(const Napi::CallbackInfo &info)
     return arr(env, {n(env, rc), n(env, e), big(env, cid)});
 }
 
+/* pendingStatus(sock) -> [rc, errno, {detailFlags, sndPendingMsgs,
+ * sndPendingBytes, rcvPendingMsgs, rcvPendingBytes}|null]: a snapshot
+ * through a monitor opened (no events) and closed around
+ * zlink_monitor_status. */
+Napi::Value pending_status(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    zlink_monitor_config_t cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    void *mon = zl.zlink_socket_monitor_open(handle(info[0]), &cfg);
+    if (mon == nullptr) {
+        int e = zl.zlink_errno();
+        return arr(env, {n(env, -1), n(env, e), env.Null()});
+    }
+    zlink_monitor_status_t st;
+    std::memset(&st, 0, sizeof st);
+    st.abi_version = ZLINK_MONITOR_STATUS_ABI_VERSION;
+    st.struct_size = sizeof st;
+    int rc = zl.zlink_monitor_status(mon, &st);
+    int e = rc != 0 ? zl.zlink_errno() : 0;
+    zl.zlink_monitor_close(&mon);
+    if (rc != 0)
+        return arr(env, {n(env, rc), n(env, e), env.Null()});
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("detailFlags", n(env, st.detail_flags));
+    o.Set("sndPendingMsgs", big(env, st.snd_pending_msgs));
+    o.Set("sndPendingBytes", big(env, st.snd_pending_bytes));
+    o.Set("rcvPendingMsgs", big(env, st.rcv_pending_msgs));
+    o.Set("rcvPendingBytes", big(env, st.rcv_pending_bytes));
+    return arr(env, {n(env, 0), n(env, 0), o});
+}
+
 /* completionRecv(sock, flags) -> [rc, errno, record|null] */
 Napi::Value completion_recv(const Napi::CallbackInfo &info)
 {
@@ -608,7 +640,7 @@ void zn_init_core(Napi::Env env, Napi::Object exports)
         {"endpoint", endpoint},       {"send", send_},
         {"request", request_},        {"recv", recv_},
         {"routerRecv", router_recv},  {"reply", reply_},
-        {"replySubmit", reply_submit},
+        {"replySubmit", reply_submit}, {"pendingStatus", pending_status},
         {"completionRecv", completion_recv}, {"setFlowState", set_flow_state},
         {"poll", poll_},              {"pollAsync", poll_async},
         {"pollerNew", poller_new},

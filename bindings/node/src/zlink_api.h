@@ -26,7 +26,8 @@
     X(zlink_msg_close) X(zlink_msg_data) X(zlink_msg_size)                       \
     X(zlink_multipart_close) X(zlink_send) X(zlink_send_rid) X(zlink_recv)       \
     X(zlink_router_recv) X(zlink_completion_recv) X(zlink_completion_close)      \
-    X(zlink_request) X(zlink_reply) X(zlink_reply_error) X(zlink_reply_submit)                         \
+    X(zlink_request) X(zlink_reply) X(zlink_reply_error) X(zlink_reply_submit) \
+    X(zlink_socket_monitor_open) X(zlink_monitor_status) X(zlink_monitor_close)                         \
     X(zlink_socket_set_receive_flow_state) X(zlink_poll) X(zlink_poller_new)     \
     X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add)             \
     X(zlink_poller_modify) X(zlink_poller_remove) X(zlink_poller_add_fd)         \
