@@ -1,8 +1,9 @@
 // cases_pl.js — the PL cases (seed 004 §9), ported from conformance/c/
 // pl_*.c to the Node binding's Core API. Sub-checks that pass what a typed
 // JavaScript API cannot form (a NULL array, a negative item count, a
-// pointer to arbitrary memory as a handle, a NULL error_out) are not
-// ported. A destroyed poller stands for a bad poller handle (the C ABI
+// pointer to arbitrary memory as a handle) are not ported; a NULL
+// error_out is the binding's { errorOut: false } (PL-27). PL-15 and PL-23
+// run in a child process with preload.c's test library preloaded. A destroyed poller stands for a bad poller handle (the C ABI
 // refuses a stale handle like a forged one, doc/errors.md "Handles"); a
 // closed socket is not a bad handle (it reports POLLERR), so no sub-check
 // uses one for that.
