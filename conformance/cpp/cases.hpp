@@ -5,6 +5,33 @@
 #include "conf.hpp"
 
 namespace cases {
+void pl01(const conf::params_t &);
+void pl02(const conf::params_t &);
+void pl03(const conf::params_t &);
+void pl04(const conf::params_t &);
+void pl05(const conf::params_t &);
+void pl06(const conf::params_t &);
+void pl07(const conf::params_t &);
+void pl08(const conf::params_t &);
+void pl09(const conf::params_t &);
+void pl10(const conf::params_t &);
+void pl11(const conf::params_t &);
+void pl12(const conf::params_t &);
+void pl13(const conf::params_t &);
+void pl14(const conf::params_t &);
+void pl15(const conf::params_t &);
+void pl16(const conf::params_t &);
+void pl17(const conf::params_t &);
+void pl18(const conf::params_t &);
+void pl19(const conf::params_t &);
+void pl20(const conf::params_t &);
+void pl21(const conf::params_t &);
+void pl22(const conf::params_t &);
+void pl23(const conf::params_t &);
+void pl24(const conf::params_t &);
+void pl25(const conf::params_t &);
+void pl26(const conf::params_t &);
+void pl27(const conf::params_t &);
 void sc01(const conf::params_t &);
 void sc02(const conf::params_t &);
 void sc03(const conf::params_t &);

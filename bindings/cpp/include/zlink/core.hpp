@@ -241,6 +241,8 @@ private:
 };
 
 class socket {
+    explicit socket(void *raw) noexcept : s_(raw) {}
+
 public:
     socket(context &ctx, socket_type type)
     {
@@ -274,6 +276,10 @@ public:
         detail::core_check(r, "zlink_close");
     }
     void *handle() const noexcept { return s_; }
+    // A raw handle: adopt takes ownership (the destructor closes it),
+    // release gives it up without closing. A borrow is adopt + release.
+    static socket adopt(void *raw) noexcept { return socket(raw); }
+    void *release() noexcept { return std::exchange(s_, nullptr); }
 
     // Options: int options, uint64 options (HWMs, AFFINITY), strings.
     void set_option(int option, int value)
@@ -610,6 +616,8 @@ private:
 
 // A timer (zlink_timer_new): counts fires, runs no code.
 class timer {
+    explicit timer(void *raw) noexcept : t_(raw) {}
+
 public:
     timer()
     {
@@ -651,6 +659,10 @@ public:
         detail::core_check(zlink_timer_destroy(&t_), "zlink_timer_destroy");
     }
     void *handle() const noexcept { return t_; }
+    // A raw handle: adopt takes ownership (the destructor destroys it),
+    // release gives it up without destroying. A borrow is adopt + release.
+    static timer adopt(void *raw) noexcept { return timer(raw); }
+    void *release() noexcept { return std::exchange(t_, nullptr); }
 
 private:
     void *t_ = nullptr;
@@ -660,6 +672,8 @@ using poller_event = zlink_poller_event_t;
 
 // A poller of sockets, monitors, fds and timers (level-triggered).
 class poller {
+    explicit poller(void *raw) noexcept : p_(raw) {}
+
 public:
     poller()
     {
@@ -713,6 +727,32 @@ public:
     {
         detail::core_check(zlink_poller_remove_timer(p_, t.handle()), "zlink_poller_remove_timer");
     }
+    void modify(timer &t, short events)
+    {
+        detail::core_check(zlink_poller_modify(p_, t.handle(), events), "zlink_poller_modify");
+    }
+    // The same calls on a raw source value (a socket, monitor or timer
+    // handle, or anything else: the C runtime validates it).
+    void add(void *source, short events, void *user = nullptr)
+    {
+        detail::core_check(zlink_poller_add(p_, source, user, events), "zlink_poller_add");
+    }
+    void modify(void *source, short events)
+    {
+        detail::core_check(zlink_poller_modify(p_, source, events), "zlink_poller_modify");
+    }
+    void remove(void *source)
+    {
+        detail::core_check(zlink_poller_remove(p_, source), "zlink_poller_remove");
+    }
+    void add_timer(void *raw_timer, void *user = nullptr)
+    {
+        detail::core_check(zlink_poller_add_timer(p_, raw_timer, user), "zlink_poller_add_timer");
+    }
+    void remove_timer(void *raw_timer)
+    {
+        detail::core_check(zlink_poller_remove_timer(p_, raw_timer), "zlink_poller_remove_timer");
+    }
     int size() const
     {
         zlink_config_result_t r = ZLINK_CONFIG_OK;
@@ -730,6 +770,15 @@ public:
             throw core_exception_t(r, zlink_errno(), "zlink_poller_wait");
         return n;
     }
+    // The raw form: any array and capacity (NULL or <= 0 is INVALID_ARGUMENT).
+    int wait(poller_event *events, int capacity, std::chrono::milliseconds timeout)
+    {
+        zlink_config_result_t r = ZLINK_CONFIG_OK;
+        int n = zlink_poller_wait(p_, events, capacity, static_cast<long>(timeout.count()), &r);
+        if (n < 0)
+            throw core_exception_t(r, zlink_errno(), "zlink_poller_wait");
+        return n;
+    }
     std::vector<poller_event> wait(std::chrono::milliseconds timeout, int capacity = 16)
     {
         std::vector<poller_event> ev(static_cast<std::size_t>(capacity));
@@ -738,10 +787,25 @@ public:
     }
     void destroy() { detail::core_check(zlink_poller_destroy(&p_), "zlink_poller_destroy"); }
     void *handle() const noexcept { return p_; }
+    // A raw handle: adopt takes ownership (the destructor destroys it),
+    // release gives it up without destroying. A borrow is adopt + release.
+    static poller adopt(void *raw) noexcept { return poller(raw); }
+    void *release() noexcept { return std::exchange(p_, nullptr); }
 
 private:
     void *p_ = nullptr;
 };
+
+// zlink_poll over items[0..n) as given (NULL or n < 0 is INVALID_ARGUMENT).
+inline int poll(zlink_pollitem_t *items, int n_items, std::chrono::milliseconds timeout)
+{
+    check_library();
+    zlink_config_result_t r = ZLINK_CONFIG_OK;
+    int n = zlink_poll(items, n_items, static_cast<long>(timeout.count()), &r);
+    if (n < 0)
+        throw core_exception_t(r, zlink_errno(), "zlink_poll");
+    return n;
+}
 
 // zlink_poll over items; the count of items with revents.
 inline int poll(std::span<zlink_pollitem_t> items, std::chrono::milliseconds timeout)
