@@ -49,6 +49,7 @@ void sc19(const conf::params_t &);
 void sc20(const conf::params_t &);
 void jq01(const conf::params_t &);
 void jq09(const conf::params_t &);
+void jq22(const conf::params_t &);
 void jq10(const conf::params_t &);
 void jq11(const conf::params_t &);
 void jq13(const conf::params_t &);

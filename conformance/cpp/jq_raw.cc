@@ -2,13 +2,22 @@
 // Core socket of a context of its own that encodes framework records
 // itself, wire.hpp), through the C++ binding's Core handles: JQ-10
 // (malformed input never reaches a handler) and JQ-19 (a full Core HWM is
-// backpressure, not drops) and JQ-09 (per-peer accounting on one ROUTER).
-// Ported from conformance/c/jq_raw.c; JQ-08 and JQ-22 are not ported.
+// backpressure, not drops), JQ-09 (per-peer accounting on one ROUTER)
+// and JQ-22 (no retained receive, send_ready or retry). Ported from
+// conformance/c/jq_raw.c; JQ-08 is not ported.
 #include "cases.hpp"
 #include "sc.hpp"
 #include "wire.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <elf.h>
+#include <link.h>
+#include <sys/resource.h>
 #include <iostream>
 
 using namespace std::chrono_literals;
@@ -413,6 +422,199 @@ void backpressure_round(sc::mode_t mode, const std::string &tr, int records, std
 
 } // namespace
 
+
+// ------------------------------------------------------------- JQ-22
+
+namespace {
+
+std::uint64_t rcv_pending(zlink::monitor &mon)
+{
+    auto st = mon.status();
+    CF_CHECK(st.detail_flags & ZLINK_MONITOR_STATUS_DETAIL_RCV_PENDING_MSGS);
+    return st.rcv_pending_msgs;
+}
+
+// user + system CPU time of the whole process (every thread), in us.
+std::int64_t process_cpu_us()
+{
+    struct rusage ru;
+    CF_EQ(getrusage(RUSAGE_SELF, &ru), 0);
+    return static_cast<std::int64_t>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+           ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+int find_lib(struct dl_phdr_info *info, size_t, void *data)
+{
+    if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, "libzlink") != nullptr) {
+        *static_cast<std::string *>(data) = info->dlpi_name;
+        return 1;
+    }
+    return 0;
+}
+
+// The loaded libzlink's exported zlink_ symbols (its file's .dynsym),
+// checked for send-ready, retry and retained-receive hooks; their count.
+std::size_t check_abi_hooks()
+{
+    std::string path;
+    dl_iterate_phdr(find_lib, &path);
+    if (path.empty())
+        CF_FAIL("libzlink is not among the loaded objects");
+    std::ifstream in(path, std::ios::binary);
+    CF_CHECK(static_cast<bool>(in));
+    std::vector<char> img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t len = img.size();
+    CF_CHECK(len >= sizeof(Elf64_Ehdr) && std::memcmp(img.data(), ELFMAG, SELFMAG) == 0);
+    Elf64_Ehdr eh;
+    std::memcpy(&eh, img.data(), sizeof eh);
+    CF_CHECK(eh.e_ident[EI_CLASS] == ELFCLASS64);
+    CF_CHECK(eh.e_shoff + static_cast<std::size_t>(eh.e_shnum) * sizeof(Elf64_Shdr) <= len);
+    std::vector<Elf64_Shdr> sh(eh.e_shnum);
+    std::memcpy(sh.data(), img.data() + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+    static const char *const banned[] = {"send_ready", "sendready", "retry", "retained",
+                                         "resubmit"};
+    std::size_t nsyms = 0;
+    bool saw_start = false;
+    for (const Elf64_Shdr &s : sh) {
+        if (s.sh_type != SHT_DYNSYM)
+            continue;
+        CF_CHECK(s.sh_link < eh.e_shnum);
+        const Elf64_Shdr &strs = sh[s.sh_link];
+        CF_CHECK(s.sh_offset + s.sh_size <= len);
+        CF_CHECK(strs.sh_offset + strs.sh_size <= len);
+        std::size_t n = s.sh_size / sizeof(Elf64_Sym);
+        for (std::size_t k = 0; k < n; k++) {
+            Elf64_Sym sym;
+            std::memcpy(&sym, img.data() + s.sh_offset + k * sizeof sym, sizeof sym);
+            if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strs.sh_size)
+                continue; // imports are not the library's ABI
+            std::string name(img.data() + strs.sh_offset + sym.st_name);
+            if (name.rfind("zlink_", 0) != 0)
+                continue;
+            nsyms++;
+            saw_start = saw_start || name == "zlink_call_start";
+            std::string lower = name;
+            for (char &c : lower)
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            for (const char *b : banned)
+                if (lower.find(b) != std::string::npos)
+                    CF_FAIL(path + " exports " + name + ", a send-ready/retry hook");
+        }
+    }
+    CF_CHECK(saw_start);
+    CF_CHECK(nsyms > 50);
+    return nsyms;
+}
+
+std::uint64_t be64(const std::byte *p)
+{
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | static_cast<std::uint8_t>(p[i]);
+    return v;
+}
+
+// A (a CS client of "svc", SNDHWM 16 KiB, send timeout 60 s) sends 4 KiB
+// one-ways to R, a raw Core ROUTER that does not read (RCVHWM 16 KiB):
+// admitted until the HWMs are full, then `pending` more wait. Over the
+// blocked window R's Core receives nothing new, the waiting sends stay
+// pending and the process uses under cpu_ppm_max of one CPU. Then R reads:
+// every started send arrives exactly once, in order, and completes OK.
+// (conformance/c/jq_raw.c jq22_no_retained_receive_or_retry is the
+// reference.)
+void no_retained_receive_or_retry(int pending, int window_ms, int cpu_ppm_max)
+{
+    const std::size_t size = 4096;
+    std::size_t nsyms = check_abi_hooks();
+    std::cout << "# " << nsyms << " exported zlink_ symbols, none a send-ready/retry hook\n";
+
+    zlink::context ctx;
+    zlink::socket r(ctx, zlink::socket_type::router);
+    r.set_option(ZLINK_LINGER, 0);
+    r.set_option_u64(ZLINK_RCVHWM, 16384);
+    r.set_option(ZLINK_RCVTIMEO, conf::ms(5000));
+    r.bind("tcp://127.0.0.1:*");
+    std::string ep = r.last_endpoint();
+    zlink::monitor mon(r, 0);
+
+    zlink::host a("A");
+    a.add_cs_client("svc", ep);
+    a.set_channel_option("svc", zlink::node_option::sndhwm, 16384);
+    a.set_channel_option("svc", zlink::node_option::send_timeout, 60000LL * 1000000);
+    a.start();
+
+    flow_t f;
+    int started = 0;
+    for (;;) {
+        f.start(a, started, size);
+        started++;
+        if (f.wait(started, conf::now_ms() + conf::ms(100)) < started)
+            break;
+        f.no_failure();
+        CF_CHECK(started < 100000);
+    }
+    for (int i = 0; i < pending; i++)
+        f.start(a, started++, size);
+    int accepted = f.finished();
+    CF_EVENTUALLY(a.status().oneway_waiting == static_cast<std::uint64_t>(started - accepted),
+                  5000);
+
+    std::uint64_t held = rcv_pending(mon);
+    std::int64_t cpu0 = process_cpu_us();
+    std::int64_t w0 = conf::now_ms();
+    // The blocked window is the case's measure, not a wait for a condition.
+    std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
+    std::int64_t cpu = process_cpu_us() - cpu0;
+    std::int64_t wall = conf::now_ms() - w0;
+    CF_EQ(rcv_pending(mon), held);
+    CF_EQ(f.finished(), accepted);
+    CF_EQ(a.status().oneway_waiting, static_cast<std::uint64_t>(started - accepted));
+    std::int64_t ppm = cpu * 1000 / (wall > 0 ? wall : 1);
+    std::cout << "# blocked " << wall << " ms: " << accepted << " admitted, "
+              << started - accepted << " waiting, R holds " << held << "; CPU " << cpu << " us ("
+              << ppm << " ppm)\n";
+    if (ppm >= cpu_ppm_max)
+        CF_FAIL("the process used " + std::to_string(cpu) + " us of CPU over a " +
+                std::to_string(wall) + " ms blocked window (" + std::to_string(ppm) +
+                " ppm, < " + std::to_string(cpu_ppm_max) + " expected)");
+
+    std::uint64_t last_high = 0, last_low = 0;
+    for (int got = 0; got < started; got++) {
+        zlink::record rec = r.router_recv();
+        CF_EQ(rec.token, zlink_reply_token_t{0});
+        CF_EQ(rec.parts.size(), std::size_t{2});
+        auto f0 = rec.parts[0].bytes();
+        CF_CHECK(f0.size() >= 21 && static_cast<std::uint8_t>(f0[0]) == 0x5A &&
+                 static_cast<std::uint8_t>(f0[3]) == 18);
+        std::uint64_t op_high = be64(f0.data() + 5), op_low = be64(f0.data() + 13);
+        CF_CHECK(op_high != 0 || op_low != 0);
+        auto env = rec.parts[1].bytes();
+        CF_CHECK(env.size() >= 8 + size && static_cast<std::uint8_t>(env[0]) == 1);
+        std::string payload(reinterpret_cast<const char *>(env.data()) + 8);
+        std::string want = "j" + std::to_string(got);
+        if (payload != want)
+            CF_FAIL("R's record " + std::to_string(got) + " is " + payload.substr(0, 16) + ", " +
+                    want + " expected (each send once, in order)");
+        CF_CHECK(got == 0 || op_high != last_high || op_low != last_low);
+        last_high = op_high;
+        last_low = op_low;
+    }
+    if (f.wait(started, conf::now_ms() + conf::ms(10000)) < started)
+        CF_FAIL(std::to_string(f.finished()) + " of " + std::to_string(started) +
+                " sends completed after R read them all");
+    f.no_failure();
+    // Nothing more comes: no send was submitted twice.
+    zlink_pollitem_t it{};
+    it.socket = r.handle();
+    it.fd = -1;
+    it.events = ZLINK_POLLIN;
+    CF_EQ(zlink::poll(std::span(&it, 1), std::chrono::milliseconds(conf::ms(100))), 0);
+    CF_EQ(rcv_pending(mon), std::uint64_t{0});
+    a.shutdown(std::chrono::milliseconds(2000));
+}
+
+} // namespace
+
 namespace cases {
 
 void jq09(const conf::params_t &p)
@@ -437,5 +639,12 @@ void jq19(const conf::params_t &p)
 
 
 void jq10(const conf::params_t &) { malformed_input(); }
+
+void jq22(const conf::params_t &p)
+{
+    no_retained_receive_or_retry(static_cast<int>(conf::param_int(p, "pending")),
+                                 static_cast<int>(conf::param_int(p, "window_ms")),
+                                 static_cast<int>(conf::param_int(p, "cpu_ppm_max")));
+}
 
 } // namespace cases

@@ -321,4 +321,38 @@ void pl26(const conf::params_t &)
     p.destroy();
 }
 
+void pl27(const conf::params_t &)
+{
+    // The binding's try_ forms pass the caller's error_out through, NULL
+    // included; the errno still tells (last_errno).
+    pipe_t fds;
+    fds.put();
+    zlink::poller p;
+    zlink::poller_event ev[2];
+    CF_EQ(p.try_size(nullptr), 0);
+    p.add_fd(fds.r, ZLINK_POLLIN);
+    CF_EQ(p.try_wait(ev, 2, milliseconds(0), nullptr), 1);
+    {
+        zlink::poller none = zlink::poller::adopt(nullptr);
+        CF_EQ(none.try_size(nullptr), -1);
+        CF_EQ(zlink::last_errno(), EFAULT);
+    }
+    CF_EQ(p.try_wait(nullptr, 2, milliseconds(0), nullptr), -1);
+    CF_EQ(zlink::last_errno(), EINVAL);
+    // With an error_out the result comes too.
+    zlink_config_result_t r = ZLINK_CONFIG_OK;
+    CF_EQ(p.try_wait(nullptr, 2, milliseconds(0), &r), -1);
+    CF_RESULT(r, ZLINK_CONFIG_INVALID_ARGUMENT);
+    p.destroy();
+    zlink_pollitem_t items[2] = {item_fd(fds.r, ZLINK_POLLIN), item_fd(fds.w, 0)};
+    CF_EQ(zlink::try_poll(items, 2, milliseconds(0), nullptr), 1);
+    CF_EQ(zlink::try_poll(nullptr, 3, milliseconds(0), nullptr), -1);
+    CF_EQ(zlink::last_errno(), EINVAL);
+    std::int64_t t0 = conf::now_ms();
+    items[0].events = 0;
+    CF_EQ(zlink::try_poll(items, 2, milliseconds(-1), nullptr), 0);
+    CF_EQ(zlink::try_poll(nullptr, 0, milliseconds(-1), nullptr), 0);
+    CF_CHECK(conf::now_ms() - t0 < edge_bound_ms());
+}
+
 } // namespace cases

@@ -33,6 +33,7 @@ const std::vector<impl_t> &impls()
         {"PL-24", cases::pl24},
         {"PL-25", cases::pl25},
         {"PL-26", cases::pl26},
+        {"PL-27", cases::pl27},
         {"SC-01", cases::sc01},
         {"SC-02", cases::sc02},
         {"SC-03", cases::sc03},
@@ -67,6 +68,7 @@ const std::vector<impl_t> &impls()
         {"JQ-19", cases::jq19},
         {"JQ-20", cases::jq20},
         {"JQ-21", cases::sc12}, // SC-12 run in the 001 suite
+        {"JQ-22", cases::jq22},
         {"X-1", cases::x1},
         {"X-2", cases::x2},
     };

@@ -785,6 +785,18 @@ public:
         ev.resize(static_cast<std::size_t>(wait(ev, timeout)));
         return ev;
     }
+    // The C answers, not thrown: the count or -1; *error_out (when given)
+    // the result, last_errno() the errno.
+    int try_size(zlink_config_result_t *error_out = nullptr) const noexcept
+    {
+        return zlink_poller_size(p_, error_out);
+    }
+    int try_wait(poller_event *events, int capacity, std::chrono::milliseconds timeout,
+                 zlink_config_result_t *error_out = nullptr) noexcept
+    {
+        return zlink_poller_wait(p_, events, capacity, static_cast<long>(timeout.count()),
+                                 error_out);
+    }
     void destroy() { detail::core_check(zlink_poller_destroy(&p_), "zlink_poller_destroy"); }
     void *handle() const noexcept { return p_; }
     // A raw handle: adopt takes ownership (the destructor destroys it),
@@ -795,6 +807,17 @@ public:
 private:
     void *p_ = nullptr;
 };
+
+// The errno of this thread's last failed ZLink call (zlink_errno).
+inline int last_errno() noexcept { return zlink_errno(); }
+
+// zlink_poll's C answer, not thrown: the count or -1; *error_out (when
+// given) the result, last_errno() the errno.
+inline int try_poll(zlink_pollitem_t *items, int n_items, std::chrono::milliseconds timeout,
+                    zlink_config_result_t *error_out = nullptr) noexcept
+{
+    return zlink_poll(items, n_items, static_cast<long>(timeout.count()), error_out);
+}
 
 // zlink_poll over items[0..n) as given (NULL or n < 0 is INVALID_ARGUMENT).
 inline int poll(zlink_pollitem_t *items, int n_items, std::chrono::milliseconds timeout)
