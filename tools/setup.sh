@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# setup.sh — installs what building and testing ZLink needs, from Debian.
+# setup.sh — installs what building and testing ZLink needs: Debian packages
+# with apt, and the Node.js binding's one build dependency with npm (the
+# .NET SDK, its package folder and Node.js 20 come with the machine).
 #
 # Idempotent and quiet: installs only the packages that are missing, prints
 # nothing when all are present, and prints apt's log only when it fails.
@@ -30,7 +32,11 @@ packages=(
 # already there; needs npm (Node 20) and the npm registry the first time.
 # It comes before the Debian part, which exits early when nothing is missing.
 node_dir=$(cd "$(dirname "$0")/.." && pwd)/bindings/node
-if command -v npm >/dev/null 2>&1 && [ -f "$node_dir/package-lock.json" ]; then
+if [ -f "$node_dir/package-lock.json" ]; then
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "setup.sh: npm (Node.js 20) is missing; the Node binding cannot be built" >&2
+        exit 1
+    fi
     want=$(node -p "require('$node_dir/package-lock.json').packages['node_modules/node-addon-api'].version" 2>/dev/null || true)
     have=$(node -p "require('$node_dir/node_modules/node-addon-api/package.json').version" 2>/dev/null || true)
     if [ -z "$want" ] || [ "$want" != "$have" ]; then
