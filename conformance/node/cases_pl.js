@@ -1194,7 +1194,7 @@ async function pl17(params) {
 // --------------------------------------------------------------- PL-15, PL-23
 
 // These run in a child node process with preload.c's library in
-// LD_PRELOAD (ZLINK_NODE_PRELOAD, set by runner.sh): it installs a signal
+// LD_PRELOAD (ZLINK_NODE_PRELOAD, set by the runner's launcher): it installs a signal
 // handler without SA_RESTART and interrupts the pool threads that wait
 // (PL-15), or fails libzlink's allocations on demand (PL-23), which
 // JavaScript cannot do. preload_child.js holds the checks.

@@ -1,6 +1,6 @@
 // node.js — the Node.js program of the interop suite (interop/README.md):
 // the same roles, lines and packets as interop/c/node.c, through the Node
-// binding's public API (//bindings/node). Started by node.sh, which finds
+// binding's public API (//bindings/node). Started by its zlink_node_program launcher, which finds
 // the addon and the plain libzlink.so.1 in the runfiles.
 //
 //   node serve-cs CHANNEL | call-cs CHANNEL ENDPOINT N | ring MESH RID [ENDPOINT PEER_RID]...
