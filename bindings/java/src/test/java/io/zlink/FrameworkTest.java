@@ -364,6 +364,12 @@ class FrameworkTest {
         assertTrue(server.ownerStatus(Host.OwnerKind.CHANNEL, "svc").busy,
                    "the reply went, the handler's stage still holds the turn");
         ((CompletableFuture<?>) h[1]).complete(null);
+        // The turn ends from the stage's completion, on this thread or, when
+        // the pump registered its action after the completion, on the pump:
+        // the next record of the same gate is handled only once it ended.
+        assertEquals("next", s(client.requestToChannel("svc").payload("echo", b("next"))
+                                     .timeout(java.time.Duration.ofSeconds(BOUND_S)).submit_sync()),
+                     "the stage completed: the turn ended and the gate took the next record");
         assertFalse(server.ownerStatus(Host.OwnerKind.CHANNEL, "svc").busy,
                     "the stage completed: the turn ended");
         assertEquals(1, replied.count.get());
