@@ -58,6 +58,10 @@ internal static class Registry
         ["JQ-18"] = JqCases.Jq18,
         ["JQ-21"] = ScCases.Sc12,   // SC-12 run in the 001 suite (as the C runner's registry)
         ["JQ-20"] = JqCases.Jq20,
+        // raw-peer cases (RawPeer.cs, ScRaw.cs, JqRaw.cs)
+        ["SC-14"] = ScRaw.Sc14,
+        ["SC-15"] = ScRaw.Sc15,
+        // end of the raw-peer cases
         ["X-1"] = XCases.X1,
         ["X-2"] = XCases.X2,
     };

@@ -28,6 +28,10 @@ public class LayoutTests
         ("zlink_msg_t", typeof(NMsg)),
         ("zlink_poller_event_t", typeof(NPollerEvent)),
         ("zlink_pollitem_t", typeof(NPollItem)),
+        // CoreFlow.cs: the socket monitor
+        ("zlink_monitor_config_t", typeof(NMonitorConfig)),
+        ("zlink_monitor_event_t", typeof(NMonitorEvent)),
+        ("zlink_monitor_status_t", typeof(NMonitorStatus)),
     };
 
     /// <summary>Structs the binding keeps as opaque storage of the right size and alignment
