@@ -15,7 +15,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * JQ-10 (conformance/c/jq_raw.c) over the Java binding, with the
+ * JQ-10 and JQ-22 (conformance/c/jq_raw.c) over the Java binding (JQ-09
+ * is JqPeers.java), with the
  * framework records a raw peer sends encoded by hand (doc/protocol.md
  * §14, as conformance/c/sc_wire.c does): a raw peer is a plain Core socket
  * of a context of its own, so it reaches the host over tcp only.
@@ -24,6 +25,12 @@ final class JqRaw {
     private JqRaw() {}
 
     static void register(Map<String, Runner.Case> m) {
+        m.put("JQ-09", p -> {
+            int hwm = JqFlow.param(p, "hwm"), size = JqFlow.param(p, "record_size");
+            int p2 = JqFlow.param(p, "p2_records");
+            Check.that(hwm > 0 && size >= 5 && p2 > 0, "parameters in range");
+            JqPeers.perPeerAccounting(hwm, size, p2);
+        });
         m.put("JQ-10", p -> malformedInput());
         m.put("JQ-22", p -> {
             int pending = JqFlow.param(p, "pending"), window = JqFlow.param(p, "window_ms");

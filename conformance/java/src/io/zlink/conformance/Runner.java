@@ -41,9 +41,10 @@ public final class Runner {
 
     /** Why a case is not implemented yet (the detail of its missing line). */
     static final Map<String, String> WHY_MISSING = Map.of(
-        "JQ-08", "not implemented: the C body pre-queues records by holding B's host threads in gated handlers, "
-                 + "and a Java handler never holds a C thread (the binding's trampoline queues the turn and returns)",
-        "JQ-09", "not implemented: needs B's host threads held by gated handlers (as JQ-08), which a Java handler never does");
+        "JQ-08", "not implemented: the case needs every record of A1..A3 waiting in B's Core while B has free permits "
+                 + "and does not receive; the C body holds B's host threads in gated handlers, a Java handler never "
+                 + "holds a C thread, and the only other stop the public API gives (permit saturation) makes B PAUSED "
+                 + "and hands freed permits out one at a time, which shows the permit FIFO, not the 64-record/1 MiB bound");
 
     /** A case body: reads its parameters, throws on the first failed check. */
     interface Case {
