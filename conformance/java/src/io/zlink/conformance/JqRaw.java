@@ -15,11 +15,12 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * JQ-10 and JQ-22 (conformance/c/jq_raw.c) over the Java binding (JQ-09
- * is JqPeers.java), with the
- * framework records a raw peer sends encoded by hand (doc/protocol.md
+ * JQ-10 and JQ-22 (conformance/c/jq_raw.c) over the Java binding, with
+ * the framework records a raw peer sends encoded by hand (doc/protocol.md
  * §14, as conformance/c/sc_wire.c does): a raw peer is a plain Core socket
- * of a context of its own, so it reaches the host over tcp only.
+ * of a context of its own, so it reaches the host over tcp only. JQ-09's
+ * body is JqPeers.java (raw ZMP peers over plain TCP); JQ-08 is missing
+ * (Runner.WHY_MISSING says why).
  */
 final class JqRaw {
     private JqRaw() {}
