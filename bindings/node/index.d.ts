@@ -188,6 +188,8 @@ export declare const Poll: { readonly IN: 1; readonly OUT: 2; readonly ERR: 4; r
 export declare const SourceKind: { readonly SOCKET: 1; readonly FD: 2; readonly TIMER: 3 };
 export declare const CompletionKind: { readonly REQUEST: 2; readonly WRITABLE: 3 };
 export declare const ReceiveFlowState: { readonly RUNNING: 0; readonly PAUSED: 1 };
+export declare const MonitorState: { readonly READY: 1; readonly BOUND_READY: 2; readonly CLOSED: 8 };
+export declare const MonitorDetail: { readonly SND_PENDING_MSGS: 2; readonly RCV_PENDING_MSGS: 4; readonly FLOW_STATE: 32 };
 export declare const DONTWAIT: 1;
 
 export type Record_ = Bytes | Bytes[];
@@ -226,8 +228,12 @@ export declare class Socket {
   /** zlink_reply_submit: 0n when admitted; with dontwait a refusal throws with err.completionId (the wait token). */
   replySubmit(rid: Buffer, token: bigint, record: Record_, opts?: { error?: number; dontwait?: boolean; userContext?: number }): bigint;
   completionRecv(opts?: { dontwait?: boolean }): CompletionRecord;
-  /** A monitor snapshot of the pending records and bytes (valid as detailFlags says). */
-  pendingStatus(): { detailFlags: number; sndPendingMsgs: bigint; sndPendingBytes: bigint; rcvPendingMsgs: bigint; rcvPendingBytes: bigint };
+  /** A monitor snapshot: state, pending records and bytes, flow state (each group valid as detailFlags says). */
+  pendingStatus(): {
+    stateFlags: number; detailFlags: number;
+    sndPendingMsgs: bigint; sndPendingBytes: bigint; rcvPendingMsgs: bigint; rcvPendingBytes: bigint;
+    flowPausedConnections: bigint; flowPauseAppliedTotal: bigint; flowResumeAppliedTotal: bigint; flowStateStaleTotal: bigint;
+  };
   setReceiveFlowState(state: 'RUNNING' | 'PAUSED' | number): void;
   close(): void;
 }

@@ -1058,6 +1058,7 @@ async function eachTransport(params, round) {
 }
 
 module.exports.cases = {
+  ...require('./cases_jq_raw').cases,
   'JQ-01': independentProfiles,
   'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),

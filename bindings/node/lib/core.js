@@ -36,6 +36,9 @@ const OPTIONS = {
   DEALER_WEIGHT: [0x3203, 0], STREAM_NOTIFY: [0x3501, 0], STREAM_OPT_RECV_MODE: [0x3502, 0],
 };
 const ReceiveFlowState = Object.freeze({ RUNNING: 0, PAUSED: 1 });
+// ZLINK_MONITOR_STATE_* and ZLINK_MONITOR_STATUS_DETAIL_* (zlink.h).
+const MonitorState = Object.freeze({ READY: 1, BOUND_READY: 2, CLOSED: 8 });
+const MonitorDetail = Object.freeze({ SND_PENDING_MSGS: 2, RCV_PENDING_MSGS: 4, FLOW_STATE: 32 });
 
 function ok([rc, errno], family, what) {
   if (rc !== 0) throw new ZLinkError(family, rc, errno, what);
@@ -168,10 +171,12 @@ class Socket {
     }
     return cid;
   }
-  // The socket's pending records and bytes (zlink_socket_monitor_open,
-  // zlink_monitor_status, zlink_monitor_close): { detailFlags,
-  // sndPendingMsgs, sndPendingBytes, rcvPendingMsgs, rcvPendingBytes }
-  // (bigints; valid as detailFlags says).
+  // The socket's monitor snapshot (zlink_socket_monitor_open,
+  // zlink_monitor_status, zlink_monitor_close): { stateFlags, detailFlags,
+  // sndPendingMsgs, sndPendingBytes, rcvPendingMsgs, rcvPendingBytes,
+  // flowPausedConnections, flowPauseAppliedTotal, flowResumeAppliedTotal,
+  // flowStateStaleTotal } (counts are bigints; each group valid as
+  // detailFlags says: MonitorDetail).
   pendingStatus() {
     const [rc, errno, st] = native.pendingStatus(this._h);
     if (rc !== 0) throw new ZLinkError('config', rc, errno, 'zlink_monitor_status');
@@ -318,5 +323,5 @@ function version() {
 
 module.exports = {
   Context, Socket, Poller, Timer, poll, pollAsync, version, SocketType, Poll, SourceKind,
-  CompletionKind, ReceiveFlowState, DONTWAIT, ZLinkError,
+  CompletionKind, ReceiveFlowState, MonitorState, MonitorDetail, DONTWAIT, ZLinkError,
 };

@@ -326,8 +326,10 @@ Napi::Value reply_submit(const Napi::CallbackInfo &info)
     return arr(env, {n(env, rc), n(env, e), big(env, cid)});
 }
 
-/* pendingStatus(sock) -> [rc, errno, {detailFlags, sndPendingMsgs,
- * sndPendingBytes, rcvPendingMsgs, rcvPendingBytes}|null]: a snapshot
+/* pendingStatus(sock) -> [rc, errno, {stateFlags, detailFlags,
+ * sndPendingMsgs, sndPendingBytes, rcvPendingMsgs, rcvPendingBytes,
+ * flowPausedConnections, flowPauseAppliedTotal, flowResumeAppliedTotal,
+ * flowStateStaleTotal}|null]: a snapshot
  * through a monitor opened (no events) and closed around
  * zlink_monitor_status. */
 Napi::Value pending_status(const Napi::CallbackInfo &info)
@@ -350,11 +352,16 @@ Napi::Value pending_status(const Napi::CallbackInfo &info)
     if (rc != 0)
         return arr(env, {n(env, rc), n(env, e), env.Null()});
     Napi::Object o = Napi::Object::New(env);
+    o.Set("stateFlags", n(env, st.state_flags));
     o.Set("detailFlags", n(env, st.detail_flags));
     o.Set("sndPendingMsgs", big(env, st.snd_pending_msgs));
     o.Set("sndPendingBytes", big(env, st.snd_pending_bytes));
     o.Set("rcvPendingMsgs", big(env, st.rcv_pending_msgs));
     o.Set("rcvPendingBytes", big(env, st.rcv_pending_bytes));
+    o.Set("flowPausedConnections", big(env, st.flow_paused_connections));
+    o.Set("flowPauseAppliedTotal", big(env, st.flow_pause_applied_total));
+    o.Set("flowResumeAppliedTotal", big(env, st.flow_resume_applied_total));
+    o.Set("flowStateStaleTotal", big(env, st.flow_state_stale_total));
     return arr(env, {n(env, 0), n(env, 0), o});
 }
 

@@ -93,3 +93,45 @@ test('poller: sockets, timers, CONFLICT/EEXIST on a second add, user data back',
   b.close();
   ctx.close();
 });
+
+test('monitor snapshot: READY, then the ROUTER peer\'s PAUSED and RUNNING seen as flow state', async () => {
+  const ctx = new zlink.Context();
+  const router = ctx.socket('ROUTER');
+  router.setOption('LINGER', 0);
+  router.bind('tcp://127.0.0.1:0');
+  const ep = router.getOption('LAST_ENDPOINT').toString().replace(/\0+$/, '');
+  const dealer = ctx.socket('DEALER');
+  dealer.setOption('LINGER', 0);
+  dealer.connect(ep);
+  // Each look first lets the DEALER take its commands (a zero-timeout poll).
+  const look = () => {
+    zlink.poll([{ socket: dealer, events: zlink.Poll.IN }], 0);
+    return dealer.pendingStatus();
+  };
+  const until = async (cond, what) => {
+    const end = Date.now() + 5000;
+    while (!cond(look())) {
+      assert.ok(Date.now() < end, what);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  };
+  await until((st) => (st.stateFlags & zlink.MonitorState.READY) !== 0, 'the DEALER ready');
+  let st = look();
+  assert.equal(st.detailFlags & zlink.MonitorDetail.FLOW_STATE, zlink.MonitorDetail.FLOW_STATE);
+  assert.equal(st.flowPausedConnections, 0n);
+  assert.equal(st.flowPauseAppliedTotal, 0n);
+  router.setReceiveFlowState('PAUSED');
+  await until((s) => s.flowPausedConnections === 1n, 'the DEALER sees PAUSED');
+  st = look();
+  assert.equal(st.flowPauseAppliedTotal, 1n);
+  assert.equal(st.flowResumeAppliedTotal, 0n);
+  router.setReceiveFlowState(zlink.ReceiveFlowState.RUNNING);
+  await until((s) => s.flowPausedConnections === 0n, 'the DEALER sees RUNNING');
+  st = look();
+  assert.equal(st.flowPauseAppliedTotal, 1n);
+  assert.equal(st.flowResumeAppliedTotal, 1n);
+  assert.equal(typeof st.flowStateStaleTotal, 'bigint');
+  dealer.close();
+  router.close();
+  ctx.close();
+});
