@@ -2,7 +2,13 @@
 // jq_*.c to the Node binding's public API.
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
+const raw = require('./raw_peer');
+const tables = require('../../bindings/node/lib/tables');
 const { zlink, Server, Client, WorkerServer, Gate, transports, endpoint, track, expectDone, doneBy, sendGated, saturate, onTime } = require('./harness');
+
+// A completion record's result by name, from the generated table.
+const requestName = (v) => tables.FAMILIES.request.names[v] || `request result ${v}`;
+const sendName = (v) => tables.FAMILIES.send_complete.names[v] || `send result ${v}`;
 
 // sc_mesh_host: a node of mesh "m" named name (also its routing id).
 function meshHost(name, tr, listen, maxJobs = 0) {
@@ -695,6 +701,123 @@ function jqSaturated(h, c) {
     (cap.capacityWaiters >= 1 || c.status().onewayWaiting >= 1);
 }
 
+// --------------------------------------------------------------- JQ-03
+
+// The framework HELLO (a request) of mesh node "C" to A, DONTWAIT; its
+// completion id, or null while the peer is not connected yet.
+function rawHello(peer) {
+  const hello = new raw.Wire().prefix(1, 0).l8('m').l8('C').l8('framework-service-v11').u64(1).u16(0).done();
+  const s = raw.submitOf(() => peer.request([hello], { rid: Buffer.from('A'), dontwait: true, timeoutMs: ms(5000) }));
+  if (s.result === 'OK') return s.id;
+  eq(s.result, 'ZLINK_SUBMIT_NOT_CONNECTED', "the raw HELLO's submit");
+  return null;
+}
+
+// CHANNEL_SEND to "svc" with payload tag, as DATA to A with DONTWAIT.
+function rawSend(peer, tag) {
+  return raw.submitOf(() => peer.send(raw.record(0, 0, 0, 'svc', tag), { rid: Buffer.from('A'), dontwait: true }));
+}
+
+// The peers pausing peer now, as its monitor sees them (a zero-timeout
+// poll first lets the socket take its commands).
+function pausedSeen(peer) {
+  zlink.poll([{ socket: peer, events: zlink.Poll.OUT }], 0);
+  const st = peer.pendingStatus();
+  ok((st.detailFlags & zlink.MonitorDetail.FLOW_STATE) !== 0, 'the monitor reports the flow state');
+  return st.flowPausedConnections;
+}
+
+// M = 2, gated owner; a raw Core ROUTER peer sends r1, then r2..r5 back
+// to back. r1 runs at the gate, r2 and r3 hold both permits: in use 2,
+// queued 2, PAUSED, and the peer sees the pause. r4 and r5 were not
+// received: those the peer's Core admitted before the pause reached it
+// wait in A's Core (A's ingress is a capacity waiter), those sent after
+// it the peer's Core refused (BACKPRESSURED with a wait token). open() ->
+// r1..r5 each once, in order.
+async function noReceiveWithoutPermit() {
+  const oa = new JqOwner(true);
+  const a = meshHost('A', 'tcp', true, 2);
+  jqServe(a, 'svc', oa, null);
+  a.start();
+  const bound = a.endpoint('m');
+  const ctx = new zlink.Context();
+  const peer = ctx.socket('ROUTER');
+  peer.setOption('LINGER', 0);
+  peer.setRoutingId('C');
+  peer.setOption('CONNECT_ROUTING_ID', Buffer.from('A'));
+  peer.connect(bound);
+
+  let hid = null;
+  await eventually(() => (hid = rawHello(peer)) !== null, 5000, 'the raw HELLO sent');
+  const hc = await raw.nextCompletion(peer, 5000);
+  ok(hc !== null, "the HELLO's completion");
+  eq(hc.kind, zlink.CompletionKind.REQUEST, "the HELLO's completion kind");
+  eq(hc.completionId, hid, "the HELLO's completion id");
+  eq(requestName(hc.requestResult), 'ZLINK_REQUEST_OK', "the HELLO's request result");
+  ok(hc.replyParts.length >= 1 && hc.replyParts[0].length > 3, "the HELLO's reply");
+  eq(hc.replyParts[0][3], 2, 'the reply command (ADMIT)');
+  await eventually(() => a.meshReadyPeers('m') === 1, 5000, "A's peer ready");
+
+  let s = rawSend(peer, 'r1');
+  eq(s.result, 'OK', 'r1');
+  await eventually(() => oa.gate.waiting === 1, 5000, "r1 at A's gate");
+  let sent = 1; // r1..r<sent> left the peer
+  let wt = 0n;
+  for (let i = 2; i <= 5; i++) {
+    s = rawSend(peer, `r${i}`);
+    if (s.result !== 'OK') {
+      eq(s.result, 'ZLINK_SUBMIT_BACKPRESSURED', `r${i}'s submit`);
+      ok(s.id !== 0n, 'a wait token');
+      wt = s.id;
+      break;
+    }
+    sent = i;
+  }
+  // A pauses only once r2 and r3 were received: both left the peer.
+  ok(sent >= 3, `r2 and r3 left the peer (sent ${sent})`);
+  await eventually(() => a.capacity().queuedJobs === 2, 5000, 'A holds two queued jobs');
+  await eventually(() => pausedSeen(peer) === 1n, 5000, 'the peer sees PAUSED');
+  if (sent >= 4) await eventually(() => a.capacity().capacityWaiters >= 1, 5000, "A's ingress waits for a permit");
+  const cap = a.capacity();
+  eq(cap.permitsInUse, 2, "A's permits in use");
+  eq(cap.queuedJobs, 2, "A's queued jobs");
+  eq(cap.pressureState, 1, 'A paused');
+  if (sent >= 4) ok(cap.capacityWaiters >= 1, "r4 waits in A's Core");
+  eq(oa.started, 1, 'turns started (only r1)');
+  eq(a.status().turnsQueued, 2, 'turns queued (r2, r3)');
+  process.stdout.write(`# ${sent} of r1..r5 left the peer before the pause\n`);
+
+  oa.gate.openGate();
+  while (sent < 5) {
+    if (wt !== 0n) {
+      const c = await raw.nextCompletion(peer, 5000);
+      ok(c !== null, 'the WRITABLE record of the refused send');
+      eq(c.kind, zlink.CompletionKind.WRITABLE, 'a WRITABLE completion');
+      eq(c.completionId, wt, 'the wait token');
+      eq(sendName(c.sendResult), 'ZLINK_SEND_ADMITTED', 'ADMITTED');
+      wt = 0n;
+    }
+    s = rawSend(peer, `r${sent + 1}`);
+    if (s.result === 'OK') sent++;
+    else {
+      eq(s.result, 'ZLINK_SUBMIT_BACKPRESSURED', 'a submit');
+      ok(s.id !== 0n, 'a wait token');
+      wt = s.id;
+    }
+  }
+  await eventually(() => oa.ended === 5, 5000, 'every turn ended');
+  jqExpectOrder(oa, 0, 'r', 1, 5);
+  await eventually(() => a.capacity().permitsInUse === 0, 5000, "A's permits free");
+  eq(a.capacity().pressureState, 0, 'A running');
+  let dropped = 0n;
+  for (const r of REASONS) dropped += a.metric('zlink.mesh_node.messages.dropped', r);
+  eq(dropped, 0n, "A's dropped records");
+  eq(oa.started, 5, 'turns started');
+  peer.close();
+  ctx.close();
+  await hostEnd(a);
+}
+
 // --------------------------------------------------------------- JQ-20
 
 async function completionNeedsNoPermit(tr) {
@@ -1061,6 +1184,10 @@ module.exports.cases = {
   ...require('./cases_jq_raw').cases,
   'JQ-01': independentProfiles,
   'JQ-02': (p) => eachTransport(p, permitAccounting),
+  'JQ-03': (p) => eachTransport(p, (tr) => {
+    if (tr !== 'tcp') fail(`JQ-03's raw peer lives in its own context: tcp only, not ${tr}`);
+    return noReceiveWithoutPermit();
+  }),
   'JQ-04': (p) => eachTransport(p, failedCheckLeavesNoTrace),
   'JQ-20': (p) => eachTransport(p, completionNeedsNoPermit),
   'JQ-21': require('./cases_sc').cases['SC-12'], // SC-12 run in the 001 suite (as in C)
