@@ -1182,6 +1182,7 @@ async function eachTransport(params, round) {
 
 module.exports.cases = {
   ...require('./cases_jq_raw').cases,
+  ...require('./cases_jq_pressure').cases,
   'JQ-01': independentProfiles,
   'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-03': (p) => eachTransport(p, (tr) => {
