@@ -219,6 +219,39 @@ class RawZmp {
       this.wake = null;
     }
   }
+  // One record of frames (Buffers): MORE on each but the last, kind 0
+  // (DATA). Returns what the stream's write() said: false once the kernel
+  // took no more and the rest waits in this process.
+  sendRecord(frames) {
+    const wire = Buffer.concat(frames.map((f, i) => zmpFrame(i + 1 < frames.length ? F_MORE : 0, f)));
+    return this.s.write(wire);
+  }
+  // True when the stream's queued bytes went to the kernel within boundMs
+  // (unscaled: callers use it as an observation window).
+  drained(boundMs) {
+    if (this.s.writableLength === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.s.off('drain', on);
+        resolve(false);
+      }, boundMs);
+      const on = () => {
+        clearTimeout(t);
+        resolve(true);
+      };
+      this.s.once('drain', on);
+    });
+  }
+  // Reads the frames that came within boundMs; the last FLOWSTATE state
+  // among them (or last when none did).
+  async lastFlowState(boundMs, last = -1) {
+    for (;;) {
+      const f = await this.next(boundMs);
+      if (f === null) return last;
+      const st = RawZmp.flowstate(f);
+      if (st >= 0) last = st;
+    }
+  }
   // The state byte of a FLOWSTATE frame, or -1 for another frame.
   static flowstate(f) {
     if (!f || f.flags !== F_CONTROL || f.body.length !== 19 || f.body.subarray(0, 9).toString('latin1') !== 'FLOWSTATE') return -1;
