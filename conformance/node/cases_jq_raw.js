@@ -1,11 +1,12 @@
-// cases_jq_raw.js — the JQ cases that need peers a framework host would
-// never be (raw_peer.js): JQ-03 (jq_permits.c), JQ-08, JQ-09, JQ-10
-// (jq_raw.c), JQ-11, JQ-12, JQ-13 (jq_pressure.c), over the Node
-// binding's public API. Raw peers live in a Core context of the case's
-// own, so they reach a host over tcp only.
+// cases_jq_raw.js — JQ-09 and JQ-10 (conformance/c/jq_raw.c) over the
+// Node binding's public API, with peers a framework host would never be
+// (raw_peer.js). Raw peers live in a Core context of the case's own or
+// speak ZMP over a plain TCP connection, so they reach a host over tcp
+// only. (JQ-03 is in cases_jq.js next to JQ-02's owner, JQ-11..13 in
+// cases_jq_pressure.js; JQ-08 prints missing, see cases_jq.js.)
 'use strict';
 const { ok, eq, eventually, settle, resultOf, ms, fail, param } = require('./check');
-const { zlink, Gate, endpoint } = require('./harness');
+const { zlink, Gate } = require('./harness');
 const { record, seqPayload, rawDealer, requestResult, RawZmp, F_CONTROL } = require('./raw_peer');
 
 const tables = require('../../bindings/node/lib/tables');
