@@ -12,21 +12,22 @@ namespace ZLink.Conformance;
 
 internal static class PlCases
 {
-    private const long EdgeBoundMs = 5000;
+    internal const long EdgeBoundMs = 5000;
 
     /// <summary>An OS pipe: its read end's fd, and a byte written or read on demand.</summary>
-    private sealed class OsPipe : IDisposable
+    internal sealed class OsPipe : IDisposable
     {
         private readonly AnonymousPipeServerStream _w = new(PipeDirection.Out);
         private readonly AnonymousPipeClientStream _r;
         public OsPipe() { _r = new AnonymousPipeClientStream(PipeDirection.In, _w.ClientSafePipeHandle); }
         public int ReadFd => (int)_w.ClientSafePipeHandle.DangerousGetHandle();
+        public int WriteFd => (int)_w.SafePipeHandle.DangerousGetHandle();
         public void Write() { _w.WriteByte(1); _w.Flush(); }
         public void Read() => Check.Eq(1, _r.ReadByte(), "the pipe's byte");
         public void Dispose() { _r.Dispose(); _w.Dispose(); }
     }
 
-    private static (Context ctx, Socket a, Socket b) PairLink(string name, string tr = "inproc")
+    internal static (Context ctx, Socket a, Socket b) PairLink(string name, string tr = "inproc")
     {
         var ctx = new Context();
         var a = ctx.Socket(SocketType.Pair);
@@ -183,7 +184,7 @@ internal static class PlCases
         a.Dispose(); b.Dispose(); ctx.Dispose();
     }
 
-    private static ZLinkCoreException Assert(Action a)
+    internal static ZLinkCoreException Assert(Action a)
     {
         try { a(); }
         catch (ZLinkCoreException e) { return e; }
@@ -192,7 +193,7 @@ internal static class PlCases
 
     /// <summary>A wait on another thread (zlt_waiter_t); Start returns once the wait is
     /// active (the poller answers BUSY).</summary>
-    private sealed class Waiter
+    internal sealed class Waiter
     {
         public readonly PollerEvent[] Ev = new PollerEvent[8];
         public int Rc, Result;
@@ -212,7 +213,7 @@ internal static class PlCases
         }
     }
 
-    private static void ExpectConfig(int r, int want, string errno, string what)
+    internal static void ExpectConfig(int r, int want, string errno, string what)
     {
         Check.Eq(ZLinkCore.ResultName(want), ZLinkCore.ResultName(r), what);
         Check.Eq(errno, ZLinkCore.LastErrnoName, what + " errno");
@@ -221,7 +222,7 @@ internal static class PlCases
     // ------------------------------------------------------- raw handles
 
     /// <summary>128 zeroed bytes of native memory: something that is no handle at all.</summary>
-    private sealed class Junk : IDisposable
+    internal sealed class Junk : IDisposable
     {
         public readonly nint Ptr = Marshal.AllocHGlobal(128);
         public Junk() { Marshal.Copy(new byte[128], 0, Ptr, 128); }
@@ -233,7 +234,7 @@ internal static class PlCases
 
     private static Socket NullSocket => Socket.FromHandle(0);
     private static Timer NullTimer => Timer.FromHandle(0);
-    private static Poller NullPoller => Poller.FromHandle(0);
+    internal static Poller NullPoller => Poller.FromHandle(0);
     /// <summary>The same native object seen as another kind.</summary>
     private static Timer AsTimer(Socket s) => Timer.FromHandle(s.NativeHandle);
 

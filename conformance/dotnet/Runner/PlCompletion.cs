@@ -11,11 +11,11 @@ namespace ZLink.Conformance;
 
 internal static class PlCompletion
 {
-    private const int LongWaitMs = 5000;
+    internal const int LongWaitMs = 5000;
     private static byte[] U(string s) => Encoding.UTF8.GetBytes(s);
 
     /// <summary>A ROUTER bound on inproc and a DEALER "D" connected to it, both ways up.</summary>
-    private static (Socket d, Socket r) DrPair(Context ctx, string tag, string tr = "inproc")
+    internal static (Socket d, Socket r) DrPair(Context ctx, string tag, string tr = "inproc")
     {
         var r = ctx.Socket(SocketType.Router);
         r.Bind(tr == "tcp" ? "tcp://127.0.0.1:0" : $"inproc://{tag}-{Environment.ProcessId}");
@@ -35,7 +35,7 @@ internal static class PlCompletion
         return d;
     }
 
-    private static ulong RequestAnswered(Socket d, Socket r, string text, nint uctx)
+    internal static ulong RequestAnswered(Socket d, Socket r, string text, nint uctx)
     {
         Check.Eq(0, d.TryRequest(default, new[] { U(text) }, false, 0, uctx, out ulong id), "zlink_request");
         Check.True(id != 0, "a nonzero completion id");
@@ -47,7 +47,7 @@ internal static class PlCompletion
         return id;
     }
 
-    private static void ExpectRecord(Socket s, ulong id, nint uctx, string reply)
+    internal static void ExpectRecord(Socket s, ulong id, nint uctx, string reply)
     {
         int r = s.TryRecvCompletion(out var c, true);
         Check.Eq(0, r, $"completion_recv for record {id}: {ZLinkCore.ResultName(r)}");
@@ -58,7 +58,7 @@ internal static class PlCompletion
         Check.Eq(reply, Encoding.UTF8.GetString(c.ReplyParts[0]), $"record {id}'s reply");
     }
 
-    private static void ExpectNoRecord(Socket s)
+    internal static void ExpectNoRecord(Socket s)
     {
         int r = s.TryRecvCompletion(out var c, true);
         Check.True(c == null, $"expected no record, got kind {c?.Kind} id {c?.Id}");
@@ -66,7 +66,7 @@ internal static class PlCompletion
         Check.Eq("EAGAIN", ZLinkCore.LastErrnoName, "EAGAIN");
     }
 
-    private static void ExpectEvent(Poller p, Socket s, int ms, PollEvents want)
+    internal static void ExpectEvent(Poller p, Socket s, int ms, PollEvents want)
     {
         var ev = new PollerEvent[8];
         int n = p.Wait(ev, ms);

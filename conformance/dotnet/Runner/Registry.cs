@@ -62,6 +62,14 @@ internal static class Registry
         ["SC-14"] = ScRaw.Sc14,
         ["SC-15"] = ScRaw.Sc15,
         // end of the raw-peer cases
+        // --- PL-01/09/10/17/23/25/27, JQ-11/12/13 (PlMore.cs, JqPressure.cs) ---
+        ["PL-01"] = PlMore.Pl01,
+        ["PL-09"] = PlMore.Pl09,
+        ["PL-10"] = PlMore.Pl10,
+        ["PL-17"] = PlMore.Pl17,
+        ["PL-25"] = PlMore.Pl25,
+        ["PL-27"] = PlMore.Pl27,
+        // --- end of the PlMore / JqPressure block ---
         ["X-1"] = XCases.X1,
         ["X-2"] = XCases.X2,
     };

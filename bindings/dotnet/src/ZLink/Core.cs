@@ -343,7 +343,7 @@ public static unsafe class ZLinkCore
 }
 
 /// <summary>A Core poller over sockets, fds and timers (zlink_poller_*).</summary>
-public sealed unsafe class Poller : IDisposable
+public sealed unsafe partial class Poller : IDisposable
 {
     internal readonly PollerHandle Handle;
     public Poller()
@@ -440,7 +440,7 @@ public struct PollItem
 }
 
 /// <summary>zlink_poll: the one-shot wait.</summary>
-public static unsafe class ZLinkPoll
+public static unsafe partial class ZLinkPoll
 {
     /// <summary>The number of items with nonzero Revents, 0 on timeout (timeoutMs &lt; 0
     /// waits without limit); a failure throws ZLinkCoreException (Name, Errno).</summary>
