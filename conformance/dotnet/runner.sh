@@ -14,4 +14,6 @@ lib="$root/core/libzlink.so.1"
 [ -f "$tarball" ] || { echo "runner.sh: $tarball missing" >&2; exit 2; }
 [ -f "$lib" ] || { echo "runner.sh: $lib missing" >&2; exit 2; }
 export ZLINK_LIBRARY=$(readlink -f "$lib")
+# PL-23's test-only LD_PRELOAD library (its case preloads it into a child).
+export ZLINK_DOTNET_PRELOAD="$root/conformance/dotnet/alloc_fail_preload.so"
 exec "$root/bindings/dotnet/tools/run_app.sh" "$tarball" ZLink.ConformanceRunner.dll "$@"

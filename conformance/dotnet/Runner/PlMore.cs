@@ -9,6 +9,8 @@
 // binding never checks arguments itself.
 using System;
 using System.Diagnostics;
+using System.IO;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
 
@@ -321,6 +323,8 @@ internal static class PlMore
     /// <summary>A refusal racing an attach edge: a PAIR with no peer sends DONTWAIT while
     /// another thread connects its peer: admitted, or refused with a token whose
     /// WRITABLE record a poller wait then reports.</summary>
+    private static int _spinSink;
+
     private static void AttachRace(int rounds)
     {
         int refused = 0;
@@ -345,7 +349,7 @@ internal static class PlMore
             // The send lands before, during or after the attach: a varying spin once
             // the other thread is about to connect.
             while (Volatile.Read(ref connecting) == 0) Thread.Yield();
-            Thread.SpinWait((i * 7919) % 1500);
+            for (int spin = (i * 7919) % 1500; spin > 0; spin--) Volatile.Write(ref _spinSink, spin);
             int rc = a.TrySend(new[] { U("r") }, true, uctx, out ulong token);
             Check.True(th.Join(Check.Bound(10000)), "the connect returned");
             Check.True(connectFailure == null, "the connect failed: " + connectFailure?.Message);
@@ -435,5 +439,96 @@ internal static class PlMore
         Check.Eq(0, ZLinkPoll.TryPoll(items, -1), "only zero masks: at once");
         Check.Eq(0, ZLinkPoll.TryPoll(Span<PollItem>.Empty, -1), "no items (NULL, 0): at once");
         Check.True(sw.ElapsedMilliseconds < Edge, "returned at once");
+    }
+
+    // ------------------------------------------------------------- PL-23
+
+    private const string Pl23ChildMark = "ZLINK_DOTNET_PL23_CHILD";
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)] private delegate void AllocFailBegin();
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)] private delegate uint AllocFailEnd();
+
+    /// <summary>zlink_poller_new fails with ENOMEM when the system is out of memory;
+    /// a destroyed poller's pointer is NULL. The allocation failure needs the test-only
+    /// LD_PRELOAD library Runner/alloc_fail_preload.c (ZLINK_DOTNET_PRELOAD, set by
+    /// runner.sh), so the case runs its checks in a child process of this runner with
+    /// that library preloaded; the parent passes when the child completed.</summary>
+    public static void Pl23(CaseParams prm)
+    {
+        string? lib = Environment.GetEnvironmentVariable("ZLINK_DOTNET_PRELOAD");
+        Check.True(!string.IsNullOrEmpty(lib) && File.Exists(lib), $"the preload library (ZLINK_DOTNET_PRELOAD={lib})");
+        if (Environment.GetEnvironmentVariable(Pl23ChildMark) == "1") { Pl23Child(lib!); return; }
+        var args = Environment.GetCommandLineArgs();   // [the dll, --run-case, PL-23, MANIFEST]
+        var psi = new ProcessStartInfo(Environment.ProcessPath!) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        string self = typeof(PlMore).Assembly.Location;
+        if (!Path.GetFileNameWithoutExtension(Environment.ProcessPath!).Equals(Path.GetFileNameWithoutExtension(self), StringComparison.Ordinal))
+            psi.ArgumentList.Add(self);
+        for (int i = 1; i < args.Length; i++) psi.ArgumentList.Add(args[i]);
+        string? pre = Environment.GetEnvironmentVariable("LD_PRELOAD");
+        psi.Environment["LD_PRELOAD"] = string.IsNullOrEmpty(pre) ? lib : lib + ":" + pre;
+        psi.Environment[Pl23ChildMark] = "1";
+        using var child = Process.Start(psi)!;
+        var outText = new StringBuilder();
+        child.OutputDataReceived += (_, a) => { if (a.Data != null) lock (outText) outText.AppendLine(a.Data); };
+        child.ErrorDataReceived += (_, a) => { if (a.Data != null) lock (outText) outText.AppendLine(a.Data); };
+        child.BeginOutputReadLine();
+        child.BeginErrorReadLine();
+        if (!child.WaitForExit((int)Scaled(50000)))
+        {
+            try { child.Kill(true); } catch (InvalidOperationException) { }
+            throw new CheckFailed("the preloaded child did not end within 50 s");
+        }
+        child.WaitForExit();
+        string output;
+        lock (outText) output = outText.ToString();
+        foreach (var line in output.Split('\n', StringSplitOptions.RemoveEmptyEntries)) Console.WriteLine("# child | " + line.TrimEnd('\r'));
+        var failLine = Array.Find(output.Split('\n'), l => l.StartsWith("CONF-FAIL ", StringComparison.Ordinal));
+        Check.True(failLine == null, "the preloaded child: " + failLine?.Substring(10));
+        Check.True(child.ExitCode == 0 && Array.Exists(output.Split('\n'), l => l.StartsWith("CONF-DONE ", StringComparison.Ordinal)),
+                   $"the preloaded child ended with exit {child.ExitCode} without completing");
+    }
+
+    private static void Pl23Child(string lib)
+    {
+        Check.True((Environment.GetEnvironmentVariable("LD_PRELOAD") ?? "").Contains(lib), "the child runs with the library preloaded");
+        nint h = NativeLibrary.Load(lib);   // the preloaded instance
+        var begin = Marshal.GetDelegateForFunctionPointer<AllocFailBegin>(NativeLibrary.GetExport(h, "zlink_conf_alloc_fail_begin"));
+        var end = Marshal.GetDelegateForFunctionPointer<AllocFailEnd>(NativeLibrary.GetExport(h, "zlink_conf_alloc_fail_end"));
+        // The binding's load check, its P/Invoke stubs and the exception path are warm
+        // outside the window.
+        Check.Eq(0, new Poller().TryDestroy(), "a first poller");
+        begin(); end();
+        ZLinkCoreException? failure = null;
+        uint refused;
+        begin();   // the system is out of memory for this thread's libzlink requests
+        try { using var none = new Poller(); }
+        catch (ZLinkCoreException e) { failure = e; }
+        finally { refused = end(); }
+        Check.True(refused > 0, "zlink_poller_new allocated nothing through malloc/calloc: the failure injection did not reach it" +
+                                (failure == null ? " (it returned a poller)" : ""));
+        Check.True(failure != null, "new Poller() threw while allocations failed");
+        Check.Eq("ENOMEM", failure!.ErrnoName, "the errno of the failed zlink_poller_new");
+        Console.WriteLine($"# {refused} allocation request(s) refused; {failure.Message}");
+        var p = new Poller();
+        var q = new Poller();
+        Check.True(p.NativeHandle != 0 && q.NativeHandle != 0 && p.NativeHandle != q.NativeHandle, "two distinct pollers");
+        Check.Eq(0, p.TryDestroy(), "p destroyed");
+        // Destroyed: its pointer is NULL, which C refuses (the binding passes NULL on).
+        PlCases.ExpectConfig(p.TryDestroy(), Results.Close.InvalidHandle, "EFAULT", "p destroyed again (NULL)");
+        PlCases.ExpectConfig(PlCases.NullPoller.TryDestroy(), Results.Close.InvalidHandle, "EFAULT", "destroy NULL");
+        Check.True(Outcome.Of(() => _ = p.Size) == "InvalidHandle", "a destroyed poller takes no calls");
+        // Destroying a poller with registrations releases them all.
+        var ctx = new Context();
+        var s = ctx.Socket(SocketType.Router);
+        var t = new Timer();
+        Check.Eq(0, q.TryAdd(s, PollEvents.In | PollEvents.Completion | PollEvents.Route), "q adds the ROUTER with the completion bit");
+        Check.Eq(0, q.TryAddTimer(t), "q adds the timer");
+        Check.Eq(0, q.TryAddFd(0, PollEvents.In), "q adds fd 0");
+        Check.Eq(0, q.TryDestroy(), "q destroyed with registrations");
+        Check.Eq(0, t.TryDestroy(), "the timer is free (not CLOSE_BUSY)");
+        var r = new Poller();
+        Check.Eq(0, r.TryAdd(s, PollEvents.Completion), "the completion bit is free");
+        Check.Eq(0, r.TryDestroy(), "r destroyed");
+        s.Dispose();
+        ctx.Dispose();
     }
 }

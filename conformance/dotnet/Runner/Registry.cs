@@ -67,6 +67,7 @@ internal static class Registry
         ["PL-09"] = PlMore.Pl09,
         ["PL-10"] = PlMore.Pl10,
         ["PL-17"] = PlMore.Pl17,
+        ["PL-23"] = PlMore.Pl23,
         ["PL-25"] = PlMore.Pl25,
         ["PL-27"] = PlMore.Pl27,
         // --- end of the PlMore / JqPressure block ---

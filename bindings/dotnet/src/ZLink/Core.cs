@@ -323,12 +323,14 @@ public sealed unsafe class Timer : IDisposable
 
 internal static unsafe class CoreHandles
 {
-    /// <summary>Runs destroy on the raw handle; on OK the SafeHandle is marked released.</summary>
+    /// <summary>Runs destroy on the raw handle; on OK the SafeHandle is marked released.
+    /// A released handle's pointer is NULL (as the C destroy leaves the caller's
+    /// pointer), and NULL goes to C like any value: C answers INVALID_HANDLE/EFAULT.</summary>
     internal static int TryDestroy(SafeHandle h, Func<nint, int> destroy)
     {
-        if (h.IsClosed || h.IsInvalid) return Results.Close.InvalidHandle;
-        int r = destroy(h.DangerousGetHandle());
-        if (r == 0) h.SetHandleAsInvalid();
+        nint v = h.IsClosed ? 0 : h.DangerousGetHandle();
+        int r = destroy(v);
+        if (r == 0 && v != 0) h.SetHandleAsInvalid();
         return r;
     }
 }
