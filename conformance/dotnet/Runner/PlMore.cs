@@ -32,6 +32,16 @@ internal static class PlMore
         Check.Eq(errno, e.ErrnoName, what + " errno");
     }
 
+    /// <summary>Leaves this thread's zlink_errno at something other than errno (a call
+    /// that fails with EINVAL, or with EFAULT when errno is EINVAL), so a later check of
+    /// errno sees what the next call set, not what an earlier one left.</summary>
+    private static void OtherErrno(string errno)
+    {
+        if (errno == "EINVAL") Check.Eq(-1, PlCases.NullPoller.TrySize(), "a failing call (EFAULT)");
+        else Check.Eq(-1, ZLinkPoll.TryPoll(new[] { PollItem.ForFd(-1, PollEvents.In) }, 0), "a failing call (EINVAL)");
+        Check.True(ZLinkCore.LastErrnoName != errno, "errno moved away from " + errno);
+    }
+
     private static void ExpectStr(Socket s, string want, string what)
     {
         s.SetOption(RcvTimeo, (int)Scaled(10000));
@@ -424,14 +434,17 @@ internal static class PlMore
         Check.Eq(0, p.TrySize(), "size with error_out NULL");
         Check.Eq(0, p.TryAddFd(pipe.ReadFd, PollEvents.In), "add the fd");
         Check.Eq(1, p.TryWait(ev, 0L), "wait with error_out NULL");
+        OtherErrno("EFAULT");
         Check.Eq(-1, PlCases.NullPoller.TrySize(), "size of NULL with error_out NULL");
         Check.Eq("EFAULT", ZLinkCore.LastErrnoName, "its errno");
+        OtherErrno("EINVAL");
         Check.Eq(-1, p.TryWait(Span<PollerEvent>.Empty, 0L), "wait with capacity 0 and error_out NULL");
         Check.Eq("EINVAL", ZLinkCore.LastErrnoName, "its errno");
         Check.Eq(0, p.TryDestroy(), "poller destroyed");
         // zlink_poll, on success, on failure and with nothing to wait for.
         var items = new[] { PollItem.ForFd(pipe.ReadFd, PollEvents.In), PollItem.ForFd(pipe.WriteFd, PollEvents.None) };
         Check.Eq(1, ZLinkPoll.TryPoll(items, 0), "poll with error_out NULL");
+        OtherErrno("EINVAL");
         Check.Eq(-1, ZLinkPoll.TryPoll(new[] { PollItem.ForFd(-1, PollEvents.In) }, 0), "poll fd -1 with error_out NULL");
         Check.Eq("EINVAL", ZLinkCore.LastErrnoName, "its errno");
         var sw = Stopwatch.StartNew();
@@ -513,7 +526,9 @@ internal static class PlMore
         Check.True(p.NativeHandle != 0 && q.NativeHandle != 0 && p.NativeHandle != q.NativeHandle, "two distinct pollers");
         Check.Eq(0, p.TryDestroy(), "p destroyed");
         // Destroyed: its pointer is NULL, which C refuses (the binding passes NULL on).
+        OtherErrno("EFAULT");
         PlCases.ExpectConfig(p.TryDestroy(), Results.Close.InvalidHandle, "EFAULT", "p destroyed again (NULL)");
+        OtherErrno("EFAULT");
         PlCases.ExpectConfig(PlCases.NullPoller.TryDestroy(), Results.Close.InvalidHandle, "EFAULT", "destroy NULL");
         Check.True(Outcome.Of(() => _ = p.Size) == "InvalidHandle", "a destroyed poller takes no calls");
         // Destroying a poller with registrations releases them all.
