@@ -70,6 +70,9 @@ internal static class Registry
         ["PL-23"] = PlMore.Pl23,
         ["PL-25"] = PlMore.Pl25,
         ["PL-27"] = PlMore.Pl27,
+        ["JQ-11"] = JqPressure.Jq11,
+        ["JQ-12"] = JqPressure.Jq12,
+        ["JQ-13"] = JqPressure.Jq13,
         // --- end of the PlMore / JqPressure block ---
         ["X-1"] = XCases.X1,
         ["X-2"] = XCases.X2,
