@@ -69,7 +69,7 @@
     X(zlink_reply) X(zlink_reply_submit) X(zlink_socket_set_receive_flow_state)          \
     X(zlink_completion_recv) X(zlink_completion_close) X(zlink_socket_monitor_open)      \
     X(zlink_monitor_status) X(zlink_monitor_close)                                       \
-    X(zlink_poller_new) X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add) \
+    X(zlink_poll) X(zlink_poller_new) X(zlink_poller_destroy) X(zlink_poller_size) X(zlink_poller_add) \
     X(zlink_poller_modify) X(zlink_poller_remove) X(zlink_poller_add_fd)                 \
     X(zlink_poller_modify_fd) X(zlink_poller_remove_fd) X(zlink_poller_add_timer)        \
     X(zlink_poller_remove_timer) X(zlink_poller_wait) X(zlink_timer_new)                 \
@@ -1304,7 +1304,10 @@ JFN(jint, completionRecv)(JNIEnv *env, jclass c, jlong s, jint flags, jlongArray
     return r;
 }
 
-/* --------------------------------------------------------- poller, timer */
+/* --------------------------------------------------------- poller, timer
+ * The poll surface marshals only: arrays in, arrays out, the C answer
+ * back as it came. A null Java array is C's NULL (events, items, the
+ * error_out of zlink_poll, _size and _wait), so C's own checks answer. */
 
 JFN(jlong, pollerNew)(JNIEnv *e, jclass c)
 {
@@ -1312,18 +1315,23 @@ JFN(jlong, pollerNew)(JNIEnv *e, jclass c)
     return J(Z(zlink_poller_new)());
 }
 
-JFN(jint, pollerDestroy)(JNIEnv *e, jclass c, jlong p)
+/* slot[0]: the handle in, what zlink_poller_destroy left in it out. */
+JFN(jint, pollerDestroy)(JNIEnv *env, jclass c, jlongArray slot)
 {
-    (void)e, (void)c;
-    void *h = H(p);
-    return Z(zlink_poller_destroy)(&h);
+    (void)c;
+    jlong v = 0;
+    (*env)->GetLongArrayRegion(env, slot, 0, 1, &v);
+    void *h = H(v);
+    int r = Z(zlink_poller_destroy)(&h);
+    set_long(env, slot, J(h));
+    return r;
 }
 
 JFN(jint, pollerSize)(JNIEnv *env, jclass c, jlong p, jintArray res)
 {
     (void)c;
     zlink_config_result_t r = 0;
-    int n = Z(zlink_poller_size)(H(p), &r);
+    int n = Z(zlink_poller_size)(H(p), res ? &r : NULL);
     set_int(env, res, r);
     return n;
 }
@@ -1348,22 +1356,70 @@ JFN(jint, pollerCtl)(JNIEnv *e, jclass c, jint op, jlong p, jlong src, jint fd, 
     }
 }
 
-/* Waits; event i goes to out[4i..4i+4) = kind, user data, fd, events.
- * Returns the count, or -1 with res[0] the result. */
+/* A native array of n elements of size sz: the stack buffer when it fits,
+ * else the heap (an OutOfMemoryError pending when that fails). */
+static void *zj_scratch(JNIEnv *env, void *stack, size_t stack_size, size_t n, size_t sz)
+{
+    if (n * sz <= stack_size)
+        return stack;
+    void *m = malloc(n * sz);
+    if (m == NULL)
+        (*env)->ThrowNew(env, (*env)->FindClass(env, "java/lang/OutOfMemoryError"), "poll arrays");
+    return m;
+}
+
+/* Waits into a native array of cap events (NULL when out is null); event
+ * i goes to out[6i..6i+6) = kind, socket, fd, timer, user data, events.
+ * Returns C's count or -1 (res[0] the result; res null: NULL error_out). */
 JFN(jint, pollerWait)(JNIEnv *env, jclass c, jlong p, jint cap, jlong timeout_ms,
                       jlongArray out, jintArray res)
 {
     (void)c;
-    if (cap > 256)
-        cap = 256;
-    zlink_poller_event_t ev[256];
+    zlink_poller_event_t stack[16], *ev = NULL;
+    if (out != NULL && (ev = zj_scratch(env, stack, sizeof stack, cap > 0 ? cap : 1, sizeof *ev)) == NULL)
+        return -1;
     zlink_config_result_t r = 0;
-    int n = Z(zlink_poller_wait)(H(p), ev, cap, (long)timeout_ms, &r);
+    int n = Z(zlink_poller_wait)(H(p), ev, cap, (long)timeout_ms, res ? &r : NULL);
     set_int(env, res, r);
     for (int i = 0; i < n; i++) {
-        jlong v[4] = {ev[i].source_kind, J(ev[i].user_data), ev[i].fd, ev[i].events};
-        (*env)->SetLongArrayRegion(env, out, 4 * i, 4, v);
+        jlong v[6] = {ev[i].source_kind, J(ev[i].socket), ev[i].fd,
+                      J(ev[i].timer),    J(ev[i].user_data), ev[i].events};
+        (*env)->SetLongArrayRegion(env, out, 6 * i, 6, v);
     }
+    if (ev != stack)
+        free(ev);
+    return n;
+}
+
+/* zlink_poll over count items packed in v (4 longs each: socket, fd,
+ * events, revents; v null: NULL items); the revents C left, failures
+ * included, go back into v. */
+JFN(jint, poll)(JNIEnv *env, jclass c, jlongArray v, jint count, jlong timeout_ms, jintArray res)
+{
+    (void)c;
+    zlink_pollitem_t stack[16], *it = NULL;
+    jlong *raw = NULL;
+    if (v != NULL) {
+        if ((it = zj_scratch(env, stack, sizeof stack, count > 0 ? count : 1, sizeof *it)) == NULL)
+            return -1;
+        raw = (*env)->GetLongArrayElements(env, v, NULL);
+        for (int i = 0; i < count; i++) {
+            it[i].socket = H(raw[4 * i]);
+            it[i].fd = (zlink_fd_t)raw[4 * i + 1];
+            it[i].events = (short)raw[4 * i + 2];
+            it[i].revents = (short)raw[4 * i + 3];
+        }
+        (*env)->ReleaseLongArrayElements(env, v, raw, JNI_ABORT);
+    }
+    zlink_config_result_t r = 0;
+    int n = Z(zlink_poll)(it, count, (long)timeout_ms, res ? &r : NULL);
+    set_int(env, res, r);
+    for (int i = 0; v != NULL && i < count; i++) {
+        jlong re = it[i].revents;
+        (*env)->SetLongArrayRegion(env, v, 4 * i + 3, 1, &re);
+    }
+    if (it != stack)
+        free(it);
     return n;
 }
 
@@ -1373,11 +1429,15 @@ JFN(jlong, timerNew)(JNIEnv *e, jclass c)
     return J(Z(zlink_timer_new)());
 }
 
-JFN(jint, timerDestroy)(JNIEnv *e, jclass c, jlong t)
+JFN(jint, timerDestroy)(JNIEnv *env, jclass c, jlongArray slot)
 {
-    (void)e, (void)c;
-    void *h = H(t);
-    return Z(zlink_timer_destroy)(&h);
+    (void)c;
+    jlong v = 0;
+    (*env)->GetLongArrayRegion(env, slot, 0, 1, &v);
+    void *h = H(v);
+    int r = Z(zlink_timer_destroy)(&h);
+    set_long(env, slot, J(h));
+    return r;
 }
 
 JFN(jint, timerStart)(JNIEnv *e, jclass c, jlong t, jlong interval_ns, jlong repeat)

@@ -33,6 +33,8 @@ final class PlCases {
         m.put("PL-26", p -> nothingWaitableReturnsAtOnce());
         m.put("PL-17", p -> writableRecordHoldsOutAndCompletion(JqFlow.param(p, "credit_race_rounds"),
                                                                  JqFlow.param(p, "attach_race_rounds")));
+        PlMore.register(m);
+        PlSignals.register(m);
     }
 
     private static int seq;

@@ -106,12 +106,13 @@ final class Native {
     static native int recv(long socket, int router, int flags, Object[] out, long[] token);
     static native int completionRecv(long socket, int flags, long[] longs, Object[] out);
     static native long pollerNew();
-    static native int pollerDestroy(long poller);
+    static native int pollerDestroy(long[] pollerSlot);
     static native int pollerSize(long poller, int[] result);
     static native int pollerCtl(int op, long poller, long source, int fd, long user, int events);
     static native int pollerWait(long poller, int cap, long timeoutMs, long[] out, int[] result);
+    static native int poll(long[] items, int count, long timeoutMs, int[] result);
     static native long timerNew();
-    static native int timerDestroy(long timer);
+    static native int timerDestroy(long[] timerSlot);
     static native int timerStart(long timer, long intervalNs, long repeat);
     static native int timerStop(long timer);
     static native int timerRecv(long timer, int flags, long[] count);

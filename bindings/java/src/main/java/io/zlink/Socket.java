@@ -28,6 +28,15 @@ public final class Socket implements AutoCloseable {
         this.handle = handle;
     }
 
+    /** A view of a raw socket handle value, unchecked: C decides what it is (a poll item, an event's socket). */
+    public static Socket ofHandle(long raw) {
+        ZLink.load();
+        return new Socket(raw);
+    }
+
+    /** The raw handle value (what Poller events carry in socket). */
+    public long handle() { return handle; }
+
     private static void check(int r, String what) {
         if (r != 0)
             throw new ZLinkException(what, r, Native.lastErrno());

@@ -2,8 +2,9 @@ package io.zlink;
 
 /** A Core timer (zlink_timer_*): counts fires, runs no code, owns no thread. */
 public final class Timer implements AutoCloseable {
-    final long handle;
-    private boolean closed;
+    /** The C handle; zlink_timer_destroy sets it to 0 (NULL) on success. */
+    volatile long handle;
+    private final boolean owned;
 
     public Timer() {
         ZLink.load();
@@ -11,7 +12,22 @@ public final class Timer implements AutoCloseable {
         if (h == 0)
             throw new ZLinkException("timer_new", Tables.CONFIG_INTERNAL, Native.lastErrno());
         handle = h;
+        owned = true;
     }
+
+    private Timer(long raw) {
+        handle = raw;
+        owned = false;
+    }
+
+    /** A view of a raw timer handle value, unchecked (C decides what it is); close() leaves it alone. */
+    public static Timer ofHandle(long raw) {
+        ZLink.load();
+        return new Timer(raw);
+    }
+
+    /** The raw handle value (what Poller events carry in timer); 0 once destroyed. */
+    public long handle() { return handle; }
 
     /** zlink_timer_start; the config result. */
     public int start(long intervalNs, long repeat) {
@@ -29,17 +45,18 @@ public final class Timer implements AutoCloseable {
         return r == 0 ? n[0] : -r;
     }
 
-    /** zlink_timer_destroy; the close result. */
+    /** zlink_timer_destroy; the close result. On success handle() is 0, as C sets the pointer to NULL. */
     public synchronized int destroy() {
-        int r = Native.timerDestroy(handle);
-        if (r == 0)
-            closed = true;
+        long[] slot = {handle};
+        int r = Native.timerDestroy(slot);
+        handle = slot[0];
         return r;
     }
 
+    /** Destroys an owned timer not destroyed yet. */
     @Override
     public synchronized void close() {
-        if (!closed)
+        if (owned && handle != 0)
             destroy();
     }
 }
