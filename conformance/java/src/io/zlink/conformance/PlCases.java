@@ -9,9 +9,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The PL cases (seed 004 §9) the Java runner implements, ported from
- * conformance/c/pl_registration.c and pl_completion.c over the binding's
- * Poller and Socket: PL-06, PL-16, PL-18. The binding's Core request
+ * PL cases (seed 004 §9) ported from conformance/c/pl_registration.c,
+ * pl_completion.c, pl_wait_events.c and pl_lifetime.c over the binding's
+ * Poller and Socket: PL-06, 10, 11, 16..22, 26 (the others are in PlMore
+ * and PlSignals, registered from here). The binding's Core request
  * carries no user context (its completion id is the handle a Java caller
  * keeps), so a record is matched by kind, id, result and reply.
  */

@@ -17,22 +17,19 @@ class PollSurfaceTest {
 
     private static byte[] b(String s) { return s.getBytes(StandardCharsets.UTF_8); }
 
-    /** {a, c}: a PAIR bound and a PAIR connected to it on inproc. */
-    private static Socket[] pair(Context ctx) {
-        Socket a = ctx.socket(Socket.PAIR), c = ctx.socket(Socket.PAIR);
+    /** a bound, c connected to it on inproc (both closed by try-with-resources, before their context). */
+    private static void link(Socket a, Socket c) {
         a.option(Socket.LINGER, 0);
         c.option(Socket.LINGER, 0);
         String ep = "inproc://poll-surface-" + (seq++);
         a.bind(ep);
         c.connect(ep);
-        return new Socket[] {a, c};
     }
 
     @Test
     void pollWritesEveryItemsReventsAsCLeftThem() {
-        try (Context ctx = new Context()) {
-            Socket[] ac = pair(ctx);
-            Socket a = ac[0], c = ac[1];
+        try (Context ctx = new Context(); Socket a = ctx.socket(Socket.PAIR); Socket c = ctx.socket(Socket.PAIR)) {
+            link(a, c);
             Poller.Item[] items = {new Poller.Item(a, Poller.POLLIN), new Poller.Item(c, Poller.POLLOUT),
                                    new Poller.Item(a, 0)};
             items[0].revents = 0x7777;
@@ -50,15 +47,12 @@ class PollSurfaceTest {
             assertEquals(Poller.POLLIN, items[0].revents);
             assertEquals(Poller.POLLOUT, items[1].revents, "an item beyond the count is not passed");
             assertTrue(a.recv(0).ok());
-            a.close();
-            c.close();
         }
     }
 
     @Test
     void pollFailuresAreCsResultAndErrno() {
-        try (Context ctx = new Context()) {
-            Socket s = ctx.socket(Socket.PAIR);
+        try (Context ctx = new Context(); Socket s = ctx.socket(Socket.PAIR)) {
             int[] err = {0};
             assertEquals(-1, Poller.poll(null, 1, 0, err), "NULL items with a count");
             assertEquals(Tables.CONFIG_INVALID_ARGUMENT, err[0]);
@@ -75,15 +69,14 @@ class PollSurfaceTest {
             assertEquals(Tables.ERRNO_EINVAL, Socket.lastErrno());
             assertEquals(0, Poller.poll(null, 0, -1, null), "NULL, 0: nothing to wait for");
             assertThrows(IndexOutOfBoundsException.class, () -> Poller.poll(one, 2, 0, null));
-            s.close();
         }
     }
 
     @Test
     void waitWritesOnlyTheReturnedEntriesWithTheirFields() {
-        try (Context ctx = new Context(); Timer t = new Timer(); Poller p = new Poller()) {
-            Socket[] ac = pair(ctx);
-            Socket a = ac[0], c = ac[1];
+        try (Context ctx = new Context(); Timer t = new Timer(); Poller p = new Poller();
+             Socket a = ctx.socket(Socket.PAIR); Socket c = ctx.socket(Socket.PAIR)) {
+            link(a, c);
             assertEquals(Tables.CONFIG_OK, p.addTimer(t, -5));
             assertEquals(Tables.CONFIG_OK, t.start(1_000_000L, 1));
             Poller.Event[] ev = new Poller.Event[3];
@@ -115,8 +108,6 @@ class PollSurfaceTest {
             assertTrue(a.recv(0).ok());
             assertTrue(t.recv(0) >= 1);
             assertEquals(Tables.CONFIG_OK, p.removeTimer(t));
-            a.close();
-            c.close();
         }
     }
 
@@ -143,8 +134,7 @@ class PollSurfaceTest {
 
     @Test
     void sizeReportsTheCountOrMinusOneWithErrorOut() {
-        try (Context ctx = new Context(); Poller p = new Poller()) {
-            Socket s = ctx.socket(Socket.PAIR);
+        try (Context ctx = new Context(); Poller p = new Poller(); Socket s = ctx.socket(Socket.PAIR)) {
             int[] err = {-1};
             assertEquals(0, p.size(err));
             assertEquals(Tables.CONFIG_OK, err[0]);
@@ -156,7 +146,6 @@ class PollSurfaceTest {
             assertEquals(-1, Poller.ofHandle(0).size(null));
             assertEquals(Tables.ERRNO_EFAULT, Socket.lastErrno());
             assertEquals(Tables.CONFIG_OK, p.remove(s));
-            s.close();
         }
     }
 
