@@ -61,6 +61,12 @@ internal static class Registry
         // raw-peer cases (RawPeer.cs, ScRaw.cs, JqRaw.cs)
         ["SC-14"] = ScRaw.Sc14,
         ["SC-15"] = ScRaw.Sc15,
+        ["JQ-03"] = JqRaw.Jq03,
+        ["JQ-08"] = JqRaw.Jq08,
+        ["JQ-09"] = JqRaw.Jq09,
+        ["JQ-10"] = JqRaw.Jq10,
+        ["JQ-19"] = JqRaw.Jq19,
+        ["JQ-22"] = JqRaw.Jq22,
         // end of the raw-peer cases
         // --- PL-01/09/10/17/23/25/27, JQ-11/12/13 (PlMore.cs, JqPressure.cs) ---
         ["PL-01"] = PlMore.Pl01,

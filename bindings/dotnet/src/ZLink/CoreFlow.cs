@@ -168,6 +168,13 @@ public static unsafe class SocketFlow
         }
     }
 
+    /// <summary>zlink_setsockopt with a byte-string value (e.g. ZLINK_CONNECT_ROUTING_ID).</summary>
+    public static void SetOption(this Socket s, int option, ReadOnlySpan<byte> value)
+    {
+        using var u = new HandleUse(s.Handle);
+        fixed (byte* p = value) Errors.CheckCore(Native.zlink_setsockopt(u.Value, option, p, (nuint)value.Length), "zlink_setsockopt");
+    }
+
     /// <summary>zlink_socket_set_receive_flow_state (DEALER, ROUTER): asks every peer to
     /// stop (paused) or resume sending to s; the config result.</summary>
     public static int TrySetReceiveFlow(this Socket s, bool paused)
