@@ -284,6 +284,16 @@ internal static class RawPeer
         return st.RcvPendingMsgs;
     }
 
+    /// <summary>The peer's view of its peers' receive flow: a zero-timeout poll lets s take
+    /// in what arrived, then PausedBy.</summary>
+    public static ulong PausedSeen(Socket s, SocketMonitor mon)
+    {
+        Span<PollItem> it = stackalloc PollItem[1];
+        it[0] = new PollItem(s, PollEvents.Out);
+        ZLinkPoll.Poll(it, 0);
+        return PausedBy(mon);
+    }
+
     /// <summary>How many of s's peers pause it now (the flow-state view).</summary>
     public static ulong PausedBy(SocketMonitor mon)
     {

@@ -90,6 +90,7 @@ internal static class ScRaw
         if (tr == "tcp") { RawPeer.Buffers(a, 4096, -1); RawPeer.Buffers(b, -1, 4096); }
         string ep = RawPeer.Bind(a, tr);
         b.Connect(ep);
+        using var monA = a.OpenMonitor();
         ulong id1 = 0;
         Check.Eventually(() => TryRequest(b, "A", "q1", out id1), 5000, "B reaches A");
         ulong id2 = RawPeer.Request(b, "A", "q2");
@@ -99,6 +100,7 @@ internal static class ScRaw
         RawPeer.Result(Results.Config.Ok, b.TrySetReceiveFlow(true), "PAUSED");
         int n = RawPeer.FillStable(a, "B", 1024, out _);
         Check.Eq(0, RawPeer.Fill(a, "B", 1024, out _), "sends still refused");
+        Check.Eventually(() => RawPeer.PausedSeen(a, monA) == 1, 5000, "A sees B PAUSED");
 
         RawPeer.Result(Results.Submit.Ok, a.TryReply(q1.rid, q1.token, 0, One("r1"), true, 0, out ulong wt), "the async reply");
         Check.Eq(0UL, wt, "no wait token");
