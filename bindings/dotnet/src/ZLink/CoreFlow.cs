@@ -81,13 +81,21 @@ public readonly record struct MonitorStatus(uint StateFlags, uint DetailFlags,
 public readonly record struct MonitorEvent(ulong Event, ulong Value, byte[] PeerRid, string LocalAddress,
     string RemoteAddress, ulong ConnectionId, uint TransportLane, uint Flags);
 
+/// <summary>An open monitor's handle; ReleaseHandle is zlink_monitor_close.</summary>
+internal sealed unsafe class MonitorHandle : SafeHandle
+{
+    public MonitorHandle(nint h) : base(0, true) { SetHandle(h); }
+    public override bool IsInvalid => handle == 0;
+    protected override bool ReleaseHandle() { nint m = handle; return Native.zlink_monitor_close(&m) == 0; }
+}
+
 /// <summary>The monitor of one socket (zlink_socket_monitor_open; Dispose is
 /// zlink_monitor_close). Receive and close must not run concurrently (the C
 /// rule: single consumer; the caller serializes).</summary>
 public sealed unsafe class SocketMonitor : IDisposable
 {
-    private nint _h;
-    private SocketMonitor(nint h) { _h = h; }
+    private readonly MonitorHandle _h;
+    private SocketMonitor(nint h) { _h = new MonitorHandle(h); }
 
     /// <summary>ZLINK_EVENT_ALL.</summary>
     public const uint AllEvents = 0x7FFFFu;
@@ -107,7 +115,8 @@ public sealed unsafe class SocketMonitor : IDisposable
         NMonitorStatus st = default;
         st.abi_version = 4;
         st.struct_size = (uint)sizeof(NMonitorStatus);
-        int r = Native.zlink_monitor_status(Live(), &st);
+        int r;
+        using (var u = new HandleUse(_h)) r = Native.zlink_monitor_status(u.Value, &st);
         status = r == 0 ? new MonitorStatus(st) : default;
         return r;
     }
@@ -123,23 +132,16 @@ public sealed unsafe class SocketMonitor : IDisposable
     public int TryRecv(out MonitorEvent ev, bool dontWait = false)
     {
         NMonitorEvent e = default;
-        int r = Native.zlink_socket_monitor_recv(Live(), &e, dontWait ? 1 : 0);
+        int r;
+        using (var u = new HandleUse(_h)) r = Native.zlink_socket_monitor_recv(u.Value, &e, dontWait ? 1 : 0);
         ev = r != 0 ? default : new MonitorEvent(e.@event, e.value, new ReadOnlySpan<byte>(e.rid.data, e.rid.size).ToArray(),
             Native.Str(e.local_addr) ?? "", Native.Str(e.remote_addr) ?? "", e.connection_id, e.transport_lane, e.flags);
         return r;
     }
 
-    private nint Live() => _h != 0 ? _h : throw new ObjectDisposedException(nameof(SocketMonitor));
-
-    /// <summary>zlink_monitor_close (once; later calls do nothing).</summary>
-    public void Dispose()
-    {
-        if (_h == 0) return;
-        nint h = _h;
-        int r = Native.zlink_monitor_close(&h);
-        if (r != 0) throw Errors.Core(r, "zlink_monitor_close");
-        _h = 0;
-    }
+    /// <summary>zlink_monitor_close (once; later calls do nothing; a use after it throws
+    /// ObjectDisposedException).</summary>
+    public void Dispose() => _h.Dispose();
 }
 
 /// <summary>The flow calls on a Core socket.</summary>

@@ -112,6 +112,13 @@ public class CoreFlowTests
             Assert.Equal(0, r.TryRecvCompletion(out var w));
             Assert.Equal(CompletionKind.Writable, w!.Kind);
             Assert.Equal((nint)5, w.UserContext);
+            // one monitor per socket: a second open is refused until Dispose closed the first
+            Assert.Throws<ZLinkCoreException>(() => r.OpenMonitor());
+            mon.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => mon.TryStatus(out _));
+            using var again = r.OpenMonitor();
+            Assert.Equal(0, again.TryStatus(out var st2));
+            Assert.Equal(2UL, st2.RcvPendingMsgs);
         }
     }
 
