@@ -1,7 +1,8 @@
 #!/bin/sh
 # //conformance/java:runner — starts the Java runner (runner_jvm, the
 # launcher of tools/bazel/java.bzl) with ZLINK_JAVA_PL_NATIVE naming the
-# PL cases' test library (native/pl_native.c); every argument is passed on.
+# PL cases' test library (native/pl_native.c) and ZLINK_JQ08_JNI naming
+# JQ-08's (native/jq08_jni.c); every argument is passed on.
 set -eu
 here=$(dirname "$0")
 for d in "${RUNFILES_DIR:-}" "$0.runfiles" "$here/runner.runfiles"; do
@@ -10,6 +11,8 @@ for d in "${RUNFILES_DIR:-}" "$0.runfiles" "$here/runner.runfiles"; do
         export RUNFILES_DIR
         ZLINK_JAVA_PL_NATIVE=$RUNFILES_DIR/zlink/conformance/java/libzlink_pl_test.so
         export ZLINK_JAVA_PL_NATIVE
+        ZLINK_JQ08_JNI=$RUNFILES_DIR/zlink/conformance/java/native/libjq08_jni.so
+        export ZLINK_JQ08_JNI
         exec "$RUNFILES_DIR/zlink/conformance/java/runner_jvm" "$@"
     fi
 done

@@ -82,6 +82,15 @@ public final class Host implements AutoCloseable {
 
     public String name() { return name; }
 
+    /**
+     * The zlink_host_t pointer this host wraps, for native code of the
+     * application's own that calls the C ABI on the same host (for example
+     * zlink_host_add_handler while PREPARING). The binding keeps owning
+     * it: valid until close(), never to be destroyed by the caller; the
+     * C functions' thread rules (doc/abi.md) apply to such calls.
+     */
+    public long nativeHandle() { return handle; }
+
     public Host option(Option option, long value) {
         ZLink.check(Native.hostSetOption(handle, option.value, value), "option " + option);
         return this;
