@@ -159,6 +159,12 @@ export declare class Host {
   shutdown(deadlineMs?: number | bigint): Promise<void>;
   destroy(): void;
   readonly state: HostStateName;
+  /**
+   * The addon's reference to this host for native code of the application's
+   * own calling the C ABI on it: an External whose data begins with the
+   * zlink_host_t handle. The binding keeps owning the host.
+   */
+  readonly nativeHandle: unknown;
   status(): HostStatus;
   capacity(): HostCapacity;
   ownerStatus(owner: Owner): OwnerStatus;

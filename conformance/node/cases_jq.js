@@ -1184,6 +1184,7 @@ module.exports.cases = {
   ...require('./cases_jq_raw').cases,
   ...require('./cases_jq_pressure').cases,
   'JQ-01': independentProfiles,
+  'JQ-08': require('./cases_jq08').boundedRotation,
   'JQ-02': (p) => eachTransport(p, permitAccounting),
   'JQ-03': (p) => eachTransport(p, (tr) => {
     if (tr !== 'tcp') fail(`JQ-03's raw peer lives in its own context: tcp only, not ${tr}`);

@@ -391,6 +391,13 @@ class Host {
     for (const id of this._handlerIds) handlers.delete(id);
     this._handlerIds = [];
   }
+  // The addon's reference to this host, for native code of the
+  // application's own that calls the C ABI on it (e.g. a test helper's
+  // zlink_host_add_handler while PREPARING): an External whose data begins
+  // with the zlink_host_t handle. The binding keeps owning the host.
+  get nativeHandle() {
+    return this._h;
+  }
   get state() {
     const s = native.hostState(this._h);
     return s < 0 ? 'DESTROYED' : HostState[s];
