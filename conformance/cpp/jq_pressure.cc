@@ -1,8 +1,10 @@
 // jq_pressure.cc — seed 001 §10 "Configuration of the two capacity
 // authorities" and "Pressure state and sockets": JQ-01 (independent
 // profiles and startup errors), JQ-11 (the 80/60 hysteresis, at the host
-// and at the socket), JQ-13 (which sockets get a flow state). Ported from
-// conformance/c/jq_pressure.c; JQ-12 needs a raw ZMP peer (not ported).
+// and at the socket), JQ-12 (the latest absolute state wins: a new peer,
+// 1,000 toggles, closes mid-toggle; with the test-only raw ZMP peer of
+// rawzmp.hpp), JQ-13 (which sockets get a flow state). Ported from
+// conformance/c/jq_pressure.c.
 //
 // An "observer" is a plain Core DEALER of the case's own context connected
 // to one of H's ROUTERs, whose monitor status tells whether that ROUTER
@@ -10,6 +12,7 @@
 // turn through per token. Transport: tcp only (the observers live in a
 // context of their own).
 #include "cases.hpp"
+#include "rawzmp.hpp"
 #include "sc.hpp"
 
 using namespace std::chrono_literals;
@@ -309,6 +312,227 @@ void hysteresis(zlink::context &ctx, std::int64_t m, int pause, int resume)
     host_end(*h);
 }
 
+// ------------------------------------------------------------- JQ-12
+
+// Part 1: H (a CS server, M = 2) is PAUSED; a peer that connects now is
+// told PAUSED right after its handshake, before it sent anything, and a
+// record it sends anyway stays in the Core, unreceived, until H has room.
+void new_peer_paused(zlink::context &ctx)
+{
+    turnstile_t t;
+    auto h = std::make_unique<zlink::host>("H");
+    h->set_option(zlink::host_option::max_queued_jobs, 2);
+    h->add_cs_server("cs", "tcp://127.0.0.1:0");
+    h->on_send(zlink::owner::channel("cs"), "m", [&t](zlink::turn &) { t.pass(); });
+    h->start();
+    std::string ep = h->endpoint("cs");
+    auto cl = std::make_unique<zlink::host>("C");
+    cl->add_cs_client("cs", ep);
+    cl->start();
+    for (int i = 0; i < 3; i++) {
+        CF_RESULT(oneway(*cl, "cs", "p" + std::to_string(i)), 0);
+        if (i == 0)
+            CF_EVENTUALLY(t.get_inside() == 1, 5000);
+    }
+    CF_EVENTUALLY(h->capacity().queued_jobs == 2, 5000);
+    CF_EQ(h->capacity().pressure_state, static_cast<int>(ZLINK_PRESSURE_PAUSED));
+    std::int64_t dropped = h->metric("zlink.mesh_node.messages.dropped", "reason=decode_error");
+
+    // A Core peer connecting now sees remote pause and keeps its records.
+    observer_t obs(ctx, ep);
+    CF_EVENTUALLY(obs.paused() == 1, 5000);
+    {
+        zlink::message part(std::string_view("k"));
+        auto sr = obs.sock->try_send(std::span(&part, 1), zlink::send_flags::dontwait);
+        CF_CHECK(static_cast<bool>(sr.ec)); // held back at the sender: not sent
+    }
+
+    // A raw wire peer: HELLO, READY, then FLOWSTATE PAUSED, before any
+    // record of its own.
+    rawzmp::peer raw(ep);
+    {
+        wire::writer w;
+        rawzmp::hello(w, ZLINK_DEALER, "raw");
+        rawzmp::ready_dealer(w, "raw");
+        raw.send(w);
+    }
+    rawzmp::frame_t f = raw.next();
+    CF_CHECK(f.flags == rawzmp::f_control && !f.body.empty() && f.body[0] == 0x01); // HELLO
+    f = raw.next();
+    CF_CHECK(f.flags == rawzmp::f_control && !f.body.empty() && f.body[0] == 0x04); // READY
+    f = raw.next();
+    CF_EQ(rawzmp::flowstate_of(f), 1); // PAUSED
+    // It ignores the pause: its record waits in H's Core queue, not
+    // received (no permit is free), and nothing is dropped.
+    {
+        wire::writer w;
+        rawzmp::data(w, false, "ignores the pause");
+        raw.send(w);
+    }
+    CF_EVENTUALLY(h->metric(CORE + "accounted", "state=receive") > 0, 5000);
+    auto c = h->capacity();
+    CF_EQ(c.queued_jobs, 2u);
+    CF_EQ(c.permits_in_use, 2u);
+    CF_EQ(h->metric("zlink.mesh_node.messages.dropped", "reason=decode_error"), dropped);
+
+    // Room again: the held jobs run, the raw record (no framework record)
+    // is received and dropped as malformed; H runs and tells both peers.
+    t.give(1 << 20);
+    CF_EVENTUALLY(t.get_passed() == 3, 5000);
+    CF_EVENTUALLY(h->metric("zlink.mesh_node.messages.dropped", "reason=decode_error") ==
+                      dropped + 1,
+                  5000);
+    CF_EVENTUALLY(h->capacity().pressure_state == ZLINK_PRESSURE_RUNNING, 5000);
+    CF_EVENTUALLY(obs.paused() == 0, 5000);
+    bool running = false;
+    std::int64_t end = conf::now_ms() + conf::ms(5000);
+    while (!running && conf::now_ms() < end) {
+        if (!raw.peek(f) && !raw.fill(static_cast<int>(end - conf::now_ms())))
+            break;
+        while (raw.peek(f)) {
+            raw.consume(f);
+            running = running || rawzmp::flowstate_of(f) == 0;
+        }
+        if (raw.closed())
+            break;
+    }
+    CF_CHECK(running); // the raw peer was told RUNNING too
+    CF_EQ(h->capacity().flow_state_config_failures, 0u);
+    raw.close();
+    obs.close();
+    host_end(*cl);
+    host_end(*h);
+}
+
+// A sender thread of part 2: n one-ways from c to chan, each finished with
+// the synchronous submit(). Every one must be accepted, unless the host
+// under test shut down meanwhile (stop is then set).
+struct sender_t {
+    zlink::host *c = nullptr;
+    std::string chan;
+    int n = 0;
+    std::atomic<bool> stop{false};
+    std::atomic<int> sent{0}, failed{0};
+    std::thread th;
+
+    void run()
+    {
+        for (int i = 0; i < n && !stop.load(); i++) {
+            try {
+                auto k = c->send_to_channel(chan);
+                k.payload("m", "t");
+                k.submit();
+                sent++;
+            } catch (...) {
+                failed++;
+            }
+        }
+    }
+};
+
+// Part 2: H (M = 1, a mesh node and a CS server, handlers that never
+// wait) toggles PAUSED/RUNNING once each way per record: 1,000 records
+// from two sender threads (one per socket) make 1,000 pauses and 1,000
+// resumes. What closes mid-toggle: peer sockets of H's ROUTERs (observers
+// opened and closed while the toggling goes on), then, in a second run, H
+// itself (its shutdown closes both its sockets while the senders still
+// toggle it).
+void toggles(zlink::context &ctx, bool shutdown_mid)
+{
+    constexpr int per_sender = 500;
+    turnstile_t t;
+    t.give(1 << 30); // never waits
+    auto h = ts_host("H", 1, &t);
+    h->add_cs_server("cs", "tcp://127.0.0.1:0");
+    h->on_send(zlink::owner::channel("cs"), "m", [&t](zlink::turn &) { t.pass(); });
+    h->start();
+    std::string mep = h->endpoint("m"), cep = h->endpoint("cs");
+    auto mc = mesh_client("C1", mep, *h);
+    auto cc = std::make_unique<zlink::host>("C2");
+    cc->add_cs_client("cs", cep);
+    cc->set_channel_option("cs", zlink::node_option::send_timeout, 30000LL * 1000000);
+    cc->start();
+    CF_RESULT(oneway(*cc, "cs", "warm"), 0);
+    CF_EVENTUALLY(t.get_passed() == 1, 5000);
+    auto c0 = h->capacity();
+
+    sender_t s[2];
+    s[0].c = mc.get();
+    s[0].chan = "svc";
+    s[1].c = cc.get();
+    s[1].chan = "cs";
+    for (auto &x : s) {
+        x.n = per_sender;
+        x.th = std::thread([&x] { x.run(); });
+    }
+    // Peer sockets close mid-toggle: observers come and go on both ROUTERs.
+    observer_t keep0(ctx, mep), keep1(ctx, cep);
+    int churn = 0;
+    std::int64_t churn_end = conf::now_ms() + conf::ms(30000);
+    while (t.get_passed() < 1 + (shutdown_mid ? 200 : 2 * per_sender)) {
+        if (conf::now_ms() > churn_end)
+            CF_FAIL("H handled " + std::to_string(t.get_passed() - 1) + " of the " +
+                    std::to_string(2 * per_sender) + " records within 30 s");
+        observer_t o(ctx, churn % 2 == 0 ? mep : cep);
+        CF_EVENTUALLY(o.ready(), 5000);
+        o.close();
+        churn++;
+    }
+    if (shutdown_mid) {
+        // H closes while its senders still toggle it.
+        h->shutdown(2000ms);
+        CF_EQ(h->state(), ZLINK_HOST_STOPPED);
+        auto c = h->capacity();
+        CF_CHECK(c.transitions_paused >= 200 && c.transitions_paused - c.transitions_running <= 1);
+        // The registry took H's sockets out before closing them: no close
+        // race could make an application fail.
+        CF_EQ(c.flow_state_config_failures, 0u);
+        // The senders end: a one-way still waiting for room at H, which is
+        // gone, ends with its host's shutdown.
+        for (auto &x : s)
+            x.stop = true;
+        mc->shutdown(2000ms);
+        cc->shutdown(2000ms);
+        for (auto &x : s)
+            x.th.join();
+        CF_CHECK(s[0].sent + s[1].sent >= 200);
+    } else {
+        for (auto &x : s) {
+            x.th.join();
+            CF_EQ(x.failed.load(), 0);
+            CF_EQ(x.sent.load(), per_sender);
+        }
+        CF_EVENTUALLY(t.get_passed() == 1 + 2 * per_sender, 10000);
+        CF_EVENTUALLY(h->capacity().permits_in_use == 0, 5000);
+        auto c = h->capacity();
+        // M = 1: every record paused and resumed H once.
+        CF_EQ(c.transitions_paused - c0.transitions_paused, std::uint64_t{2 * per_sender});
+        CF_EQ(c.transitions_running - c0.transitions_running, std::uint64_t{2 * per_sender});
+        CF_EQ(c.pressure_state, static_cast<int>(ZLINK_PRESSURE_RUNNING));
+        // Every live supported socket ends in the host's state, as each of
+        // its peers sees it; a fresh peer too.
+        CF_EVENTUALLY(keep0.paused() == 0 && keep1.paused() == 0, 5000);
+        observer_t late(ctx, mep);
+        CF_EVENTUALLY(late.ready(), 5000);
+        CF_EQ(late.paused(), 0u);
+        late.close();
+        // Nothing of H closed: no failure at all.
+        CF_EQ(c.flow_state_config_failures, 0u);
+        CF_CHECK(churn > 0);
+        CF_EQ(h->metric("zlink.mesh_node.messages.dropped", "reason=no_handler"), 0);
+    }
+    keep0.close();
+    keep1.close();
+    if (!shutdown_mid) {
+        host_end(*mc);
+        host_end(*cc);
+        host_end(*h);
+    }
+    mc.reset();
+    cc.reset();
+    h.reset();
+}
+
 // ------------------------------------------------------------- JQ-13
 
 void flow_state_sockets()
@@ -379,6 +603,14 @@ void jq11(const conf::params_t &)
     hysteresis(ctx, 10, 8, 6);
     hysteresis(ctx, 1, 1, 0);
     hysteresis(ctx, 17, 14, 10);
+}
+
+void jq12(const conf::params_t &)
+{
+    zlink::context ctx;
+    new_peer_paused(ctx);
+    toggles(ctx, false);
+    toggles(ctx, true);
 }
 
 void jq13(const conf::params_t &) { flow_state_sockets(); }

@@ -3,8 +3,9 @@
 // itself, wire.hpp), through the C++ binding's Core handles: JQ-10
 // (malformed input never reaches a handler) and JQ-19 (a full Core HWM is
 // backpressure, not drops), JQ-09 (per-peer accounting on one ROUTER)
-// and JQ-22 (no retained receive, send_ready or retry). Ported from
-// conformance/c/jq_raw.c; JQ-08 is not ported.
+// and JQ-22 (no retained receive, send_ready or retry), and JQ-08 (bounded
+// receive rotation, framework peers over inproc). Ported from
+// conformance/c/jq_raw.c, whose design notes hold here too.
 #include "cases.hpp"
 #include "sc.hpp"
 #include "wire.hpp"
@@ -615,6 +616,229 @@ void no_retained_receive_or_retry(int pending, int window_ms, int cpu_ppm_max)
 
 } // namespace
 
+// ------------------------------------------------------------- JQ-08
+
+namespace {
+
+// JQ-08's order log: what B's "svc" handler saw, in arrival order: the
+// source (the index of the peer's routing id, from turn::source) and the
+// record's sequence (the payload's first 4 bytes, big-endian). A blocker
+// waits at the gate and is not logged.
+struct rot_log_t {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::pair<int, std::uint32_t>> v;
+    std::vector<std::string> names;
+    sc::gate_t gate, hold;
+    std::atomic<int> bad{0};
+
+    void on_logged(zlink::turn &t)
+    {
+        auto p = t.payload();
+        std::string_view rid = t.source().view();
+        int src = -1;
+        for (std::size_t i = 0; i < names.size(); i++)
+            if (rid == names[i])
+                src = static_cast<int>(i);
+        std::uint32_t seq = 0;
+        if (p.size() >= 4)
+            seq = static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
+                  static_cast<std::uint32_t>(p[2]) << 8 | static_cast<std::uint32_t>(p[3]);
+        if (p.size() >= 4 && seq == blocker) {
+            gate.pass();
+            return;
+        }
+        std::lock_guard<std::mutex> g(m);
+        if (src < 0 || p.size() < 4)
+            bad++;
+        else
+            v.emplace_back(src, seq);
+        cv.notify_all();
+    }
+    void wait(std::size_t n, int ms)
+    {
+        std::unique_lock<std::mutex> g(m);
+        cv.wait_for(g, std::chrono::milliseconds(conf::ms(ms)), [&] { return v.size() >= n; });
+        if (v.size() < n)
+            CF_FAIL("handlers logged " + std::to_string(v.size()) + " of " + std::to_string(n) +
+                    " records within " + std::to_string(conf::ms(ms)) + " ms (bad " +
+                    std::to_string(bad.load()) + ")");
+        CF_EQ(bad.load(), 0);
+    }
+};
+
+// A one-way to channel of h whose payload is seq (4 bytes BE) padded with
+// zero bytes to size (at least 4); waits for its outcome: the result.
+int send_seq(zlink::host &h, const std::string &channel, std::uint32_t seq, std::size_t size)
+{
+    std::string p(std::max<std::size_t>(size, 4), '\0');
+    p[0] = static_cast<char>(seq >> 24);
+    p[1] = static_cast<char>(seq >> 16);
+    p[2] = static_cast<char>(seq >> 8);
+    p[3] = static_cast<char>(seq);
+    auto c = h.send_to_channel(channel);
+    c.payload("m", p);
+    return sc::wait_send(c).result;
+}
+
+// The runs of the log (maximal stretches from one source). Each run that
+// started while another source still had records to come is at most
+// max_run long; with cyclic and all three sources still sending, the run
+// after a stop comes from the next source, never again from one of the
+// last two. Each source's records come in its sending order. The log's
+// mutex is held. Returns the longest run checked.
+std::size_t check_runs(const rot_log_t &l, std::size_t nsrc, std::size_t per_src,
+                       std::size_t max_run, bool cyclic, const std::string &what)
+{
+    std::vector<std::size_t> left(nsrc, per_src);
+    std::vector<std::uint32_t> next_seq(nsrc, 0);
+    std::size_t longest = 0, nruns = 0;
+    int prev[2] = {-1, -1};
+    const auto &v = l.v;
+    for (std::size_t i = 0; i < v.size();) {
+        int s = v[i].first;
+        std::size_t others = 0, alive = 0;
+        for (std::size_t k = 0; k < nsrc; k++) {
+            if (left[k] > 0)
+                alive++;
+            if (static_cast<int>(k) != s && left[k] > 0)
+                others++;
+        }
+        std::size_t j = i;
+        while (j < v.size() && v[j].first == s) {
+            if (v[j].second != next_seq[s])
+                CF_FAIL(what + ": record " + std::to_string(j) + " of source " +
+                        std::to_string(s) + " has seq " + std::to_string(v[j].second) +
+                        ", expected " + std::to_string(next_seq[s]));
+            next_seq[s]++;
+            j++;
+        }
+        std::size_t len = j - i;
+        if (others > 0) {
+            longest = std::max(longest, len);
+            if (len > max_run)
+                CF_FAIL(what + ": source " + std::to_string(s) + " got " + std::to_string(len) +
+                        " consecutive records (records " + std::to_string(i) + ".." +
+                        std::to_string(j - 1) + ") while another still had data; at most " +
+                        std::to_string(max_run) + " expected");
+        }
+        if (cyclic && alive == nsrc && nsrc == 3 && prev[1] >= 0 &&
+            (s == prev[0] || s == prev[1])) {
+            for (std::size_t x = 0, r = 0; x < v.size() && r < 12; r++) {
+                std::size_t y = x;
+                while (y < v.size() && v[y].first == v[x].first)
+                    y++;
+                std::cout << "# run " << r << ": src " << v[x].first << " len " << y - x << "\n";
+                x = y;
+            }
+            CF_FAIL(what + ": run " + std::to_string(nruns) + " (records " + std::to_string(i) +
+                    ".." + std::to_string(j - 1) + ") is from source " + std::to_string(s) +
+                    " again, not the next socket after the last stop");
+        }
+        prev[1] = prev[0];
+        prev[0] = s;
+        left[s] -= std::min(len, left[s]);
+        nruns++;
+        i = j;
+    }
+    for (std::size_t k = 0; k < nsrc; k++)
+        CF_EQ(next_seq[k], static_cast<std::uint32_t>(per_src));
+    return longest;
+}
+
+// B: one handler thread (two host threads), a limit that never binds, a
+// gated "svc" handler and a "hold" handler. layout 1: one mesh node "m"
+// with the three clients as its peers (one ROUTER); layout 3: three mesh
+// nodes "m1".."m3", one per client (three ROUTERs, one channel gate). Two
+// blockers hold both of B's threads at their gates; each client then
+// pre-queues per_src records of size bytes, taking turns; then open().
+std::size_t rotation_round(const std::string &tr, int layout, std::size_t per_src,
+                           std::size_t size, std::size_t max_run, const std::string &what)
+{
+    const std::vector<std::string> names = {"A1", "A2", "A3"};
+    const std::vector<std::string> meshes =
+        layout == 1 ? std::vector<std::string>{"m", "m", "m"}
+                    : std::vector<std::string>{"m1", "m2", "m3"};
+    auto hwm = static_cast<std::int64_t>(per_src * (size + 256) * 2 + (1 << 20));
+    rot_log_t log;
+    log.names = names;
+
+    zlink::host b("B");
+    b.set_option(zlink::host_option::handler_threads, 1);
+    b.set_option(zlink::host_option::max_queued_jobs, 1000000);
+    for (int i = 0; i < layout; i++) {
+        b.add_mesh_node(meshes[i], "B", sc::endpoint(tr, "jq08", meshes[i]));
+        b.add_mesh_channel_server(meshes[i], "svc", 100);
+        b.set_mesh_option(meshes[i], zlink::node_option::rcvhwm, hwm * 3);
+    }
+    b.add_mesh_channel_server(meshes[0], "hold", 100);
+    b.on_send(zlink::owner::channel("svc"), "m", [&log](zlink::turn &t) { log.on_logged(t); });
+    b.on_send(zlink::owner::channel("hold"), "m", [&log](zlink::turn &) { log.hold.pass(); });
+    b.start();
+    std::vector<std::string> bound;
+    for (int i = 0; i < layout; i++)
+        bound.push_back(b.endpoint(meshes[i]));
+
+    std::vector<std::unique_ptr<zlink::host>> a;
+    for (int i = 0; i < 3; i++) {
+        auto h = std::make_unique<zlink::host>(names[i]);
+        h->add_mesh_node(meshes[i], names[i]);
+        h->add_mesh_channel_client(meshes[i], "svc");
+        if (i == 0)
+            h->add_mesh_channel_client(meshes[i], "hold");
+        h->set_mesh_option(meshes[i], zlink::node_option::sndhwm, hwm);
+        h->set_mesh_option(meshes[i], zlink::node_option::send_timeout, 60000LL * 1000000);
+        h->mesh_connect(meshes[i], bound[layout == 1 ? 0 : i], "B");
+        h->start();
+        CF_EVENTUALLY(h->ready_peers(meshes[i]) == 1, 5000);
+        a.push_back(std::move(h));
+    }
+    for (int i = 0; i < layout; i++)
+        CF_EVENTUALLY(b.ready_peers(meshes[i]) == (layout == 1 ? 3 : 1), 5000);
+
+    // The blockers hold both of B's threads at their gates: B receives
+    // nothing more.
+    CF_RESULT(send_seq(*a[0], "svc", blocker, 4), 0);
+    CF_EVENTUALLY(log.gate.waiting() == 1, 5000);
+    CF_RESULT(send_seq(*a[0], "hold", 0, 4), 0);
+    CF_EVENTUALLY(log.hold.waiting() == 1, 5000);
+    // Pre-queue: the clients take turns so that no client's records are
+    // older than another's by more than one record.
+    for (std::size_t k = 0; k < per_src; k++)
+        for (int i = 0; i < 3; i++)
+            CF_RESULT(send_seq(*a[i], "svc", static_cast<std::uint32_t>(k), size), 0);
+    {
+        std::lock_guard<std::mutex> g(log.m);
+        CF_EQ(log.v.size(), 0u);
+    }
+    // Nothing received yet: every record is in B's Core queues.
+    CF_EQ(b.capacity().permits_in_use, 0u);
+    CF_EQ(b.capacity().pressure_state, static_cast<int>(ZLINK_PRESSURE_RUNNING));
+
+    log.hold.open();
+    log.gate.open();
+    log.wait(3 * per_src, 30000);
+    std::size_t longest = 0, first_run = 0;
+    {
+        std::lock_guard<std::mutex> g(log.m);
+        longest = check_runs(log, 3, per_src, max_run, layout == 3, what);
+        while (first_run < log.v.size() && log.v[first_run].first == log.v[0].first)
+            first_run++;
+    }
+    if (layout == 1 && longest > 1)
+        CF_FAIL(what + ": peers of one ROUTER were not interleaved record by record (a run of " +
+                std::to_string(longest) + ")");
+    std::cout << "# " << what << " " << tr << ": longest run " << longest << " (first "
+              << first_run << ")\n";
+    CF_EQ(b.capacity().permits_in_use, 0u);
+    for (auto &h : a)
+        h->shutdown(2000ms);
+    b.shutdown(2000ms);
+    return longest;
+}
+
+} // namespace
+
 namespace cases {
 
 void jq09(const conf::params_t &p)
@@ -639,6 +863,28 @@ void jq19(const conf::params_t &p)
 
 
 void jq10(const conf::params_t &) { malformed_input(); }
+
+void jq08(const conf::params_t &p)
+{
+    auto trs = sc::transports(p);
+    auto per_src = static_cast<std::size_t>(conf::param_int(p, "records"));
+    auto small = static_cast<std::size_t>(conf::param_int(p, "small_size"));
+    auto large = static_cast<std::size_t>(conf::param_int(p, "large_size"));
+    auto large_records = static_cast<std::size_t>(conf::param_int(p, "large_records"));
+    // The byte bound: a socket's batch ends once 1 MiB of payload came, so
+    // a run is at most ceil(1 MiB / size) records.
+    std::size_t byte_run = ((std::size_t{1} << 20) + large - 1) / large;
+    for (const auto &tr : trs) {
+        rotation_round(tr, 1, per_src, small, 1, "one ROUTER");
+        std::size_t small_run = rotation_round(tr, 3, per_src, small, 64, "three sockets");
+        std::size_t large_run =
+            rotation_round(tr, 3, large_records, large, byte_run, "three sockets, large");
+        if (large_run >= small_run)
+            CF_FAIL("runs of " + std::to_string(large) + "-byte records (" +
+                    std::to_string(large_run) + ") are not shorter than of " +
+                    std::to_string(small) + "-byte ones (" + std::to_string(small_run) + ")");
+    }
+}
 
 void jq22(const conf::params_t &p)
 {
