@@ -635,10 +635,10 @@ struct rot_log_t {
     void on_logged(zlink::turn &t)
     {
         auto p = t.payload();
-        std::string_view rid = t.source().view();
+        const zlink::routing_id rid = t.source();
         int src = -1;
         for (std::size_t i = 0; i < names.size(); i++)
-            if (rid == names[i])
+            if (rid.view() == names[i])
                 src = static_cast<int>(i);
         std::uint32_t seq = 0;
         if (p.size() >= 4)
