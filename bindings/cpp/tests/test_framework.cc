@@ -441,10 +441,45 @@ void host_errors()
 
 } // namespace
 
+// Packet names, content types and metadata reach C whole, short or long
+// (the binding passes short ones from the stack, long ones from the heap):
+// the server answers with the turn's packet, content type and metadata
+// value, and the reply carries them back unchanged.
+void names_pass_whole_at_every_length()
+{
+    auto p = make_pair_hosts([](zlink::host &b) {
+        for (std::size_t n : {1, 15, 16, 63, 64, 65, 200}) {
+            std::string pk(n, 'p');
+            b.on_request(svc, pk, [](zlink::turn &t) {
+                std::string echoed(t.metadata("k").value_or("<absent>"));
+                t.respond(t.packet(), echoed, t.content_type());
+            });
+        }
+    });
+    for (std::size_t n : {1, 15, 16, 63, 64, 65, 200}) {
+        std::string pk(n, 'p'), ct(n, 'c'), key = "k", value(n, 'v');
+        zlink::reply_t r = p.a->request_to_channel("svc")
+                               .payload(pk, "x", ct)
+                               .metadata(key, value)
+                               .timeout(zt::bound(5000))
+                               .submit();
+        ZT_EQ(r.packet, pk);
+        ZT_EQ(r.content_type, ct);
+        ZT_EQ(std::string(r.text()), value);
+    }
+    // An empty content type stays empty.
+    zlink::reply_t r = p.a->request_to_channel("svc").payload("p", "x").metadata("k", "v").submit();
+    ZT_EQ(r.content_type, std::string());
+    ZT_EQ(std::string(r.text()), std::string("v"));
+    p.a->shutdown(zt::bound(2000));
+    p.b->shutdown(zt::bound(2000));
+}
+
 int main()
 {
     host_errors();
     request_success_once_and_co_await();
+    names_pass_whole_at_every_length();
     cancel_and_timeout_once();
     sync_terminator_in_runtime_context();
     handler_exception_is_internal_failure();

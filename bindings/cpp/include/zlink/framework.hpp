@@ -93,6 +93,33 @@ inline outcome_t copy_outcome(const zlink_outcome_t *o)
     return out;
 }
 
+// A NUL-terminated copy of a string_view for one C call: on the stack when
+// short (packet names, content types, metadata), so a call's hot path does
+// not allocate for them.
+class c_str_arg {
+public:
+    explicit c_str_arg(std::string_view s)
+    {
+        if (s.size() < sizeof buf_) {
+            if (!s.empty())
+                std::memcpy(buf_, s.data(), s.size());
+            buf_[s.size()] = '\0';
+            p_ = buf_;
+        } else {
+            heap_.assign(s);
+            p_ = heap_.c_str();
+        }
+    }
+    c_str_arg(const c_str_arg &) = delete;
+    c_str_arg &operator=(const c_str_arg &) = delete;
+    const char *get() const noexcept { return p_; }
+
+private:
+    char buf_[64];
+    std::string heap_;
+    const char *p_;
+};
+
 // The application's reference to one C call, shared by builder and task.
 struct call_ref {
     zlink_call_t *call;
@@ -322,8 +349,8 @@ public:
     call_t &payload(std::string_view packet, std::span<const std::byte> bytes,
                     std::string_view content_type = {}) &
     {
-        std::string p(packet), ct(content_type);
-        detail::fw_check(zlink_call_set_payload(ref_->call, p.c_str(), ct.c_str(), bytes.data(),
+        detail::c_str_arg p(packet), ct(content_type);
+        detail::fw_check(zlink_call_set_payload(ref_->call, p.get(), ct.get(), bytes.data(),
                                                 bytes.size()),
                          "zlink_call_set_payload");
         return *this;
@@ -345,8 +372,8 @@ public:
     }
     call_t &metadata(std::string_view key, std::string_view value) &
     {
-        std::string k(key), v(value);
-        detail::fw_check(zlink_call_set_metadata(ref_->call, k.c_str(), v.c_str()),
+        detail::c_str_arg k(key), v(value);
+        detail::fw_check(zlink_call_set_metadata(ref_->call, k.get(), v.get()),
                          "zlink_call_set_metadata");
         return *this;
     }
@@ -519,8 +546,8 @@ public:
     void respond(std::string_view packet, std::span<const std::byte> bytes,
                  std::string_view content_type = {})
     {
-        std::string p(packet), ct(content_type);
-        int r = zlink_turn_respond(t_, p.c_str(), ct.c_str(), bytes.data(), bytes.size());
+        detail::c_str_arg p(packet), ct(content_type);
+        int r = zlink_turn_respond(t_, p.get(), ct.get(), bytes.data(), bytes.size());
         if (r == 0 || r == fw::unavailable || r == fw::shutting_down)
             ended_ = true;
         detail::fw_check(r, "zlink_turn_respond");
