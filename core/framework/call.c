@@ -840,7 +840,7 @@ void zf_call_on_writable(zf_call_t *c, const zlink_completion_t *rec)
  * accepted (the outcome comes later), else the result (nothing was sent).
  * The hot path takes zf_disp.lk twice: to accept (terminator, slot, ids,
  * registration) and to read the Core's answer. */
-static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
+static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user, bool held)
 {
     zf_host_t *h = c->host;
     int idle = 0;
@@ -856,6 +856,7 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user)
     }
     c->fn = fn;
     c->user = user;
+    c->held = held;
     atomic_store(&c->term, term); /* from here on the call is no longer built */
     atomic_store(&c->building, 0);
     if (atomic_load(&c->cancelled_early))
@@ -1007,7 +1008,53 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_comple
     zf_call_t *c = call_get(call);
     if (c == NULL)
         return ZLINK_FW_INVALID_HANDLE;
-    int rc = begin(c, ZF_TERM_START, fn, user);
+    int rc = begin(c, ZF_TERM_START, fn, user, false);
+    zf_obj_unref(&c->obj);
+    return rc;
+}
+
+/* The same start; the slot stays reserved after fn returned until
+ * zlink_call_callback_done (dispatch.c, run_callbacks). */
+ZLINK_EXPORT zlink_fw_result_t zlink_call_start_held(zlink_call_t *call, zlink_completion_fn fn,
+                                                     void *user)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = fn == NULL ? ZLINK_FW_INVALID_ARGUMENT /* nothing to hold the slot for */
+                        : begin(c, ZF_TERM_START, fn, user, true);
+    zf_obj_unref(&c->obj);
+    return rc;
+}
+
+/* Under zf_disp.lk: ends a held start's hold. True when fn had returned
+ * already, so the call is CLOSED now and the caller drops the runtime's
+ * reference after unlocking; else run_callbacks closes it when fn
+ * returns. */
+static bool hold_end_locked(zf_call_t *c)
+{
+    c->hold_done = true;
+    if (!c->hold_returned)
+        return false;
+    zf_disp_callback_closed(c);
+    return true;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_callback_done(zlink_call_t *call)
+{
+    zf_call_t *c = call_get(call);
+    if (c == NULL)
+        return ZLINK_FW_INVALID_HANDLE;
+    int rc = ZLINK_FW_OK;
+    bool close_now = false;
+    pthread_mutex_lock(&zf_disp.lk);
+    if (!c->held || !c->hold_ran || c->hold_done)
+        rc = ZLINK_FW_INVALID_OPERATION; /* not a held start, fn not called yet, or twice */
+    else
+        close_now = hold_end_locked(c);
+    pthread_mutex_unlock(&zf_disp.lk);
+    if (close_now)
+        zf_obj_unref(&c->obj); /* the runtime's reference */
     zf_obj_unref(&c->obj);
     return rc;
 }
@@ -1028,7 +1075,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome
         outcome->result = ZLINK_FW_INVALID_OPERATION;
         return ZLINK_FW_INVALID_OPERATION;
     }
-    int rc = begin(c, ZF_TERM_WAIT, NULL, NULL);
+    int rc = begin(c, ZF_TERM_WAIT, NULL, NULL, false);
     if (rc != 0) {
         zf_obj_unref(&c->obj);
         outcome->result = rc;
@@ -1099,7 +1146,17 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_release(zlink_call_t *call)
     zf_call_t *c = call_get(call);
     if (c == NULL)
         return ZLINK_FW_INVALID_HANDLE;
+    /* The handle ends here, so nobody can call zlink_call_callback_done
+     * after this: releasing ends a held start's hold as done would (its
+     * slot is given back now, or when fn returns). */
+    bool close_now = false;
+    pthread_mutex_lock(&zf_disp.lk);
+    if (c->held && !c->hold_done)
+        close_now = hold_end_locked(c);
+    pthread_mutex_unlock(&zf_disp.lk);
     zf_handle_remove(&c->obj);
+    if (close_now)
+        zf_obj_unref(&c->obj); /* the runtime's reference */
     zf_obj_unref(&c->obj);
     return ZLINK_FW_OK;
 }

@@ -14,7 +14,13 @@
  *    the ReplyRouteId and the Core user_context of the call's record;
  *  - the deadline heap of pending calls;
  *  - the completion lane: one thread, the DISPATCHER, runs every callback
- *    one at a time. It also owns the completion queue of every framework
+ *    one at a time. A call started with zlink_call_start_held keeps its
+ *    slot (and its count in the host's callbacks_queued, which shutdown's
+ *    drain waits for) after fn returned, until the binding calls
+ *    zlink_call_callback_done from whichever thread ran the language's
+ *    callback: a binding can hand the outcome to its own executor, return
+ *    at once, and still have a callback blocked in user code count
+ *    against the cap (seed 000 §17). It also owns the completion queue of every framework
  *    socket (replies, WRITABLE edges) and fires deadlines. A callback is
  *    queued by whichever path won the call (zf_call_finish) and runs at the
  *    top of the dispatcher's loop, after the record or timer that decided
@@ -114,6 +120,15 @@ void zf_disp_unreserve(zf_call_t *c)
     zf_disp.slots[c->slot] = NULL;
     zf_disp.free_list[zf_disp.free_count++] = c->slot;
     zf_disp.in_use--;
+}
+
+void zf_disp_callback_closed(zf_call_t *c)
+{
+    c->state = ZF_ST_CLOSED;
+    zf_disp_unreserve(c);
+    if (c->host != NULL)
+        c->host->callbacks_queued--;
+    pthread_cond_broadcast(&zf_disp.waiters);
 }
 
 zf_call_t *zf_disp_call_of(uint64_t uctx)
@@ -240,17 +255,22 @@ static void run_callbacks(void)
         zf_disp.cb_head = c->next_cb;
         if (zf_disp.cb_head == NULL)
             zf_disp.cb_tail = NULL;
+        c->hold_ran = true; /* from here on zlink_call_callback_done is allowed */
         pthread_mutex_unlock(&zf_disp.lk);
         if (done != NULL)
             zf_obj_unref(&done->obj);
+        done = NULL;
         if (c->fn != NULL)
             c->fn((zlink_call_t *)c->obj.handle, &c->outcome, c->user);
         pthread_mutex_lock(&zf_disp.lk);
-        c->state = ZF_ST_CLOSED;
-        zf_disp_unreserve(c);
-        if (c->host != NULL)
-            c->host->callbacks_queued--;
-        pthread_cond_broadcast(&zf_disp.waiters);
+        if (c->held && !c->hold_done) {
+            /* A held start: the binding's callback has not returned yet.
+             * The slot, the host's callback count and the runtime's
+             * reference stay until zlink_call_callback_done. */
+            c->hold_returned = true;
+            continue;
+        }
+        zf_disp_callback_closed(c);
         done = c;
     }
     if (done != NULL) {

@@ -168,6 +168,12 @@ typedef struct zf_call {
     bool ready;                   /* outcome delivered (wait / callback) */
     bool in_start;                /* zlink_call_start has not returned */
     bool deferred;                /* its callback waits for that return */
+    /* zlink_call_start_held: the slot outlives fn until the binding says
+     * its own callback returned (zlink_call_callback_done). */
+    bool held;                    /* started with zlink_call_start_held */
+    bool hold_ran;                /* the dispatcher has called fn */
+    bool hold_returned;           /* fn returned; the slot waits for done */
+    bool hold_done;               /* callback_done (or release) came */
     bool adm_counted;             /* counted in host->oneway_waiting */
     zf_sock_t *sock;              /* the socket it was submitted on */
     size_t nparts;
@@ -261,6 +267,11 @@ void zf_disp_watch_locked(zf_sock_t *s);
 /* Under zf_disp.lk: reserve / release a slot for c. */
 int zf_disp_reserve(zf_call_t *c);
 void zf_disp_unreserve(zf_call_t *c);
+/* Under zf_disp.lk: a call whose callback (fn, and for a held start the
+ * binding's callback too) has returned: CLOSED, its slot and its count in
+ * callbacks_queued given back. The caller drops the runtime's reference
+ * after unlocking. */
+void zf_disp_callback_closed(zf_call_t *c);
 /* Under zf_disp.lk: (re)arms c's deadline (0 removes it). */
 void zf_disp_set_deadline(zf_call_t *c, int64_t deadline);
 /* Under zf_disp.lk: queues c's callback. Returns true when the dispatcher

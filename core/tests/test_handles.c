@@ -542,6 +542,12 @@ static long long c_call_wait(void *h)
     return zlink_call_wait(h, &o);
 }
 static long long c_call_yield(void *h) { return zlink_call_yield(h, NULL, NULL); }
+static void c_noop_done(zlink_call_t *c, const zlink_outcome_t *o, void *u)
+{
+    (void)c, (void)o, (void)u;
+}
+static long long c_call_start_held(void *h) { return zlink_call_start_held(h, c_noop_done, NULL); }
+static long long c_call_callback_done(void *h) { return zlink_call_callback_done(h); }
 static long long c_call_cancel(void *h) { return zlink_call_cancel(h); }
 static long long c_call_release(void *h) { return zlink_call_release(h); }
 
@@ -724,6 +730,8 @@ static const entry_t entries[] = {
     H(zlink_call_set_metadata, ROLE_CALL, c_call_set_metadata, FW_IH, FW_IH),
     H(zlink_call_start, ROLE_CALL, c_call_start, FW_IH, FW_IH),
     H(zlink_call_wait, ROLE_CALL, c_call_wait, FW_IH, FW_IH),
+    H(zlink_call_start_held, ROLE_CALL, c_call_start_held, FW_IH, FW_IH),
+    H(zlink_call_callback_done, ROLE_CALL, c_call_callback_done, FW_IH, FW_IH),
     H(zlink_call_yield, ROLE_CALL, c_call_yield, FW_IH, FW_IH),
     H(zlink_call_cancel, ROLE_CALL, c_call_cancel, FW_IH, FW_IH),
     H(zlink_call_release, ROLE_CALL, c_call_release, FW_IH, FW_IH),

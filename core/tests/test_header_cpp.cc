@@ -879,6 +879,8 @@ SIG(zlink_call_set_timeout, zlink_fw_result_t, (zlink_call_t *, int64_t));
 SIG(zlink_call_set_metadata, zlink_fw_result_t, (zlink_call_t *, const char *, const char *));
 SIG(zlink_call_start, zlink_fw_result_t, (zlink_call_t *, zlink_completion_fn, void *));
 SIG(zlink_call_wait, zlink_fw_result_t, (zlink_call_t *, zlink_outcome_t *));
+SIG(zlink_call_start_held, zlink_fw_result_t, (zlink_call_t *, zlink_completion_fn, void *));
+SIG(zlink_call_callback_done, zlink_fw_result_t, (zlink_call_t *));
 SIG(zlink_call_yield, zlink_fw_result_t, (zlink_call_t *, zlink_completion_fn, void *));
 SIG(zlink_call_cancel, zlink_fw_result_t, (zlink_call_t *));
 SIG(zlink_call_release, zlink_fw_result_t, (zlink_call_t *));

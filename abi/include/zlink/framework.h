@@ -464,6 +464,29 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_set_metadata(zlink_call_t *call, const
 
 ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_completion_fn fn, void *user);
 ZLINK_EXPORT zlink_fw_result_t zlink_call_wait(zlink_call_t *call, zlink_outcome_t *outcome);
+/* Since ZLINK_1.3. A held start, for bindings that run the language's
+ * callback on an executor of their own (a pump, a thread pool, an event
+ * loop): zlink_call_start_held is zlink_call_start (same results, same
+ * exactly-once fn on the dispatcher's lane; fn may not be NULL:
+ * INVALID_ARGUMENT), except that the call's completion dispatcher slot
+ * stays reserved after fn returns, until zlink_call_callback_done says the
+ * language's callback has returned. fn should hand the outcome over and
+ * return; the dispatcher then runs the next completion at once, while a
+ * callback blocked in user code still counts against
+ * ZLINK_DISPATCHER_CAPACITY (seed 000 §17) and in dispatcher_in_use.
+ * The outcome stays valid until then too.
+ * zlink_call_callback_done: any thread, exactly once per held start, after
+ * the dispatcher called fn (also while fn still runs: the slot is then
+ * given back when fn returns). INVALID_OPERATION for a call not started
+ * held, before fn was called, or a second time; INVALID_HANDLE for a bad
+ * or released handle. zlink_call_release of a held call ends its hold as
+ * done would (nobody could call done afterwards): keep the handle until
+ * done. A host's shutdown waits for held slots exactly as for running
+ * callbacks (after its deadline too: C cannot stop a callback), so a
+ * binding calls done on every path, its callback's failure included. */
+ZLINK_EXPORT zlink_fw_result_t zlink_call_start_held(zlink_call_t *call, zlink_completion_fn fn,
+                                                     void *user);
+ZLINK_EXPORT zlink_fw_result_t zlink_call_callback_done(zlink_call_t *call);
 ZLINK_EXPORT zlink_fw_result_t zlink_call_yield(zlink_call_t *call, zlink_completion_fn fn, void *user);
 ZLINK_EXPORT zlink_fw_result_t zlink_call_cancel(zlink_call_t *call);
 ZLINK_EXPORT zlink_fw_result_t zlink_call_release(zlink_call_t *call);

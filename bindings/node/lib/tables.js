@@ -5,7 +5,7 @@
 
 exports.VERSION = Object.freeze({
   "major": 1,
-  "minor": 2,
+  "minor": 3,
   "patch": 0
 });
 
@@ -387,5 +387,7 @@ exports.EXPORTS = Object.freeze([
   "zlink_host_capacity",
   "zlink_host_owner_status",
   "zlink_host_reset_metrics",
-  "zlink_turn_sequence"
+  "zlink_turn_sequence",
+  "zlink_call_callback_done",
+  "zlink_call_start_held"
 ]);
