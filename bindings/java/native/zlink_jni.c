@@ -21,27 +21,29 @@
  * an event onto a native queue (zj_queue_t: a mutex, a condition variable
  * and a singly linked list) and returns at once (the turn stays open
  * until Java ends it); the completion function (on the completion
- * dispatcher) pushes its event and waits for the pump's delivery (below). Java pump threads (platform
+ * dispatcher) pushes its event and returns at once too (below). Java pump threads (platform
  * threads owned by io.zlink.Pump, each marked a runtime context through
  * zlink_runtime_context_enter) block in take() and pull the events. One
  * queue per host carries its handler turns; one process-wide queue
  * carries every completion.
  *
  * Memory of an operation: call_start allocates one zj_event_t (the
- * operation) and hands it to libzlink as the completion's user pointer.
- * The completion function copies the outcome struct into it (the strings
- * and payload it points to belong to the call, which the Java side still
- * holds), queues it and waits until the pump has delivered it
- * (eventFree marks it delivered): a Java completion is thus a running
- * callback of the C dispatcher for as long as it runs, as a C callback
- * is (the dispatcher's capacity, its one-lane order, and shutdown
- * waiting for running callbacks all hold unchanged). The completion
- * function then frees the operation. A refused start frees it at once.
- * zj_live_ops counts the operations allocated and not yet freed (the
- * tests read it).
+ * operation) and starts the call with zlink_call_start_held, handing the
+ * event to libzlink as the completion's user pointer. The completion
+ * function copies the outcome struct and the call handle into it (the
+ * strings and payload it points to belong to the call, which libzlink
+ * keeps while the slot is held), queues it and returns: the C dispatcher
+ * goes on with the next completion at once. The pump delivers it and then
+ * frees it with eventFree, which first calls zlink_call_callback_done: the
+ * call's dispatcher slot stays reserved until the Java completion (the
+ * stage and the dependent actions it runs synchronously) has returned, so
+ * the dispatcher's capacity (a callback blocked in user code counts),
+ * shutdown waiting for running callbacks, and the one FIFO order (one
+ * queue, one pump thread) hold as for a C callback. A refused start frees
+ * the operation at once. zj_live_ops counts the operations allocated and
+ * not yet freed (the tests read it).
  *
- * Locks: each queue's mutex and zj_done_lk, leaves, held only to link or
- * unlink an event or to mark one delivered.
+ * Locks: each queue's mutex, a leaf, held only to link or unlink an event.
  */
 #include <jni.h>
 
@@ -86,6 +88,7 @@
     X(zlink_call_send_to_node) X(zlink_call_request_to_node) X(zlink_call_set_payload)   \
     X(zlink_call_set_timeout) X(zlink_call_set_metadata) X(zlink_call_start)             \
     X(zlink_call_wait) X(zlink_call_yield) X(zlink_call_cancel) X(zlink_call_release)    \
+    X(zlink_call_start_held) X(zlink_call_callback_done)                                 \
     X(zlink_turn_kind) X(zlink_turn_packet) X(zlink_turn_content_type)                   \
     X(zlink_turn_payload) X(zlink_turn_metadata) X(zlink_turn_source)                    \
     X(zlink_turn_sequence) X(zlink_turn_reply) X(zlink_turn_reply_error)                 \
@@ -109,7 +112,6 @@ typedef struct zj_event {
     int type;
     int64_t id;      /* TURN: the handler's id; COMPLETION: the operation's id */
     void *handle;    /* TURN: the turn */
-    int delivered;   /* COMPLETION: the pump is done with it (zj_done_lk) */
     zlink_outcome_t oc;
 } zj_event_t;
 
@@ -129,8 +131,6 @@ typedef struct zj_queue {
 
 static zj_queue_t *zj_completions;
 static atomic_long zj_live_ops;
-static pthread_mutex_t zj_done_lk = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t zj_done_cv = PTHREAD_COND_INITIALIZER;
 
 static zj_queue_t *queue_new(void)
 {
@@ -170,24 +170,15 @@ static void turn_trampoline(zlink_turn_t *turn, void *user)
     queue_push(h->queue, ev);
 }
 
-/* The completion function (the C dispatcher's lane): queues the outcome
- * for the completion pump and waits until the pump has delivered it
- * (event_free below), so a Java completion counts as a running callback
- * of the C dispatcher for as long as it runs, exactly as a C callback
- * does (its capacity, its order, shutdown waiting for it). Then frees the
- * operation. */
+/* The completion function (the C dispatcher's lane) of a held start:
+ * queues the outcome and the call for the completion pump and returns.
+ * The slot stays reserved until eventFree says the Java side is done. */
 static void completion_fn(zlink_call_t *call, const zlink_outcome_t *oc, void *user)
 {
-    (void)call;
     zj_event_t *ev = user;
     ev->oc = *oc;
+    ev->handle = call;
     queue_push(zj_completions, ev);
-    pthread_mutex_lock(&zj_done_lk);
-    while (!ev->delivered)
-        pthread_cond_wait(&zj_done_cv, &zj_done_lk);
-    pthread_mutex_unlock(&zj_done_lk);
-    atomic_fetch_sub(&zj_live_ops, 1);
-    free(ev);
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -515,18 +506,18 @@ JFN(jstring, eventContentType)(JNIEnv *e, jclass c, jlong ev)
     (void)c;
     return str_new(e, EV->oc.content_type ? EV->oc.content_type : "");
 }
-/* A turn or wait event: freed. A completion: handed back to the
- * completion function waiting for it, which frees it; the caller must not
- * touch it afterwards. */
+/* Frees an event. A completion's: after zlink_call_callback_done, which
+ * gives the call's dispatcher slot back (the Java completion has
+ * returned; a call the application released meanwhile ended its hold at
+ * release, and done then answers INVALID_HANDLE, which changes nothing). */
 JFN(void, eventFree)(JNIEnv *e, jclass c, jlong ev)
 {
     (void)e, (void)c;
     if (EV && EV->type == ZJ_EV_COMPLETION) {
-        pthread_mutex_lock(&zj_done_lk);
-        EV->delivered = 1;
-        pthread_cond_broadcast(&zj_done_cv);
-        pthread_mutex_unlock(&zj_done_lk);
-        return;
+        /* counted out first: whoever waits for the slot (a shutdown)
+         * sees the operation gone once done returns */
+        atomic_fetch_sub(&zj_live_ops, 1);
+        Z(zlink_call_callback_done)(EV->handle);
     }
     free(EV);
 }
@@ -865,7 +856,7 @@ JFN(jint, callSetMetadata)(JNIEnv *env, jclass c, jlong call, jstring jk, jstrin
     return r;
 }
 
-/* zlink_call_start (yield = 0) or zlink_call_yield (1) with a new
+/* zlink_call_start_held (yield = 0) or zlink_call_yield (1) with a new
  * operation carrying id; a refused terminator frees the operation. */
 JFN(jint, callStart)(JNIEnv *e, jclass c, jlong call, jlong id, jint yield)
 {
@@ -877,7 +868,7 @@ JFN(jint, callStart)(JNIEnv *e, jclass c, jlong call, jlong id, jint yield)
     op->id = id;
     atomic_fetch_add(&zj_live_ops, 1);
     zlink_fw_result_t r = yield ? Z(zlink_call_yield)(H(call), completion_fn, op)
-                                : Z(zlink_call_start)(H(call), completion_fn, op);
+                                : Z(zlink_call_start_held)(H(call), completion_fn, op);
     if (r != 0) {
         atomic_fetch_sub(&zj_live_ops, 1);
         free(op);

@@ -107,11 +107,17 @@ abstract class CallBase implements AutoCloseable {
             failure = ZLink.failure(result, Native.eventRemoteCode(ev), Native.eventMessage(ev),
                                     "call");
         }
-        donePending();
-        if (failure != null)
-            future.fail(failure);
-        else
-            future.settle(value);
+        // The stage's dependent actions run here, on the completion pump;
+        // the call is released (if close() asked for it) only after they
+        // returned, as the held dispatcher slot is (Pump).
+        try {
+            if (failure != null)
+                future.fail(failure);
+            else
+                future.settle(value);
+        } finally {
+            donePending();
+        }
     }
 
     /** zlink_call_wait: blocks this application thread; the reply or an exception. */

@@ -10,11 +10,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Design notes. No C thread is ever attached to the JVM: the C handler
  * trampoline only queues the turn natively (zlink_jni.c) and returns; the
- * C completion function queues the outcome and waits until this pump has
- * delivered it, so a Java completion occupies the C dispatcher's lane for
- * as long as it runs, as a C callback does (the dispatcher's capacity and
- * order, and shutdown waiting for running callbacks, hold unchanged). One
- * daemon thread, "zlink-completions", pulls
+ * C completion function of a held start (zlink_call_start_held) queues the
+ * outcome and returns too, so the C dispatcher never waits for Java. The
+ * call's dispatcher slot stays reserved until this pump has completed the
+ * stage and the dependent actions that stage runs synchronously, and
+ * then frees the event (Native.eventFree calls zlink_call_callback_done):
+ * a Java completion blocked in user code still counts against the
+ * dispatcher's capacity and shutdown still waits for it, as for a C
+ * callback. One daemon thread, "zlink-completions", pulls
  * every completion of the process and delivers it to the operation
  * registered under its id (exactly once: the id is removed from the map by
  * the one delivery; an id that is not there is counted as stray, which
@@ -134,6 +137,7 @@ final class Pump {
                 } catch (Throwable t) {
                     t.printStackTrace();
                 } finally {
+                    // a completion's: zlink_call_callback_done, on every path
                     if (ev != 0)
                         Native.eventFree(ev);
                 }

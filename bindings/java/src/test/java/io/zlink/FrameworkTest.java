@@ -269,6 +269,52 @@ class FrameworkTest {
         assertEquals(live0, ZLink.liveOperations());
     }
 
+    /** Waits (bounded) until the process-wide dispatcher_in_use is n. */
+    private void awaitInUse(long n) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_S);
+        long v;
+        while ((v = client.status().dispatcherInUse) != n) {
+            if (System.nanoTime() > end)
+                fail("dispatcher_in_use stayed " + v + ", expected " + n);
+            Thread.sleep(1);
+        }
+    }
+
+    @Test
+    void aStageBlockedInUserCodeHoldsItsSlotButNotTheDispatcher() throws Exception {
+        awaitInUse(0);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        CompletableFuture<Void> after = client.requestToChannel("svc").payload("echo", b("blocked"))
+            .timeout(Duration.ofSeconds(BOUND_S)).submit()
+            .thenAccept(v -> {
+                entered.countDown();
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }).toCompletableFuture();
+        try {
+            assertTrue(entered.await(BOUND_S, TimeUnit.SECONDS), "the stage's action runs");
+            // The C dispatcher does not wait for Java: a synchronous request
+            // (its reply is taken by the dispatcher thread) completes while
+            // the completion pump is blocked in user code.
+            CompletableFuture<String> sync = CompletableFuture.supplyAsync(
+                () -> s(client.requestToChannel("svc").payload("echo", b("meanwhile"))
+                              .timeout(Duration.ofSeconds(BOUND_S)).submit_sync()));
+            assertEquals("meanwhile", sync.get(BOUND_S, TimeUnit.SECONDS));
+            // ... and the blocked completion still holds its dispatcher slot
+            awaitInUse(1);
+            assertFalse(after.isDone());
+        } finally {
+            gate.countDown();
+        }
+        after.get(BOUND_S, TimeUnit.SECONDS);
+        // given back once the action returned
+        awaitInUse(0);
+    }
+
     @Test
     void shutdownDuringARequestCompletesItOnceShuttingDown() throws Exception {
         long live0 = ZLink.liveOperations();
