@@ -3,20 +3,33 @@
 // Design notes (exactly-once completion; no .NET-side race)
 //  - Async(ct) allocates one Operation (an IValueTaskSource backed by
 //    ManualResetValueTaskSourceCore) and passes a GCHandle to it as the
-//    completion's user pointer. The C runtime calls Operation.Complete (an
-//    [UnmanagedCallersOnly] entry) exactly once, on its dispatcher lane; that
-//    entry frees the GCHandle and completes the source. If zlink_call_start
+//    completion's user pointer of zlink_call_start_held. The C runtime calls
+//    Operation.Complete (an [UnmanagedCallersOnly] entry) exactly once, on
+//    its dispatcher lane; that entry frees the GCHandle, copies the outcome
+//    (reply bytes or the exception) and queues the Operation to the thread
+//    pool, and returns: the dispatcher goes on at once. The pool work item
+//    completes the source, running the continuations that do not ask for a
+//    context of their own synchronously inside it, then calls
+//    zlink_call_callback_done: the call's dispatcher slot stays reserved
+//    until those continuations returned, so a continuation blocked in user
+//    code counts against the cap (seed 000 §17, SC-18). If the start
 //    refuses the call, fn never runs: the terminator frees the GCHandle and
 //    returns a faulted ValueTask. Nothing else completes an Operation.
+//  - A continuation that shuts its host down synchronously (Host.Shutdown
+//    or Dispose inside it) would wait for its own slot: those calls first
+//    give back the slot the current work item holds
+//    (Operation.ReleaseHeldSlot).
 //  - A CancellationToken registration only calls zlink_call_cancel; the C
 //    runtime decides the race (reply, timeout, shutdown, cancel) and the
 //    outcome's result decides the exception. A token already cancelled
 //    makes the terminator cancel the call before starting it, so
 //    zlink_call_start answers CANCELLED and nothing is sent.
-//  - Continuations run asynchronously (never on the dispatcher lane): on the
-//    captured SynchronizationContext when there is one (inside a handler:
-//    RuntimeContextSync, whose threads are marked runtime context), else on
-//    the thread pool.
+//  - Continuations never run on the dispatcher lane: on the captured
+//    SynchronizationContext when there is one (inside a handler:
+//    RuntimeContextSync, whose threads are marked runtime context; posted,
+//    so they hold no slot), else inline in the pool work item above. A
+//    call's own continuation is application code: the pool thread is not a
+//    runtime context.
 //  - The call object is released when the Call is disposed, or by the
 //    SafeHandle's finalizer; a second terminator on a live call is refused
 //    by the C runtime (INVALID_OPERATION).
@@ -84,7 +97,7 @@ public abstract unsafe class Call : IDisposable
         {
             if (ct.IsCancellationRequested) Native.zlink_call_cancel(u.Value);
             r = yield ? Native.zlink_call_yield(u.Value, &Operation.Complete, GCHandle.ToIntPtr(gch))
-                      : Native.zlink_call_start(u.Value, &Operation.Complete, GCHandle.ToIntPtr(gch));
+                      : Native.zlink_call_start_held(u.Value, &Operation.Complete, GCHandle.ToIntPtr(gch));
         }
         if (r != 0)
         {
@@ -187,9 +200,15 @@ public sealed class RequestCall : Call
 }
 
 /// <summary>One started call's completion source.</summary>
-internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSource
+internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSource, IThreadPoolWorkItem
 {
-    private ManualResetValueTaskSourceCore<Reply?> _core = new() { RunContinuationsAsynchronously = true };
+    private ManualResetValueTaskSourceCore<Reply?> _core = new() { RunContinuationsAsynchronously = false };
+    // Set by Complete (dispatcher lane) before the work item is queued.
+    private nint _callRaw;
+    private Reply? _reply;
+    private Exception? _error;
+    private int _held;   // 1 until zlink_call_callback_done was called
+    [ThreadStatic] private static Operation? t_running;   // the work item on this thread
     private readonly CallHandle _call;
     private readonly CancellationToken _token;
     private CancellationTokenRegistration _reg;
@@ -240,24 +259,63 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
         Interlocked.Increment(ref op.DeliveredHere);
         try
         {
-            CancellationTokenRegistration reg;
-            lock (op._lock) { op._done = true; reg = op._reg; }
+            // Copied here: the application may release the call before the
+            // work item runs (release ends the hold, and the outcome with it).
+            op._callRaw = call;
+            op._held = 1;
             if (outcome->result == 0)
-            {
-                op._core.SetResult(ReplyOf(outcome));
-            }
+                op._reply = ReplyOf(outcome);
             else
-            {
-                var e = Errors.FromFramework(outcome->result, Native.Str(outcome->message) ?? "",
-                                             outcome->remote_code, op._token)!;
-                op._core.SetException(e);
-            }
-            reg.Dispose();
+                op._error = Errors.FromFramework(outcome->result, Native.Str(outcome->message) ?? "",
+                                                 outcome->remote_code, op._token)!;
+            ThreadPool.UnsafeQueueUserWorkItem(op, preferLocal: false);
         }
         catch (Exception e)
         {
             Environment.FailFast("ZLink: completion delivery failed", e);
         }
+    }
+
+    /// <summary>The pool work item: completes the source (inline
+    /// continuations run here), then gives the dispatcher slot back.</summary>
+    void IThreadPoolWorkItem.Execute()
+    {
+        t_running = this;
+        try
+        {
+            CancellationTokenRegistration reg;
+            lock (_lock) { _done = true; reg = _reg; }
+            reg.Dispose();
+            if (_error == null) _core.SetResult(_reply);
+            else _core.SetException(_error);
+        }
+        catch (Exception e)
+        {
+            Environment.FailFast("ZLink: completion delivery failed", e);
+        }
+        finally
+        {
+            t_running = null;
+            CallbackDone();
+        }
+    }
+
+    /// <summary>zlink_call_callback_done, once. A call released meanwhile
+    /// ended its hold at release (INVALID_HANDLE then, which changes nothing).</summary>
+    private void CallbackDone()
+    {
+        if (Interlocked.Exchange(ref _held, 0) == 1)
+            Native.zlink_call_callback_done(_callRaw);
+    }
+
+    /// <summary>Gives back the slot held by the completion whose continuation
+    /// runs on this thread, if any (a host shutdown from inside it).</summary>
+    internal static void ReleaseHeldSlot()
+    {
+        var op = t_running;
+        if (op == null) return;
+        t_running = null;
+        op.CallbackDone();
     }
 
     public Reply? GetResult(short token) => _core.GetResult(token);

@@ -213,8 +213,13 @@ public sealed unsafe class Host : IDisposable, IAsyncDisposable
 
     /// <summary>Graceful shutdown (blocks; INVALID_OPERATION in a runtime context).
     /// deadline null: the SHUTDOWN_TIMEOUT option.</summary>
-    public void Shutdown(TimeSpan? deadline = null) =>
+    public void Shutdown(TimeSpan? deadline = null)
+    {
+        // From a call's continuation: its held dispatcher slot would make the
+        // shutdown wait for this very thread (Call.cs).
+        Operation.ReleaseHeldSlot();
         Errors.Check(Native.zlink_host_shutdown(H, deadline is TimeSpan d ? Durations.Ns(d) : 0), "zlink_host_shutdown");
+    }
 
     public ValueTask ShutdownAsync(TimeSpan? deadline = null)
     {

@@ -277,6 +277,8 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial int zlink_call_set_timeout(nint call, long timeout);
     [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_call_set_metadata(nint call, string key, string value);
     [LibraryImport(L)] internal static partial int zlink_call_start(nint call, delegate* unmanaged<nint, NOutcome*, nint, void> fn, nint user);
+    [LibraryImport(L)] internal static partial int zlink_call_start_held(nint call, delegate* unmanaged<nint, NOutcome*, nint, void> fn, nint user);
+    [LibraryImport(L)] internal static partial int zlink_call_callback_done(nint call);
     [LibraryImport(L)] internal static partial int zlink_call_wait(nint call, NOutcome* outcome);
     [LibraryImport(L)] internal static partial int zlink_call_yield(nint call, delegate* unmanaged<nint, NOutcome*, nint, void> fn, nint user);
     [LibraryImport(L)] internal static partial int zlink_call_cancel(nint call);

@@ -42,6 +42,59 @@ public class FrameworkTests
         }
     }
 
+    // The process-wide dispatcher_in_use reaches n (tests run one at a time).
+    private static async Task InUse(Host h, ulong n)
+    {
+        var end = DateTime.UtcNow + Bound.Long;
+        while (h.Status.DispatcherInUse != n)
+        {
+            if (DateTime.UtcNow > end) Assert.Fail($"dispatcher_in_use stayed {h.Status.DispatcherInUse}, expected {n}");
+            await Task.Delay(1);
+        }
+    }
+
+    [Fact]
+    public async Task A_continuation_blocked_in_user_code_holds_its_dispatcher_slot()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register, null, srv.Release);
+        using var warm = p.Client.RequestToChannel("svc").Payload("echo", B("w"));
+        await Bound.Within(warm.Async().AsTask());
+        await InUse(p.Client, 0);
+        using var block = new ManualResetEventSlim(false);
+        var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var call = p.Client.RequestToChannel("svc").Payload("echo", B("x"));
+        var t = call.Async().AsTask().ContinueWith(_ =>
+        {
+            entered.TrySetResult();
+            block.Wait();
+            return Native.zlink_in_runtime_context();
+        }, TaskContinuationOptions.ExecuteSynchronously);
+        try
+        {
+            await Bound.Within(entered.Task);
+            await InUse(p.Client, 1);
+            Assert.False(t.IsCompleted);
+        }
+        finally { block.Set(); }
+        Assert.Equal(0, await Bound.Within(t));   // application code, not a runtime context
+        await InUse(p.Client, 0);
+    }
+
+    [Fact]
+    public async Task A_continuation_may_shut_its_own_host_down()
+    {
+        var srv = new Server();
+        using var p = new Pair(srv.Register, null, srv.Release);
+        using var call = p.Client.RequestToChannel("svc").Payload("echo", B("x"));
+        var state = await Bound.Within(call.Async().AsTask().ContinueWith(_ =>
+        {
+            p.Client.Shutdown(TimeSpan.FromSeconds(5));
+            return p.Client.State;
+        }, TaskContinuationOptions.ExecuteSynchronously));
+        Assert.Equal(HostState.Stopped, state);
+    }
+
     [Fact]
     public async Task Success_is_delivered_exactly_once_per_request()
     {
