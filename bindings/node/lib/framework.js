@@ -250,7 +250,7 @@ class Call {
           signal.addEventListener('abort', onAbort, { once: true });
         }
       }
-      const done = (result, remoteCode, message, payload, packet, contentType) => {
+      const settle = (result, remoteCode, message, payload, packet, contentType) => {
         if (onAbort) signal.removeEventListener('abort', onAbort);
         if (result !== FW.OK) {
           reject(frameworkError(result, remoteCode, message));
@@ -264,6 +264,16 @@ class Call {
             reject(e);
           }
         } else resolve(new Reply(packet, contentType, payload));
+      };
+      // The call's dispatcher slot is held until the promise's reactions
+      // ran: settling queued them as microtasks, so the microtask queued
+      // after them gives the slot back (zlink_call_callback_done).
+      const done = (...outcome) => {
+        try {
+          settle(...outcome);
+        } finally {
+          queueMicrotask(() => native.callCallbackDone(h));
+        }
       };
       const rc = native.callStart(h, done, isYield);
       if (rc !== FW.OK) {

@@ -15,6 +15,12 @@
  *  - zn_op: one started call: the JavaScript completion function. Made by
  *    callStart on the JavaScript thread, freed there on the completion path,
  *    right after the function ran once.
+ *  - Calls start held (zlink_call_start_held): the call's dispatcher slot
+ *    stays reserved after on_complete returned, until lib/framework.js calls
+ *    callCallbackDone from a microtask it queues after settling the promise,
+ *    i.e. after the promise's reactions ran (seed 000 §17). A completion
+ *    that can reach no JavaScript (the environment is closing) is done
+ *    here.
  *  - A turn (an External without finalizer): valid until zlink_turn_end;
  *    the C runtime checks every use of a dead one (INVALID_HANDLE).
  *
@@ -49,6 +55,7 @@ struct zn_op {
 
 struct completion_event : zn_event {
     zn_op *op;
+    zlink_call_t *call;
     int32_t result;
     uint32_t remote_code;
     std::string message, packet, content_type;
@@ -57,8 +64,10 @@ struct completion_event : zn_event {
 
     void deliver(napi_env e) override
     {
-        if (e == nullptr)
+        if (e == nullptr) {
+            zl.zlink_call_callback_done(call); /* no JavaScript will run it */
             return; /* the environment is gone: op's reference goes with it */
+        }
         Napi::Env env(e);
         Napi::HandleScope scope(env);
         zn_op *o = op;
@@ -94,11 +103,12 @@ struct turn_event : zn_event {
 };
 
 /* Dispatcher thread: copy the outcome (it belongs to the call) and post. */
-void on_complete(zlink_call_t *, const zlink_outcome_t *out, void *user)
+void on_complete(zlink_call_t *call, const zlink_outcome_t *out, void *user)
 {
     zn_op *op = static_cast<zn_op *>(user);
     auto *ev = new completion_event();
     ev->op = op;
+    ev->call = call;
     ev->result = out->result;
     ev->remote_code = out->remote_code;
     ev->message = out->message != nullptr ? out->message : "";
@@ -110,8 +120,10 @@ void on_complete(zlink_call_t *, const zlink_outcome_t *out, void *user)
         ev->payload.assign(p, p + out->payload_size);
     }
     op->env->completions_posted.fetch_add(1, std::memory_order_relaxed);
-    if (!op->env->post(ev))
+    if (!op->env->post(ev)) {
+        zl.zlink_call_callback_done(call);
         delete ev; /* exiting: nobody is left to tell */
+    }
 }
 
 /* Worker thread: hand the open turn to the JavaScript thread. */
@@ -503,9 +515,10 @@ Napi::Value call_set_metadata(const Napi::CallbackInfo &info)
                                                       zn_string(info[2]).c_str()));
 }
 
-/* callStart(call, done, yield): zlink_call_start (or zlink_call_yield);
+/* callStart(call, done, yield): zlink_call_start_held (or zlink_call_yield);
  * on OK done(result, remoteCode, message, payload|null, packet, contentType)
- * runs exactly once, later, on this thread. */
+ * runs exactly once, later, on this thread; the caller then owes one
+ * callCallbackDone(call). */
 Napi::Value call_start(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
@@ -515,7 +528,7 @@ Napi::Value call_start(const Napi::CallbackInfo &info)
     auto *op = new zn_op{ed, Napi::Persistent(info[1].As<Napi::Function>())};
     ed->hold(env); /* before the start: the completion may be posted at once */
     int rc = yield ? zl.zlink_call_yield(c, on_complete, op)
-                   : zl.zlink_call_start(c, on_complete, op);
+                   : zl.zlink_call_start_held(c, on_complete, op);
     if (rc != 0) {
         /* Not accepted: on_complete will never run. */
         delete op;
@@ -529,6 +542,12 @@ Napi::Value call_start(const Napi::CallbackInfo &info)
 Napi::Value call_start_detached(const Napi::CallbackInfo &info)
 {
     return num(info.Env(), zl.zlink_call_start(call_of(info[0]), nullptr, nullptr));
+}
+
+/* callCallbackDone(call) -> rc: zlink_call_callback_done. */
+Napi::Value call_callback_done(const Napi::CallbackInfo &info)
+{
+    return num(info.Env(), zl.zlink_call_callback_done(call_of(info[0])));
 }
 
 Napi::Value call_cancel(const Napi::CallbackInfo &info)
@@ -670,6 +689,7 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"callStart", call_start},
         {"callStartDetached", call_start_detached},
         {"callCancel", call_cancel},
+        {"callCallbackDone", call_callback_done},
         {"turnInfo", turn_info},
         {"turnKind", turn_kind},
         {"turnMetadata", turn_metadata},

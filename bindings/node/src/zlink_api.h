@@ -50,6 +50,7 @@
     X(zlink_call_set_payload) X(zlink_call_set_timeout)                          \
     X(zlink_call_set_metadata) X(zlink_call_start) X(zlink_call_yield)           \
     X(zlink_call_cancel) X(zlink_call_release) X(zlink_turn_kind)                \
+    X(zlink_call_start_held) X(zlink_call_callback_done)                         \
     X(zlink_turn_packet) X(zlink_turn_content_type) X(zlink_turn_payload)        \
     X(zlink_turn_metadata) X(zlink_turn_source) X(zlink_turn_sequence)           \
     X(zlink_turn_reply) X(zlink_turn_reply_error) X(zlink_turn_end) X(zlink_turn_respond)            \

@@ -266,3 +266,28 @@ test('a host that never started and the unknown channel are classified by C', as
   h.destroy();
   assert.equal(h.state, 'DESTROYED');
 });
+
+test('a completion holds its dispatcher slot until the promise reactions ran', async () => {
+  const p = pair((s) => {
+    s.handle({ channel: 'svc' }, 'request', 'echo', (turn) => turn.json());
+  });
+  // a warm-up request: the connection is up, nothing else is pending
+  let inWarmUp = -1;
+  await p.client.requestToChannel('svc').json('echo', {}).timeout(5000).submit();
+  inWarmUp = p.client.status().dispatcherInUse; // an await continuation is a reaction too
+  await new Promise((r) => setImmediate(r));
+  const idle = p.client.status().dispatcherInUse;
+  assert.equal(inWarmUp, idle + 1, 'held in the await continuation');
+  let inReaction = -1;
+  let inLaterReaction = -1;
+  await p.client.requestToChannel('svc').json('echo', { x: 1 }).timeout(5000).submit()
+    .then(() => {
+      inReaction = p.client.status().dispatcherInUse;
+    });
+  // the microtask after the reactions gave it back; a macrotask later it is free
+  await new Promise((r) => setImmediate(r));
+  inLaterReaction = p.client.status().dispatcherInUse;
+  assert.equal(inReaction, idle + 1, 'held while the reaction runs');
+  assert.equal(inLaterReaction, idle, 'given back after the reactions');
+  await p.close();
+});
