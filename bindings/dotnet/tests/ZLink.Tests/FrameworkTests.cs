@@ -63,7 +63,9 @@ public class FrameworkTests
         await InUse(p.Client, 0);
         using var block = new ManualResetEventSlim(false);
         var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        using var call = p.Client.RequestToChannel("svc").Payload("echo", B("x"));
+        // "hold": the continuation is registered before the reply exists, so
+        // it runs in the completion's pool work item, not on this thread.
+        using var call = p.Client.RequestToChannel("svc").Payload("hold", B("x"));
         var t = call.Async().AsTask().ContinueWith(_ =>
         {
             entered.TrySetResult();
@@ -72,6 +74,8 @@ public class FrameworkTests
         }, TaskContinuationOptions.ExecuteSynchronously);
         try
         {
+            await Bound.Within(srv.Started.Task);
+            srv.Release();
             await Bound.Within(entered.Task);
             await InUse(p.Client, 1);
             Assert.False(t.IsCompleted);
@@ -86,13 +90,18 @@ public class FrameworkTests
     {
         var srv = new Server();
         using var p = new Pair(srv.Register, null, srv.Release);
-        using var call = p.Client.RequestToChannel("svc").Payload("echo", B("x"));
-        var state = await Bound.Within(call.Async().AsTask().ContinueWith(_ =>
+        using var call = p.Client.RequestToChannel("svc").Payload("hold", B("x"));
+        var onPool = false;
+        var t = call.Async().AsTask().ContinueWith(_ =>
         {
+            onPool = Thread.CurrentThread.IsThreadPoolThread;
             p.Client.Shutdown(TimeSpan.FromSeconds(5));
             return p.Client.State;
-        }, TaskContinuationOptions.ExecuteSynchronously));
-        Assert.Equal(HostState.Stopped, state);
+        }, TaskContinuationOptions.ExecuteSynchronously);
+        await Bound.Within(srv.Started.Task);
+        srv.Release();   // the reply comes after the continuation was registered
+        Assert.Equal(HostState.Stopped, await Bound.Within(t));
+        Assert.True(onPool, "the continuation ran in the completion's pool work item");
     }
 
     [Fact]
