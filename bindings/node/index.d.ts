@@ -160,11 +160,11 @@ export declare class Host {
   destroy(): void;
   readonly state: HostStateName;
   /**
-   * The addon's reference to this host for native code of the application's
-   * own calling the C ABI on it: an External whose data begins with the
-   * zlink_host_t handle. The binding keeps owning the host.
+   * The zlink_host_t handle value, for native code of the application's own
+   * that calls the C ABI on this host. The binding keeps owning the host;
+   * after destroy() the value is stale (the C ABI answers INVALID_HANDLE).
    */
-  readonly nativeHandle: unknown;
+  readonly nativeHandle: bigint;
   status(): HostStatus;
   capacity(): HostCapacity;
   ownerStatus(owner: Owner): OwnerStatus;

@@ -406,7 +406,7 @@ class Host {
   // zlink_host_add_handler while PREPARING): an External whose data begins
   // with the zlink_host_t handle. The binding keeps owning the host.
   get nativeHandle() {
-    return this._h;
+    return native.hostHandle(this._h);
   }
   get state() {
     const s = native.hostState(this._h);

@@ -372,6 +372,12 @@ Napi::Value host_state(const Napi::CallbackInfo &info)
     return num(info.Env(), zl.zlink_host_state(host_of(info[0])->h));
 }
 
+/* hostHandle(host) -> the zlink_host_t handle value as a BigInt */
+Napi::Value host_handle(const Napi::CallbackInfo &info)
+{
+    return Napi::BigInt::New(info.Env(), (uint64_t)(uintptr_t)host_of(info[0])->h);
+}
+
 Napi::Value host_status(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
@@ -677,6 +683,7 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"hostShutdown", host_shutdown},
         {"hostDestroy", host_destroy},
         {"hostState", host_state},
+        {"hostHandle", host_handle},
         {"hostStatus", host_status},
         {"hostCapacity", host_capacity},
         {"hostOwnerStatus", host_owner_status},

@@ -291,3 +291,17 @@ test('a completion holds its dispatcher slot until the promise reactions ran', a
   assert.equal(inLaterReaction, idle, 'given back after the reactions');
   await p.close();
 });
+
+test('nativeHandle is the C host handle value: a non-zero bigint, one per host, stable', () => {
+  const a = new zlink.Host('handle-a');
+  const b = new zlink.Host('handle-b');
+  try {
+    assert.equal(typeof a.nativeHandle, 'bigint');
+    assert.notEqual(a.nativeHandle, 0n);
+    assert.equal(a.nativeHandle, a.nativeHandle);
+    assert.notEqual(a.nativeHandle, b.nativeHandle);
+  } finally {
+    a.destroy();
+    b.destroy();
+  }
+});

@@ -21,10 +21,8 @@
  * copy) and resolves the two functions it calls by name, failing with the
  * missing one.
  *
- * Host#nativeHandle is the addon's External for the host; its data begins
- * with the zlink_host_t handle (bindings/node/src/framework.cc, struct
- * zn_host). The C ABI checks that handle (a forged one gives
- * INVALID_HANDLE), so a changed layout fails the case, not the process.
+ * Host#nativeHandle is the zlink_host_t handle value as a BigInt. The C
+ * ABI checks handles (a forged or stale one gives INVALID_HANDLE).
  *
  * Threads: the blockers run on B's host threads; the exported functions
  * on the JavaScript thread. Lock: one mutex per gate (a leaf).
@@ -159,16 +157,17 @@ static napi_value js_add_blocker(napi_env env, napi_callback_info info)
 {
     napi_value argv[MAX_ARGS];
     char chan[256], packet[256];
-    void *data = NULL;
+    uint64_t value = 0;
+    bool lossless = false;
     if (args_of(env, info, argv, 4) != 0 || add_handler == NULL)
         return num(env, -1);
     gate_t *g = gate_arg(env, argv[1]);
-    if (g == NULL || napi_get_value_external(env, argv[0], &data) != napi_ok || data == NULL ||
+    if (g == NULL || napi_get_value_bigint_uint64(env, argv[0], &value, &lossless) != napi_ok ||
+        !lossless || value == 0 ||
         str_of(env, argv[2], chan, sizeof chan) != 0 ||
         str_of(env, argv[3], packet, sizeof packet) != 0)
         return num(env, -1);
-    zlink_host_t *host;
-    memcpy(&host, data, sizeof host); /* the record's first member */
+    zlink_host_t *host = (zlink_host_t *)(uintptr_t)value;
     return num(env, add_handler(host, ZLINK_OWNER_CHANNEL, chan, ZLINK_MESSAGE_SEND, packet,
                                 on_blocker, g));
 }
