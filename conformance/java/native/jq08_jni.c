@@ -21,57 +21,10 @@
  * Threads: the blockers run on B's host threads; the other functions on
  * the case's thread. Lock: one mutex per gate (a leaf).
  */
-#define _GNU_SOURCE
 #include <jni.h>
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
 
-#include "zlink.h"
-
-#define NGATES 2
-
-typedef struct gate {
-    pthread_mutex_t lk;
-    pthread_cond_t cv;
-    int open;    /* set by open(), cleared by reset() */
-    int waiting; /* threads inside the blocker now */
-    int passed;  /* blocker turns that ended */
-} gate_t;
-
-static gate_t gates[NGATES] = {
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0},
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0},
-};
-
-typedef zlink_fw_result_t (*add_handler_fn)(zlink_host_t *, zlink_owner_kind_t, const char *,
-                                            zlink_message_kind_t, const char *,
-                                            zlink_handler_fn, void *);
-typedef zlink_fw_result_t (*turn_end_fn)(zlink_turn_t *, int, const char *);
-
-static add_handler_fn add_handler;
-static turn_end_fn turn_end;
-
-/* The blocking handler: waits at its gate, then ends the turn. */
-static void on_blocker(zlink_turn_t *turn, void *user)
-{
-    gate_t *g = user;
-    pthread_mutex_lock(&g->lk);
-    g->waiting++;
-    pthread_cond_broadcast(&g->cv);
-    while (!g->open)
-        pthread_cond_wait(&g->cv, &g->lk);
-    g->waiting--;
-    g->passed++;
-    pthread_mutex_unlock(&g->lk);
-    turn_end(turn, 0, NULL);
-}
-
-static gate_t *gate_at(jint i)
-{
-    return i >= 0 && i < NGATES ? &gates[i] : NULL;
-}
+#include "conformance/native/blockers.h"
 
 /* init(libPath) -> null, or why the helper cannot work. */
 JNIEXPORT jstring JNICALL Java_io_zlink_conformance_JqRotation_nInit(JNIEnv *env, jclass cls,
@@ -82,21 +35,9 @@ JNIEXPORT jstring JNICALL Java_io_zlink_conformance_JqRotation_nInit(JNIEnv *env
     const char *path = (*env)->GetStringUTFChars(env, jpath, NULL);
     if (path == NULL)
         return NULL; /* OutOfMemoryError pending */
-    void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (lib == NULL) {
-        snprintf(why, sizeof why, "jq08 helper: %s is not loaded in this process: %s", path,
-                 dlerror());
-    } else {
-        add_handler = (add_handler_fn)dlsym(lib, "zlink_host_add_handler");
-        turn_end = (turn_end_fn)dlsym(lib, "zlink_turn_end");
-        why[0] = 0;
-        if (add_handler == NULL)
-            snprintf(why, sizeof why, "jq08 helper: missing export zlink_host_add_handler");
-        else if (turn_end == NULL)
-            snprintf(why, sizeof why, "jq08 helper: missing export zlink_turn_end");
-    }
+    int rc = blk_init(path, why, sizeof why);
     (*env)->ReleaseStringUTFChars(env, jpath, path);
-    return why[0] ? (*env)->NewStringUTF(env, why) : NULL;
+    return rc != 0 ? (*env)->NewStringUTF(env, why) : NULL;
 }
 
 /* addBlocker(host, gate, channel, packet) -> the zlink_fw_result_t of
@@ -107,15 +48,9 @@ JNIEXPORT jint JNICALL Java_io_zlink_conformance_JqRotation_nAddBlocker(JNIEnv *
                                                                          jstring jpacket)
 {
     (void)cls;
-    gate_t *g = gate_at(gate);
-    if (g == NULL || add_handler == NULL || host == 0)
-        return -1;
     const char *chan = (*env)->GetStringUTFChars(env, jchan, NULL);
     const char *packet = (*env)->GetStringUTFChars(env, jpacket, NULL);
-    jint r = -1;
-    if (chan != NULL && packet != NULL)
-        r = add_handler((zlink_host_t *)(intptr_t)host, ZLINK_OWNER_CHANNEL, chan,
-                        ZLINK_MESSAGE_SEND, packet, on_blocker, g);
+    jint r = blk_add((uint64_t)host, gate, chan, packet);
     if (chan != NULL)
         (*env)->ReleaseStringUTFChars(env, jchan, chan);
     if (packet != NULL)
@@ -129,13 +64,7 @@ JNIEXPORT jint JNICALL Java_io_zlink_conformance_JqRotation_nState(JNIEnv *env, 
 {
     (void)env;
     (void)cls;
-    gate_t *g = gate_at(gate);
-    if (g == NULL)
-        return -1;
-    pthread_mutex_lock(&g->lk);
-    int v = what == 0 ? g->waiting : g->passed;
-    pthread_mutex_unlock(&g->lk);
-    return v;
+    return blk_state(gate, what);
 }
 
 /* open(gate): lets every blocker of the gate end its turn. */
@@ -144,13 +73,7 @@ JNIEXPORT void JNICALL Java_io_zlink_conformance_JqRotation_nOpen(JNIEnv *env, j
 {
     (void)env;
     (void)cls;
-    gate_t *g = gate_at(gate);
-    if (g == NULL)
-        return;
-    pthread_mutex_lock(&g->lk);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->lk);
+    blk_open(gate);
 }
 
 /* reset(): closes every gate for the next round; -1 (nothing changed)
@@ -159,18 +82,5 @@ JNIEXPORT jint JNICALL Java_io_zlink_conformance_JqRotation_nReset(JNIEnv *env, 
 {
     (void)env;
     (void)cls;
-    for (int i = 0; i < NGATES; i++) {
-        pthread_mutex_lock(&gates[i].lk);
-        int busy = gates[i].waiting;
-        pthread_mutex_unlock(&gates[i].lk);
-        if (busy)
-            return -1;
-    }
-    for (int i = 0; i < NGATES; i++) {
-        pthread_mutex_lock(&gates[i].lk);
-        gates[i].open = 0;
-        gates[i].passed = 0;
-        pthread_mutex_unlock(&gates[i].lk);
-    }
-    return 0;
+    return blk_reset();
 }

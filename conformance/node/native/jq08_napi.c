@@ -27,55 +27,12 @@
  * Threads: the blockers run on B's host threads; the exported functions
  * on the JavaScript thread. Lock: one mutex per gate (a leaf).
  */
-#define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <node_api.h>
 
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "zlink.h"
-
-#define NGATES 2
-
-typedef struct gate {
-    pthread_mutex_t lk;
-    pthread_cond_t cv;
-    int open;    /* set by open(), cleared by reset() */
-    int waiting; /* threads inside the blocker now */
-    int passed;  /* blocker turns that ended */
-} gate_t;
-
-static gate_t gates[NGATES] = {
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0},
-    {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0},
-};
-
-typedef zlink_fw_result_t (*add_handler_fn)(zlink_host_t *, zlink_owner_kind_t, const char *,
-                                            zlink_message_kind_t, const char *,
-                                            zlink_handler_fn, void *);
-typedef zlink_fw_result_t (*turn_end_fn)(zlink_turn_t *, int, const char *);
-
-static add_handler_fn add_handler;
-static turn_end_fn turn_end;
-
-/* The blocking handler: waits at its gate, then ends the turn. */
-static void on_blocker(zlink_turn_t *turn, void *user)
-{
-    gate_t *g = user;
-    pthread_mutex_lock(&g->lk);
-    g->waiting++;
-    pthread_cond_broadcast(&g->cv);
-    while (!g->open)
-        pthread_cond_wait(&g->cv, &g->lk);
-    g->waiting--;
-    g->passed++;
-    pthread_mutex_unlock(&g->lk);
-    turn_end(turn, 0, NULL);
-}
+#include "conformance/native/blockers.h"
 
 /* ---------------------------------------------------- N-API plumbing */
 
@@ -112,12 +69,6 @@ static int str_of(napi_env env, napi_value v, char *buf, size_t cap)
     return 0;
 }
 
-static gate_t *gate_arg(napi_env env, napi_value v)
-{
-    int i = int_of(env, v);
-    return i >= 0 && i < NGATES ? &gates[i] : NULL;
-}
-
 /* --------------------------------------------------------- exports */
 
 /* init(libPath) -> null, or why the helper cannot work. */
@@ -128,19 +79,8 @@ static napi_value js_init(napi_env env, napi_callback_info info)
     why[0] = 0;
     if (args_of(env, info, argv, 1) != 0 || str_of(env, argv[0], path, sizeof path) != 0) {
         snprintf(why, sizeof why, "jq08 helper: init(libPath) needs a path string");
-    } else {
-        void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-        if (lib == NULL) {
-            snprintf(why, sizeof why, "jq08 helper: %s is not loaded in this process: %s", path,
-                     dlerror());
-        } else {
-            add_handler = (add_handler_fn)dlsym(lib, "zlink_host_add_handler");
-            turn_end = (turn_end_fn)dlsym(lib, "zlink_turn_end");
-            if (add_handler == NULL)
-                snprintf(why, sizeof why, "jq08 helper: missing export zlink_host_add_handler");
-            else if (turn_end == NULL)
-                snprintf(why, sizeof why, "jq08 helper: missing export zlink_turn_end");
-        }
+    } else if (blk_init(path, why, sizeof why) != 0 && why[0] == 0) {
+        snprintf(why, sizeof why, "jq08 helper: init failed");
     }
     napi_value r;
     if (why[0])
@@ -157,34 +97,24 @@ static napi_value js_add_blocker(napi_env env, napi_callback_info info)
 {
     napi_value argv[MAX_ARGS];
     char chan[256], packet[256];
-    uint64_t value = 0;
+    uint64_t host = 0;
     bool lossless = false;
-    if (args_of(env, info, argv, 4) != 0 || add_handler == NULL)
-        return num(env, -1);
-    gate_t *g = gate_arg(env, argv[1]);
-    if (g == NULL || napi_get_value_bigint_uint64(env, argv[0], &value, &lossless) != napi_ok ||
-        !lossless || value == 0 ||
+    if (args_of(env, info, argv, 4) != 0 ||
+        napi_get_value_bigint_uint64(env, argv[0], &host, &lossless) != napi_ok || !lossless ||
         str_of(env, argv[2], chan, sizeof chan) != 0 ||
         str_of(env, argv[3], packet, sizeof packet) != 0)
         return num(env, -1);
-    zlink_host_t *host = (zlink_host_t *)(uintptr_t)value;
-    return num(env, add_handler(host, ZLINK_OWNER_CHANNEL, chan, ZLINK_MESSAGE_SEND, packet,
-                                on_blocker, g));
+    return num(env, blk_add(host, int_of(env, argv[1]), chan, packet));
 }
 
-/* waiting(gate) / passed(gate) -> threads inside / blocker turns ended. */
-static napi_value gate_count(napi_env env, napi_callback_info info, int passed)
+/* waiting(gate) / passed(gate) -> threads inside / blocker turns ended;
+ * -1 for a bad gate. */
+static napi_value gate_count(napi_env env, napi_callback_info info, int what)
 {
     napi_value argv[1];
     if (args_of(env, info, argv, 1) != 0)
         return num(env, -1);
-    gate_t *g = gate_arg(env, argv[0]);
-    if (g == NULL)
-        return num(env, -1);
-    pthread_mutex_lock(&g->lk);
-    int v = passed ? g->passed : g->waiting;
-    pthread_mutex_unlock(&g->lk);
-    return num(env, v);
+    return num(env, blk_state(int_of(env, argv[0]), what));
 }
 
 static napi_value js_waiting(napi_env env, napi_callback_info info)
@@ -197,19 +127,17 @@ static napi_value js_passed(napi_env env, napi_callback_info info)
     return gate_count(env, info, 1);
 }
 
-/* open(gate): lets every blocker of the gate end its turn. */
+/* open(gate): lets every blocker of the gate end its turn; -1 for a bad
+ * gate. */
 static napi_value js_open(napi_env env, napi_callback_info info)
 {
     napi_value argv[1];
     if (args_of(env, info, argv, 1) != 0)
         return num(env, -1);
-    gate_t *g = gate_arg(env, argv[0]);
-    if (g == NULL)
+    int gate = int_of(env, argv[0]);
+    if (blk_state(gate, 0) < 0)
         return num(env, -1);
-    pthread_mutex_lock(&g->lk);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->lk);
+    blk_open(gate);
     return num(env, 0);
 }
 
@@ -218,20 +146,7 @@ static napi_value js_open(napi_env env, napi_callback_info info)
 static napi_value js_reset(napi_env env, napi_callback_info info)
 {
     (void)info;
-    for (int i = 0; i < NGATES; i++) {
-        pthread_mutex_lock(&gates[i].lk);
-        int busy = gates[i].waiting;
-        pthread_mutex_unlock(&gates[i].lk);
-        if (busy)
-            return num(env, -1);
-    }
-    for (int i = 0; i < NGATES; i++) {
-        pthread_mutex_lock(&gates[i].lk);
-        gates[i].open = 0;
-        gates[i].passed = 0;
-        pthread_mutex_unlock(&gates[i].lk);
-    }
-    return num(env, 0);
+    return num(env, blk_reset());
 }
 
 NAPI_MODULE_INIT()
