@@ -17,7 +17,6 @@
  * with ENOMEM, as an exhausted system would; DISARM_SIG ends that and
  * answers how many requests failed.
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,21 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conformance/native/alloc_fail.h"
+
 #define PESTER_SIG (SIGRTMIN + 6)
 #define TRIGGER_SIG (SIGRTMIN + 7)
 #define ARM_SIG (SIGRTMIN + 8)
 #define DISARM_SIG (SIGRTMIN + 9)
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-
 static atomic_long delivered;
 static sem_t go;
-static atomic_int fail_tid;
-static atomic_uint failed;
-static uintptr_t lib_lo, lib_hi;
 
 static void answer(uint64_t v)
 {
@@ -80,15 +73,13 @@ static void on_trigger(int sig)
 static void on_arm(int sig)
 {
     (void)sig;
-    atomic_store(&failed, 0);
-    atomic_store(&fail_tid, (int)syscall(SYS_gettid));
+    af_arm();
 }
 
 static void on_disarm(int sig)
 {
     (void)sig;
-    atomic_store(&fail_tid, 0);
-    answer(atomic_load(&failed));
+    answer(af_disarm());
 }
 
 static uint64_t pester_all(int rounds)
@@ -130,70 +121,6 @@ static void *pester_main(void *arg)
         answer(pester_all(rounds));
     }
     return NULL;
-}
-
-static int find_lib(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    (void)data;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libzlink.so") == NULL)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            lib_lo = info->dlpi_addr + ph->p_vaddr;
-            lib_hi = lib_lo + ph->p_memsz;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Whether this request (its caller at ret) is to fail. */
-static int refuse(void *ret)
-{
-    int tid = atomic_load(&fail_tid);
-    if (tid == 0 || tid != (int)syscall(SYS_gettid))
-        return 0;
-    if (lib_hi == 0)
-        dl_iterate_phdr(find_lib, NULL);
-    uintptr_t a = (uintptr_t)ret;
-    if (a < lib_lo || a >= lib_hi)
-        return 0;
-    atomic_fetch_add(&failed, 1);
-    errno = ENOMEM;
-    return 1;
-}
-
-void *malloc(size_t n)
-{
-    return refuse(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t k, size_t n)
-{
-    return refuse(__builtin_return_address(0)) ? NULL : __libc_calloc(k, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-    return refuse(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
-}
-
-void *aligned_alloc(size_t al, size_t n)
-{
-    return refuse(__builtin_return_address(0)) ? NULL : __libc_memalign(al, n);
-}
-
-int posix_memalign(void **out, size_t al, size_t n)
-{
-    if (refuse(__builtin_return_address(0)))
-        return ENOMEM;
-    void *p = __libc_memalign(al, n);
-    if (p == NULL)
-        return ENOMEM;
-    *out = p;
-    return 0;
 }
 
 __attribute__((constructor)) static void preload_init(void)

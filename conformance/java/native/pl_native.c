@@ -146,75 +146,7 @@ PN(jint, signalThread)(JNIEnv *env, jclass c, jint tid)
 
 /* ------------------------------------------------- allocation failure */
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-
-static atomic_int g_fail_tid;  /* the thread whose requests fail; 0: none */
-static atomic_uint g_failed;   /* requests failed since allocFailBegin */
-static uintptr_t g_lo, g_hi;   /* libzlink.so.1's code */
-
-static int find_zlink(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size, (void)data;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libzlink.so") == NULL)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            g_lo = info->dlpi_addr + ph->p_vaddr;
-            g_hi = g_lo + ph->p_memsz;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Whether a request made from code at caller fails now. */
-static int refused(void *caller)
-{
-    int tid = atomic_load_explicit(&g_fail_tid, memory_order_relaxed);
-    if (tid == 0 || tid != (int)syscall(SYS_gettid))
-        return 0;
-    uintptr_t a = (uintptr_t)caller;
-    if (a < g_lo || a >= g_hi)
-        return 0;
-    atomic_fetch_add(&g_failed, 1);
-    errno = ENOMEM;
-    return 1;
-}
-
-void *malloc(size_t n)
-{
-    return refused(__builtin_return_address(0)) ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t k, size_t n)
-{
-    return refused(__builtin_return_address(0)) ? NULL : __libc_calloc(k, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-    return refused(__builtin_return_address(0)) ? NULL : __libc_realloc(p, n);
-}
-
-void *aligned_alloc(size_t al, size_t n)
-{
-    return refused(__builtin_return_address(0)) ? NULL : __libc_memalign(al, n);
-}
-
-int posix_memalign(void **out, size_t al, size_t n)
-{
-    if (refused(__builtin_return_address(0)))
-        return ENOMEM;
-    void *p = __libc_memalign(al, n);
-    if (p == NULL)
-        return ENOMEM;
-    *out = p;
-    return 0;
-}
+#include "conformance/native/alloc_fail.h"
 
 /* Whether this library's malloc is the process's (it is in LD_PRELOAD). */
 PN(jboolean, preloaded)(JNIEnv *env, jclass c)
@@ -228,12 +160,9 @@ PN(jboolean, preloaded)(JNIEnv *env, jclass c)
 PN(jint, allocFailBegin)(JNIEnv *env, jclass c)
 {
     (void)env, (void)c;
-    if (g_hi == 0)
-        dl_iterate_phdr(find_zlink, NULL);
-    if (g_hi == 0)
+    if (af_locate() != 0)
         return -1;
-    atomic_store(&g_failed, 0);
-    atomic_store(&g_fail_tid, (int)syscall(SYS_gettid));
+    af_arm();
     return 0;
 }
 
@@ -241,6 +170,5 @@ PN(jint, allocFailBegin)(JNIEnv *env, jclass c)
 PN(jint, allocFailEnd)(JNIEnv *env, jclass c)
 {
     (void)env, (void)c;
-    atomic_store(&g_fail_tid, 0);
-    return (jint)atomic_load(&g_failed);
+    return (jint)af_disarm();
 }
