@@ -285,7 +285,10 @@ class FrameworkTest {
         awaitInUse(0);
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch gate = new CountDownLatch(1);
-        CompletableFuture<Void> after = client.requestToChannel("svc").payload("echo", b("blocked"))
+        // "hold": the reply comes only after the action is registered, so it
+        // runs on the completion pump (an action registered after completion
+        // would run here, on the test's thread, and block it)
+        CompletableFuture<Void> after = client.requestToChannel("svc").payload("hold", b("blocked"))
             .timeout(Duration.ofSeconds(BOUND_S)).submit()
             .thenAccept(v -> {
                 entered.countDown();
@@ -295,6 +298,9 @@ class FrameworkTest {
                     Thread.currentThread().interrupt();
                 }
             }).toCompletableFuture();
+        Object[] h = nextHeld();
+        ((Turn) h[0]).respond("blocked", b("blocked"));
+        ((CompletableFuture<?>) h[1]).complete(null);
         try {
             assertTrue(entered.await(BOUND_S, TimeUnit.SECONDS), "the stage's action runs");
             // The C dispatcher does not wait for Java: a synchronous request
