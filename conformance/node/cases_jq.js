@@ -1219,10 +1219,6 @@ module.exports.cases = {
   }),
 };
 
-// Cases this runner does not implement, with the reason its CASE line gives.
-module.exports.reasons = {
-  'JQ-08': 'not implemented: the rotation across sockets needs every record pre-queued in B\'s Core while B can take 64 ' +
-    'records at once when it starts receiving; a Node handler holds no host thread, and holding B\'s permits instead ' +
-    'returns them one at a time as the blockers drain, so the ingress batches are cut by the permit limit, not by the ' +
-    '64-record / 1 MiB bound the case measures',
-};
+// Cases this runner does not implement, with the reason its CASE line gives
+// (none: JQ-08 is in cases_jq08.js).
+module.exports.reasons = {};
