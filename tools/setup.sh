@@ -24,6 +24,9 @@ packages=(
     default-jdk-headless # javac, jar and the JNI headers (JDK 17)
     junit5          # the Java binding's tests (junit-platform-console-standalone.jar)
     libjackson2-databind-java # the Java binding's typed payloads
+    clang-14        # the libFuzzer targets (//fuzz)
+    libclang-rt-14-dev # libFuzzer and the sanitizer runtimes for clang (//fuzz)
+    libnng-dev      # nng, the Core benchmark's second baseline
 )
 
 # The Node.js binding's build dependency (node-addon-api's headers, pinned by
