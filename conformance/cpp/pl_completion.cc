@@ -261,7 +261,9 @@ void attach_race(int rounds)
         // The send lands before, during or after the attach.
         while (!connecting.load())
             std::this_thread::yield();
-        for (volatile int spin = (i * 7919) % 1500; spin > 0; spin = spin - 1) {
+        // A short spin of varying length; the relaxed loads keep the loop.
+        for (int spin = (i * 7919) % 1500; spin > 0 && connecting.load(std::memory_order_relaxed);
+             spin--) {
         }
         zlink::submit_t s = send_dontwait(a, "r", &uctx);
         th.join();
