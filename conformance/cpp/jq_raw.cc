@@ -50,40 +50,56 @@ int raw_request_result(zlink::socket &d, zlink_completion_id_t id)
 constexpr std::uint32_t blocker = 0xFFFFFFFFu;
 constexpr std::uint32_t warm = 0xFFFFFFFEu;
 
-// What a handler saw, in arrival order: the source (payload byte 4: the
-// ClientServer source is "") and the sequence (the payload's first 4 bytes,
-// big-endian). A blocker waits at the gate; a warm record is only counted.
+// What a handler saw, in arrival order: the source and the sequence (the
+// payload's first 4 bytes, big-endian). The source is the index of the
+// peer's routing id in `names` (turn::source; JQ-08's raw peers) or, when
+// `names` is empty, payload byte 4 of a ClientServer record (whose source
+// is ""), below `nnames`. A blocker waits at the gate and a warm record is
+// only counted; neither is logged.
 struct log_t {
     std::mutex m;
     std::condition_variable cv;
     std::vector<std::pair<int, std::uint32_t>> v;
+    std::vector<std::string> names;
     int nnames = 2;
     sc::gate_t gate, hold;
     std::atomic<int> bad{0}, warm_n{0};
 
+    int source_of(zlink::turn &t, std::span<const std::byte> p) const
+    {
+        const zlink::routing_id rid = t.source();
+        if (names.empty())
+            return rid.size() == 0 && p.size() >= 5 && static_cast<int>(p[4]) < nnames
+                       ? static_cast<int>(p[4])
+                       : -1;
+        for (std::size_t i = 0; i < names.size(); i++)
+            if (rid.view() == names[i])
+                return static_cast<int>(i);
+        return -1;
+    }
+
     void on_logged(zlink::turn &t)
     {
         auto p = t.payload();
-        int src = -1;
-        auto rid = t.source();
-        if (rid.size() == 0 && p.size() >= 5 && static_cast<int>(p[4]) < nnames)
-            src = static_cast<int>(p[4]);
+        int src = source_of(t, p);
         std::uint32_t seq = 0;
         if (p.size() >= 4)
             seq = static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
                   static_cast<std::uint32_t>(p[2]) << 8 | static_cast<std::uint32_t>(p[3]);
         if (p.size() >= 4 && seq == blocker) {
             gate.pass();
-        } else if (p.size() >= 4 && seq == warm) {
-            warm_n++;
-        } else {
-            std::lock_guard<std::mutex> g(m);
-            if (src < 0 || p.size() < 4)
-                bad++;
-            else
-                v.emplace_back(src, seq);
-            cv.notify_all();
+            return;
         }
+        if (p.size() >= 4 && seq == warm) {
+            warm_n++;
+            return;
+        }
+        std::lock_guard<std::mutex> g(m);
+        if (src < 0 || p.size() < 4)
+            bad++;
+        else
+            v.emplace_back(src, seq);
+        cv.notify_all();
     }
     void wait(std::size_t n, int ms)
     {
@@ -91,7 +107,8 @@ struct log_t {
         cv.wait_for(g, std::chrono::milliseconds(conf::ms(ms)), [&] { return v.size() >= n; });
         if (v.size() < n)
             CF_FAIL("handlers logged " + std::to_string(v.size()) + " of " + std::to_string(n) +
-                    " records");
+                    " records within " + std::to_string(conf::ms(ms)) + " ms (bad " +
+                    std::to_string(bad.load()) + ")");
         CF_EQ(bad.load(), 0);
     }
 };
@@ -620,53 +637,6 @@ void no_retained_receive_or_retry(int pending, int window_ms, int cpu_ppm_max)
 
 namespace {
 
-// JQ-08's order log: what B's "svc" handler saw, in arrival order: the
-// source (the index of the peer's routing id, from turn::source) and the
-// record's sequence (the payload's first 4 bytes, big-endian). A blocker
-// waits at the gate and is not logged.
-struct rot_log_t {
-    std::mutex m;
-    std::condition_variable cv;
-    std::vector<std::pair<int, std::uint32_t>> v;
-    std::vector<std::string> names;
-    sc::gate_t gate, hold;
-    std::atomic<int> bad{0};
-
-    void on_logged(zlink::turn &t)
-    {
-        auto p = t.payload();
-        const zlink::routing_id rid = t.source();
-        int src = -1;
-        for (std::size_t i = 0; i < names.size(); i++)
-            if (rid.view() == names[i])
-                src = static_cast<int>(i);
-        std::uint32_t seq = 0;
-        if (p.size() >= 4)
-            seq = static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
-                  static_cast<std::uint32_t>(p[2]) << 8 | static_cast<std::uint32_t>(p[3]);
-        if (p.size() >= 4 && seq == blocker) {
-            gate.pass();
-            return;
-        }
-        std::lock_guard<std::mutex> g(m);
-        if (src < 0 || p.size() < 4)
-            bad++;
-        else
-            v.emplace_back(src, seq);
-        cv.notify_all();
-    }
-    void wait(std::size_t n, int ms)
-    {
-        std::unique_lock<std::mutex> g(m);
-        cv.wait_for(g, std::chrono::milliseconds(conf::ms(ms)), [&] { return v.size() >= n; });
-        if (v.size() < n)
-            CF_FAIL("handlers logged " + std::to_string(v.size()) + " of " + std::to_string(n) +
-                    " records within " + std::to_string(conf::ms(ms)) + " ms (bad " +
-                    std::to_string(bad.load()) + ")");
-        CF_EQ(bad.load(), 0);
-    }
-};
-
 // A one-way to channel of h whose payload is seq (4 bytes BE) padded with
 // zero bytes to size (at least 4); waits for its outcome: the result.
 int send_seq(zlink::host &h, const std::string &channel, std::uint32_t seq, std::size_t size)
@@ -687,7 +657,7 @@ int send_seq(zlink::host &h, const std::string &channel, std::uint32_t seq, std:
 // after a stop comes from the next source, never again from one of the
 // last two. Each source's records come in its sending order. The log's
 // mutex is held. Returns the longest run checked.
-std::size_t check_runs(const rot_log_t &l, std::size_t nsrc, std::size_t per_src,
+std::size_t check_runs(const log_t &l, std::size_t nsrc, std::size_t per_src,
                        std::size_t max_run, bool cyclic, const std::string &what)
 {
     std::vector<std::size_t> left(nsrc, per_src);
@@ -760,7 +730,7 @@ std::size_t rotation_round(const std::string &tr, int layout, std::size_t per_sr
         layout == 1 ? std::vector<std::string>{"m", "m", "m"}
                     : std::vector<std::string>{"m1", "m2", "m3"};
     auto hwm = static_cast<std::int64_t>(per_src * (size + 256) * 2 + (1 << 20));
-    rot_log_t log;
+    log_t log;
     log.names = names;
 
     zlink::host b("B");
