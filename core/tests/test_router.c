@@ -629,6 +629,55 @@ static void router_duplicate_rid_rejected(void)
     }
 }
 
+/* Many peers on one ROUTER: every send by routing id reaches its own peer
+ * (the route is a hash lookup, core/src/sock/pipe.c zl_socket_route, whose
+ * table doubles several times on the way to NPEERS); a peer removed by id is
+ * no route any more while every other one still is. */
+#define NPEERS 200
+static void router_many_peers_by_rid(void)
+{
+    printf("# covers core-contract §1 (ROUTER send by routing id) with %d peers\n", NPEERS);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        char ep[256], name[32], text[48];
+        void *r = zlt_sock(ctx, ZLINK_ROUTER);
+        zlt_bind(r, tr, ep, sizeof ep);
+        void *d[NPEERS];
+        for (int i = 0; i < NPEERS; i++) {
+            snprintf(name, sizeof name, "peer-%d", i);
+            d[i] = zlt_dealer_to(ctx, r, ep, name);
+        }
+        /* In an order unlike the attach order. */
+        for (int k = 0; k < NPEERS; k++) {
+            int i = (k * 7) % NPEERS;
+            snprintf(name, sizeof name, "peer-%d", i);
+            snprintf(text, sizeof text, "to-%d", i);
+            ZT_EQ_INT(zlt_send_rid_str(r, name, text, 0), ZLINK_SUBMIT_OK);
+        }
+        for (int i = 0; i < NPEERS; i++) {
+            snprintf(text, sizeof text, "to-%d", i);
+            zlt_expect_str(d[i], text);
+        }
+        for (int i = 0; i < NPEERS; i += 3) {
+            zlink_routing_id_t rid;
+            snprintf(name, sizeof name, "peer-%d", i);
+            zlt_rid_set(&rid, name);
+            ZT_EQ_INT(zlink_disconnect_rid(r, &rid), ZLINK_CONNECT_OK);
+        }
+        for (int i = NPEERS - 1; i >= 0; i--) {
+            snprintf(name, sizeof name, "peer-%d", i);
+            snprintf(text, sizeof text, "again-%d", i);
+            ZT_EQ_INT(zlt_send_rid_str(r, name, text, ZLINK_DONTWAIT),
+                      i % 3 == 0 ? ZLINK_SUBMIT_NOT_CONNECTED : ZLINK_SUBMIT_OK);
+        }
+        for (int i = 0; i < NPEERS; i++) {
+            if (i % 3 == 0)
+                continue;
+            snprintf(text, sizeof text, "again-%d", i);
+            zlt_expect_str(d[i], text);
+        }
+    }
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(router_01_get_writes_optvallen),
     ZT_CASE(router_02_defaults),
@@ -646,6 +695,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(readme_28_router_disconnect_rid),
     ZT_CASE(router_default_rid_uuid4),
     ZT_CASE(router_duplicate_rid_rejected),
+    ZT_CASE(router_many_peers_by_rid),
 };
 
 int main(int argc, char **argv)

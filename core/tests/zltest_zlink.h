@@ -41,6 +41,8 @@
 #define ZLT_TIMEO_MS 2000
 /* Parts a text receive accepts (more is a failure, not a short buffer). */
 #define ZLT_MAXP 32
+/* Sockets one round of ZLT_EACH_TRANSPORT closes for the test. */
+#define ZLT_ROUND_SOCKS 256
 
 /* ------------------------------------------------------------- transports */
 
@@ -231,7 +233,7 @@ static inline void zlt_set_rid(void *s, const char *id)
 struct zlt__round {
     const char *tr;
     void *ctx;
-    void *socks[32];
+    void *socks[ZLT_ROUND_SOCKS];
     int n;
 };
 
@@ -261,8 +263,8 @@ static inline void *zlt_socket(void *ctx, int type)
         ZT_FAIL("zlink_socket(%#x): errno %d", type, zlink_errno());
     struct zlt__round *rd = zlt__rd();
     if (ctx != NULL && ctx == rd->ctx) {
-        if (rd->n == 32)
-            ZT_FAIL("more than 32 sockets in one round");
+        if (rd->n == ZLT_ROUND_SOCKS)
+            ZT_FAIL("more than %d sockets in one round", ZLT_ROUND_SOCKS);
         rd->socks[rd->n++] = s;
     }
     return s;

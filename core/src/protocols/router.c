@@ -14,15 +14,6 @@
 #include "weight.h"
 
 
-static zl_pipe_t *router_find(zl_socket_t *s, const zlink_routing_id_t *rid)
-{
-    ZL_FOREACH_PIPE(s, p) {
-        if (p->attached && !p->ended && zl_rid_equal(&p->rid, rid))
-            return p;
-    }
-    return NULL;
-}
-
 static int router_attach(zl_socket_t *s, zl_pipe_t *p)
 {
     if (!zl_socket_alias_for(s, p->ep, &p->rid)) {
@@ -31,7 +22,7 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
         else
             zl_routing_id_generate(&p->rid);
     }
-    zl_pipe_t *old = router_find(s, &p->rid);
+    zl_pipe_t *old = zl_socket_route(s, &p->rid);
     bool handover = old != NULL && s->opts.rid_dup_policy == ZLINK_RID_DUPLICATE_HANDOVER &&
                     old->conn != NULL;
     if (old != NULL && !handover)
@@ -54,7 +45,7 @@ static int router_attach(zl_socket_t *s, zl_pipe_t *p)
 static int router_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
                        size_t n)
 {
-    zl_pipe_t *p = router_find(s, rid);
+    zl_pipe_t *p = zl_socket_route(s, rid);
     if (p == NULL) {
         if (s->opts.mandatory)
             return EHOSTUNREACH;

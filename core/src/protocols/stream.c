@@ -81,13 +81,7 @@ static void stream_detach(zl_socket_t *s, zl_pipe_t *p)
 static int stream_send(zl_socket_t *s, const zlink_routing_id_t *rid, zl_frame_t *frames,
                        size_t n)
 {
-    zl_pipe_t *p = NULL;
-    ZL_FOREACH_PIPE(s, q) {
-        if (q->attached && !q->ended && zl_rid_equal(&q->rid, rid)) {
-            p = q;
-            break;
-        }
-    }
+    zl_pipe_t *p = zl_socket_route(s, rid);
     if (p == NULL)
         return EHOSTUNREACH;
     if (n == 1 && zl_msg_size(&frames[0].msg) == 0) {

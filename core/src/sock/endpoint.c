@@ -342,14 +342,8 @@ int zl_socket_disconnect(zl_socket_t *s, const char *ep)
 
 int zl_socket_disconnect_rid(zl_socket_t *s, const zlink_routing_id_t *rid)
 {
-    zl_pipe_t *victim = NULL;
     zl_mutex_lock(&s->lk);
-    ZL_FOREACH_PIPE(s, p) {
-        if (p->attached && !p->ended && zl_rid_equal(&p->rid, rid)) {
-            victim = p;
-            break;
-        }
-    }
+    zl_pipe_t *victim = zl_socket_route(s, rid);
     if (victim != NULL) {
         zl_cq_terminate(s, rid, ENOENT); /* an explicit removal ends tokens */
         zl_req_forget_source(s, rid);    /* and the reply tokens of that source */

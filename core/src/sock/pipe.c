@@ -115,6 +115,25 @@ static int socket_pipe_add_lane(zl_pipe_t *p, zl_q_end_t out_reader, zl_q_end_t 
     return 0;
 }
 
+/* The key of a routing id in s->pipes_by_rid. A pipe's rid is fixed
+ * before it is linked (the pattern's attach names it) and stays so while it
+ * is linked. */
+static uint64_t pipe_rid_key(const zlink_routing_id_t *rid)
+{
+    return zl_hash_bytes(rid->data, rid->size, rid->size);
+}
+
+zl_pipe_t *zl_socket_route(zl_socket_t *s, const zlink_routing_id_t *rid)
+{
+    for (zl_hnode_t *n = zl_hmap_first(&s->pipes_by_rid, pipe_rid_key(rid)); n != NULL;
+         n = zl_hmap_next(n)) {
+        zl_pipe_t *p = (zl_pipe_t *)(void *)((char *)n - offsetof(zl_pipe_t, rid_node));
+        if (p->attached && !p->ended && zl_rid_equal(&p->rid, rid))
+            return p;
+    }
+    return NULL;
+}
+
 static void pipe_link(zl_socket_t *s, zl_pipe_t *p)
 {
     p->prev = NULL;
@@ -123,6 +142,7 @@ static void pipe_link(zl_socket_t *s, zl_pipe_t *p)
         s->pipes->prev = p;
     s->pipes = p;
     s->npipes++;
+    zl_hmap_insert(&s->pipes_by_rid, &p->rid_node, pipe_rid_key(&p->rid));
     p->linked = true;
 }
 
@@ -137,6 +157,7 @@ static void pipe_unlink(zl_socket_t *s, zl_pipe_t *p)
     if (s->rr_next == p)
         s->rr_next = p->next;
     s->npipes--;
+    zl_hmap_remove(&s->pipes_by_rid, &p->rid_node);
     p->next = p->prev = NULL;
     p->linked = false;
 }

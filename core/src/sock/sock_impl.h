@@ -146,7 +146,8 @@ struct zl_pipe {
     int64_t flow_pause_start_ns; /* when this peer's current pause began */
     uint64_t attach_seq;      /* attach order, DEALER tiebreak */
     bool attached;            /* a route: the pattern may send to it */
-    bool linked;              /* in s->pipes */
+    bool linked;              /* in s->pipes and s->pipes_by_rid */
+    zl_hnode_t rid_node;      /* in s->pipes_by_rid, keyed by rid's hash */
     bool ended;               /* transport gone; in-queue may hold records */
     bool inproc;
     zl_fq_t rxq;              /* records taken from in, not yet received
@@ -248,6 +249,8 @@ struct zl_socket {
     zl_sockopts_t opts;               /* written under lk */
     zl_pipe_t *pipes;                 /* all pipes, attached or draining */
     size_t npipes;
+    zl_hmap_t pipes_by_rid;           /* the linked pipes by their rid (ROUTER
+                                         and STREAM find a route here) */
     zl_pipe_t *rr_next;               /* fair-queue rotor (receive) */
     uint64_t attach_counter;
     zl_endpoint_t **eps;              /* bound and connected endpoints */

@@ -397,6 +397,7 @@ void zl_socket_free(zl_socket_t *s)
     for (size_t i = 0; i < s->naliases; i++)
         free(s->aliases[i].endpoint);
     free(s->aliases);
+    zl_hmap_fini(&s->pipes_by_rid);
     zl_mutex_fini(&s->wake_lk);
     zl_mutex_fini(&s->lk);
     free(s);

@@ -409,6 +409,11 @@ int zl_pipe_send_control_msg(zl_pipe_t *p, uint8_t flags, const zlink_msg_t *bod
 int zl_socket_broadcast_control(zl_socket_t *s, uint8_t flags, const void *body, size_t len);
 
 
+/* Under s->lk: the attached, not ended pipe named rid, or NULL. A hash
+ * lookup (s->pipes_by_rid), so its cost does not grow with the number of
+ * peers. */
+zl_pipe_t *zl_socket_route(zl_socket_t *s, const zlink_routing_id_t *rid);
+
 /* Removes an ended and drained pipe from the socket (under s->lk). */
 void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p);
 
