@@ -3,16 +3,18 @@
  *
  * Design notes
  * ------------
- * core_vs_libzmq runs one pattern on ZLink and on libzmq in the same process
- * and compares them. Each library half (bench_zlink.c, bench_zmq.c) exports a
- * bench_lib_t: a throughput run and a latency run for one bench_case_t. Both
- * halves measure the same way (see doc/performance.md):
+ * core_vs_libzmq runs one pattern on ZLink, on libzmq and (where it has an
+ * equivalent) on nng in the same process and compares them. Each library
+ * half (bench_zlink.c, bench_zmq.c, bench_nng.c) exports a bench_lib_t: a
+ * throughput run and a latency run for one bench_case_t. The halves measure
+ * the same way (see doc/performance.md):
  *
  *   - two application threads (sender/receiver, or client/server), started
  *     with bench_run_threads() after the main thread has created, bound and
  *     connected the sockets;
  *   - fresh contexts and sockets for every run, 1 I/O thread per context,
- *     one context per side (one shared context for inproc, which needs it);
+ *     one context per side (one shared context for inproc, which needs it;
+ *     nng has no contexts: its sockets share its own task threads);
  *   - CLOCK_MONOTONIC timestamps (bench_now_ns).
  *
  * Hang protection: a watchdog thread (bench_watchdog_start) looks at three
@@ -51,7 +53,7 @@ typedef enum bench_transport {
 
 /* One measurement to make with one library. */
 typedef struct bench_case {
-    const char *lib;             /* "zlink" or "libzmq" */
+    const char *lib;             /* "zlink", "libzmq" or "nng" */
     bench_pattern_t pattern;
     bench_transport_t transport;
     size_t size;                 /* payload bytes of every measured message */
@@ -69,12 +71,15 @@ typedef struct bench_case {
 typedef struct bench_lib {
     const char *name;
     void (*version)(char *buf, size_t cap);
+    /* Whether the library has an equivalent of pattern p (NULL: all). */
+    int (*supports)(bench_pattern_t p);
     int (*throughput)(const bench_case_t *c, double *msgs_per_s);
     int (*latency)(const bench_case_t *c, double *rtt_us);
 } bench_lib_t;
 
 extern const bench_lib_t bench_lib_zlink;
 extern const bench_lib_t bench_lib_zmq;
+extern const bench_lib_t bench_lib_nng;
 
 /* Topic of measured pub_sub messages, and of the warm-up messages that are
  * published until the subscription is known to be in place. */

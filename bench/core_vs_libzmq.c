@@ -1,5 +1,6 @@
 /*
- * core_vs_libzmq.c — ZLink Core against libzmq, same pattern, same process.
+ * core_vs_libzmq.c — ZLink Core against libzmq and nng, same pattern, same
+ * process.
  *
  *   core_vs_libzmq --pattern P --transport T --size N [--count M] [--reps R]
  *                  [--rtt-count K] [--rtt-warmup W]
@@ -10,10 +11,13 @@
  * Design notes
  * ------------
  * For each case the driver runs R repetitions, interleaved so that drift of
- * the machine hits both libraries alike: zlink, libzmq, zlink, libzmq, ...
+ * the machine hits the libraries alike: zlink, libzmq, nng, zlink, ... (nng
+ * only for the patterns it has an equivalent of: pair and dealer_router,
+ * bench_nng.c).
  * Each repetition of a library is one throughput run and one latency run,
- * each with fresh contexts and sockets (bench_zlink.c, bench_zmq.c). It then
- * prints the medians over the repetitions and the zlink/libzmq ratios. Every
+ * each with fresh contexts and sockets (bench_zlink.c, bench_zmq.c,
+ * bench_nng.c). It then
+ * prints the medians over the repetitions and zlink's ratios to each. Every
  * output line is one comma-separated record whose first field names its kind:
  *
  *   HEADER    machine and library versions (once)
@@ -21,11 +25,12 @@
  *   SETTINGS  socket settings a library actually used (first repetition)
  *   REP       one repetition: lib, case, rep, throughput, rtt p50, rtt p99
  *   RESULT    RESULT,<lib>,<pattern>,<transport>,<size>,<metric>,<median>
- *   RATIO     RATIO,<pattern>,<transport>,<size>,throughput|rtt_p50,<zlink/libzmq>
+ *   RATIO     RATIO,<pattern>,<transport>,<size>,throughput|rtt_p50|rtt_p99,
+ *             zlink_vs_libzmq|zlink_vs_nng,<zlink's median / the baseline's>
  *   ERROR     ERROR,<lib>,<pattern>,<transport>,<size>,<message>
  *
- * A library that fails a case is not run again in that case; the other one
- * still is. Exit status: 0 all good, 1 some case failed, 2 usage, 3 the
+ * A library that fails a case is not run again in that case; the others
+ * still are. Exit status: 0 all good, 1 some case failed, 2 usage, 3 the
  * watchdog saw no progress for 10 s (see bench_common.h).
  */
 #include "bench_common.h"
@@ -40,6 +45,7 @@
 
 #define MAX_REPS 101
 #define MAX_SIZES 16
+#define NLIBS 3 /* zlink, libzmq, nng (bench_common.h) */
 
 typedef struct options {
     int all;
@@ -208,9 +214,10 @@ static int parse_args(int argc, char **argv, options_t *o)
 
 static void print_header(const options_t *o)
 {
-    char zl[64], zm[64], cpu[128] = "unknown", host[128] = "unknown", date[64];
+    char zl[64], zm[64], nn[64], cpu[128] = "unknown", host[128] = "unknown", date[64];
     bench_lib_zlink.version(zl, sizeof zl);
     bench_lib_zmq.version(zm, sizeof zm);
+    bench_lib_nng.version(nn, sizeof nn);
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
         char line[256];
@@ -237,8 +244,8 @@ static void print_header(const options_t *o)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    printf("HEADER,nproc=%ld,cpu=%s,host=%s,date=%s,zlink=%s,libzmq=%s,reps=%d,mode=%s\n",
-           sysconf(_SC_NPROCESSORS_ONLN), cpu, host, date, zl, zm, o->reps,
+    printf("HEADER,nproc=%ld,cpu=%s,host=%s,date=%s,zlink=%s,libzmq=%s,nng=%s,reps=%d,mode=%s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), cpu, host, date, zl, zm, nn, o->reps,
            o->all ? "all" : "single");
 }
 
@@ -272,13 +279,17 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
            bench_pattern_name(pattern), bench_transport_name(transport), size,
            (unsigned long long)count, rtt_warmup, rtt_count, o->reps);
 
-    lib_results_t res[2];
+    lib_results_t res[NLIBS];
     memset(res, 0, sizeof res);
     res[0].lib = &bench_lib_zlink;
     res[1].lib = &bench_lib_zmq;
+    res[2].lib = &bench_lib_nng;
+    int nlibs = NLIBS;
+    if (res[2].lib->supports != NULL && !res[2].lib->supports(pattern))
+        nlibs = 2; /* no nng equivalent: no nng line, no nng ratio */
 
     for (int rep = 0; rep < o->reps; rep++) {
-        for (int l = 0; l < 2; l++) {
+        for (int l = 0; l < nlibs; l++) {
             lib_results_t *lr = &res[l];
             if (lr->failed)
                 continue;
@@ -313,8 +324,8 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
         }
     }
 
-    double med[2][3];
-    for (int l = 0; l < 2; l++) {
+    double med[NLIBS][3];
+    for (int l = 0; l < nlibs; l++) {
         lib_results_t *lr = &res[l];
         if (lr->failed)
             continue;
@@ -327,15 +338,22 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
         printf("RESULT,%s,%s,%s,%zu,rtt_us_p50,%.2f\n", lr->lib->name, pn, tn, size, med[l][1]);
         printf("RESULT,%s,%s,%s,%zu,rtt_us_p99,%.2f\n", lr->lib->name, pn, tn, size, med[l][2]);
     }
-    if (!res[0].failed && !res[1].failed) {
+    static const char *const metric[3] = {"throughput", "rtt_p50", "rtt_p99"};
+    int failed = 0;
+    for (int l = 0; l < nlibs; l++)
+        failed |= res[l].failed;
+    for (int l = 1; l < nlibs && !res[0].failed; l++) {
+        if (res[l].failed)
+            continue;
         const char *pn = bench_pattern_name(pattern), *tn = bench_transport_name(transport);
-        printf("RATIO,%s,%s,%zu,throughput,%.3f\n", pn, tn, size, med[0][0] / med[1][0]);
-        printf("RATIO,%s,%s,%zu,rtt_p50,%.3f\n", pn, tn, size, med[0][1] / med[1][1]);
+        for (int m = 0; m < 3; m++)
+            printf("RATIO,%s,%s,%zu,%s,zlink_vs_%s,%.3f\n", pn, tn, size, metric[m],
+                   res[l].lib->name, med[0][m] / med[l][m]);
     }
     fflush(stdout);
     free(payload);
     free(samples);
-    return (res[0].failed || res[1].failed) ? 1 : 0;
+    return failed;
 }
 
 int main(int argc, char **argv)
