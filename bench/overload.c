@@ -52,10 +52,9 @@
  * zlink.mesh_node.messages.dropped for reasons no_handler, decode_error and
  * shutdown, summed over both runs.
  *
- * Processes: each child gets PR_SET_PDEATHSIG SIGKILL (no orphan if the
- * driver dies); the driver keeps every child it started in one table and
- * kills (SIGKILL) and reaps all of them on every exit path. Every wait on a
- * child is bounded by a deadline; a bound is a failure, never a pacing delay.
+ * Processes (bench/procs.h): each child dies with the driver; the driver
+ * kills and reaps every child on every exit path; every wait on a child is
+ * bounded by a deadline, a failure bound, never a pacing delay.
  *
  * Threads and locks. Driver: one thread, no lock. Host role: the main
  * thread samples and reads stdin; handlers run on framework threads and
@@ -63,12 +62,11 @@
  * counters, shared between the completion dispatcher and the main thread,
  * and is never held across a framework call. Probe role: main thread only.
  */
+#include "procs.h"
 #include "rr_common.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -76,9 +74,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,7 +88,9 @@
 #define OV_STALL_NS (20ull * 1000 * 1000 * 1000)
 #define OV_SEND_TIMEOUT ZLINK_MS(60000)
 #define OV_MAX_CLIENTS 64
-#define OV_LINE 1024
+#define OV_LINE BP_LINE
+
+const char *bp_name = "overload";
 
 typedef struct ov_opts {
     int clients;
@@ -111,46 +109,6 @@ static const char *fw_name(int r)
 {
     const char *n = zlink_result_name(r);
     return n ? n : "?";
-}
-
-/* Reads one line of stdin into buf (without '\n'), blocking up to
- * timeout_ms (-1: no bound). 1 with a line, 0 on timeout, -1 at end of file
- * or error. Called by a role's main thread only; keeps its partial line in
- * a static buffer. */
-static int stdin_line(char *buf, size_t cap, int timeout_ms)
-{
-    static char pend[OV_LINE];
-    static size_t plen;
-    for (;;) {
-        char *nl = memchr(pend, '\n', plen);
-        if (nl) {
-            size_t n = (size_t)(nl - pend);
-            size_t c = n < cap - 1 ? n : cap - 1;
-            memcpy(buf, pend, c);
-            buf[c] = '\0';
-            memmove(pend, nl + 1, plen - n - 1);
-            plen -= n + 1;
-            return 1;
-        }
-        if (plen == sizeof pend)
-            plen = 0; /* an over-long line: dropped (the driver never sends one) */
-        struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-        int rc = poll(&p, 1, timeout_ms);
-        if (rc == 0)
-            return 0;
-        if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        ssize_t got = read(STDIN_FILENO, pend + plen, sizeof pend - plen);
-        if (got <= 0) {
-            if (got < 0 && errno == EINTR)
-                continue;
-            return -1;
-        }
-        plen += (size_t)got;
-    }
 }
 
 /* A client host with channel OV_CHANNEL to 127.0.0.1:port, started; NULL
@@ -236,25 +194,6 @@ static void on_probe(zlink_turn_t *turn, void *user)
         zlink_turn_end(turn, 1, "probe reply failed");
 }
 
-/* "VmRSS" or "VmHWM" of /proc/self/status in bytes; 0 if unreadable. */
-static uint64_t proc_status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    size_t kl = strlen(key);
-    uint64_t v = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-            v = strtoull(line + kl + 1, NULL, 10) * 1024;
-            break;
-        }
-    }
-    fclose(f);
-    return v;
-}
-
 typedef struct ov_sample {
     uint32_t t_ms;
     uint32_t permits;
@@ -322,7 +261,7 @@ static int run_host(const ov_opts_t *o)
                     samples[ns++] = (ov_sample_t){(uint32_t)((now - go_ns) / 1000000),
                                                   (uint32_t)c.permits_in_use, c.pressure_state};
             }
-            uint64_t rss = proc_status_kb("VmRSS");
+            uint64_t rss = bp_proc_status("VmRSS");
             if (rss > rss_max)
                 rss_max = rss;
         }
@@ -337,7 +276,7 @@ static int run_host(const ov_opts_t *o)
         }
         uint64_t wait_ns = next > now ? next - now : 0;
         char line[OV_LINE];
-        int got = stdin_line(line, sizeof line, (int)(wait_ns / 1000000) + 1);
+        int got = bp_stdin_line(line, sizeof line, (int)(wait_ns / 1000000) + 1);
         if (got < 0) {
             rr_error("driver went away");
             goto out;
@@ -374,7 +313,7 @@ static int run_host(const ov_opts_t *o)
            ",rss_max=%" PRIu64 ",paused=%" PRIu64 ",resumed=%" PRIu64 ",permits_max=%" PRIu64
            ",effective_max=%" PRIu64 ",pause_count=%" PRIu64 ",resume_count=%" PRIu64
            ",paused_ms=%" PRId64 "\n",
-           (uint64_t)atomic_load(&g_handled), d_nh + d_dec + d_sd, proc_status_kb("VmHWM"),
+           (uint64_t)atomic_load(&g_handled), d_nh + d_dec + d_sd, bp_proc_status("VmHWM"),
            rss_max, c.transitions_paused, c.transitions_running, sampled_permits_max,
            c.effective_max, c.pause_count, c.resume_count, c.cumulative_pause_ns / 1000000);
     size_t step = o->samples > 0 && ns > (size_t)o->samples ? (ns + (size_t)o->samples - 1) / (size_t)o->samples : 1;
@@ -385,7 +324,7 @@ static int run_host(const ov_opts_t *o)
     fflush(stdout);
     status = 0;
     char line[OV_LINE];
-    while (stdin_line(line, sizeof line, -1) >= 0) {
+    while (bp_stdin_line(line, sizeof line, -1) >= 0) {
     }
 out:
     free(samples);
@@ -493,7 +432,7 @@ static int run_flood(const ov_opts_t *o)
     fflush(stdout);
     char line[OV_LINE];
     int got;
-    while ((got = stdin_line(line, sizeof line, -1)) > 0 && strcmp(line, "GO") != 0) {
+    while ((got = bp_stdin_line(line, sizeof line, -1)) > 0 && strcmp(line, "GO") != 0) {
     }
     if (got < 0) {
         rr_error("driver went away before GO");
@@ -523,7 +462,7 @@ static int run_flood(const ov_opts_t *o)
            failed, first ? fw_name(first) : "none");
     fflush(stdout);
     status = 0;
-    while (stdin_line(line, sizeof line, -1) >= 0) {
+    while (bp_stdin_line(line, sizeof line, -1) >= 0) {
     }
 out:
     if (zlink_host_shutdown(fl.host, ZLINK_MS(5000)) != 0)
@@ -617,12 +556,12 @@ static int run_probe(const ov_opts_t *o)
         goto out;
     char line[OV_LINE];
     int got;
-    while ((got = stdin_line(line, sizeof line, -1)) > 0 && strcmp(line, "GO") != 0) {
+    while ((got = bp_stdin_line(line, sizeof line, -1)) > 0 && strcmp(line, "GO") != 0) {
     }
     if (got < 0 || probe_phase(h, "FLOOD", o->duration_ms) != 0)
         goto out;
     status = 0;
-    while (stdin_line(line, sizeof line, -1) >= 0) {
+    while (bp_stdin_line(line, sizeof line, -1) >= 0) {
     }
 out:
     if (zlink_host_shutdown(h, ZLINK_MS(5000)) != 0)
@@ -632,198 +571,6 @@ out:
 }
 
 /* ----------------------------------------------------------------- driver */
-
-typedef struct ov_child {
-    pid_t pid;          /* 0: slot free */
-    int in_fd, out_fd;
-    char buf[OV_LINE * 4];
-    size_t len;
-} ov_child_t;
-
-/* Every child the driver started and has not reaped: H, the probe, the
- * floods. Driver thread only. */
-static ov_child_t g_children[OV_MAX_CLIENTS + 2];
-
-/* Starts this binary as role with args (NULL-terminated, after the role);
- * stdin and stdout are pipes to the driver. The child dies with the driver
- * (PR_SET_PDEATHSIG). Returns the slot, or NULL after a message on stderr. */
-static ov_child_t *spawn(const char *role, char *const args[])
-{
-    ov_child_t *c = NULL;
-    for (size_t i = 0; i < sizeof g_children / sizeof g_children[0]; i++)
-        if (g_children[i].pid == 0) {
-            c = &g_children[i];
-            break;
-        }
-    if (!c) {
-        fprintf(stderr, "overload: too many children\n");
-        return NULL;
-    }
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0)
-        return NULL;
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        close(in[0]);
-        close(in[1]);
-        return NULL;
-    }
-    char *argv[32];
-    int n = 0;
-    argv[n++] = "overload";
-    argv[n++] = (char *)role;
-    for (int i = 0; args[i] && n < 31; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    pid_t parent = getpid();
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "overload: fork: %s\n", strerror(errno));
-        close(in[0]);
-        close(in[1]);
-        close(out[0]);
-        close(out[1]);
-        return NULL;
-    }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127); /* the driver died before the signal was armed */
-        dup2(in[0], STDIN_FILENO);
-        dup2(out[1], STDOUT_FILENO);
-        execv("/proc/self/exe", argv);
-        printf("ERROR,exec: %s\n", strerror(errno));
-        fflush(stdout);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    c->pid = pid;
-    c->in_fd = in[1];
-    c->out_fd = out[0];
-    c->len = 0;
-    return c;
-}
-
-/* Kills (when kill_it) and reaps c, closing its pipes. Returns its exit
- * status, 128 + signal, or -1 when it was not running. */
-static int reap(ov_child_t *c, int kill_it)
-{
-    if (c->pid == 0)
-        return -1;
-    if (c->in_fd >= 0)
-        close(c->in_fd);
-    if (kill_it)
-        kill(c->pid, SIGKILL);
-    int st = 0;
-    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    close(c->out_fd);
-    c->pid = 0;
-    c->in_fd = c->out_fd = -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
-static void reap_all_killing(void)
-{
-    for (size_t i = 0; i < sizeof g_children / sizeof g_children[0]; i++)
-        reap(&g_children[i], 1);
-}
-
-/* Closes c's stdin, reads its stdout to end of file (the child's exit)
- * for up to bound_ns and reaps it; kills it past the bound. 0 when it
- * exited 0. Driver thread; blocks. */
-static int finish(ov_child_t *c, const char *who, uint64_t bound_ns)
-{
-    close(c->in_fd);
-    c->in_fd = -1;
-    uint64_t end = rr_now_ns() + bound_ns;
-    char sink[512];
-    for (;;) {
-        uint64_t now = rr_now_ns();
-        if (now >= end) {
-            fprintf(stderr, "overload: %s did not exit; killed\n", who);
-            reap(c, 1);
-            return -1;
-        }
-        struct pollfd p = {c->out_fd, POLLIN, 0};
-        int rc = poll(&p, 1, (int)((end - now) / 1000000) + 1);
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (rc <= 0)
-            continue;
-        ssize_t got = read(c->out_fd, sink, sizeof sink);
-        if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
-            break;
-    }
-    int rc = reap(c, 0);
-    if (rc != 0)
-        fprintf(stderr, "overload: %s exited with status %d\n", who, rc);
-    return rc == 0 ? 0 : -1;
-}
-
-/* Reads c's stdout until a line starting with prefix, copied into line
- * (SAMPLE lines met on the way are printed when relay). 0, or -1 on an
- * ERROR line, end of file or the deadline (a message on stderr). */
-static int expect_line(ov_child_t *c, const char *who, const char *prefix, char *line,
-                       size_t cap, uint64_t deadline, int relay)
-{
-    size_t pl = strlen(prefix);
-    for (;;) {
-        char *nl;
-        while ((nl = memchr(c->buf, '\n', c->len)) != NULL) {
-            size_t n = (size_t)(nl - c->buf);
-            size_t k = n < cap - 1 ? n : cap - 1;
-            memcpy(line, c->buf, k);
-            line[k] = '\0';
-            memmove(c->buf, nl + 1, c->len - n - 1);
-            c->len -= n + 1;
-            if (strncmp(line, prefix, pl) == 0)
-                return 0;
-            if (strncmp(line, "ERROR,", 6) == 0) {
-                fprintf(stderr, "overload: %s: %s\n", who, line);
-                return -1;
-            }
-            if (relay && strncmp(line, "SAMPLE,", 7) == 0)
-                printf("%s\n", line);
-        }
-        if (c->len == sizeof c->buf)
-            c->len = 0;
-        uint64_t now = rr_now_ns();
-        if (now >= deadline) {
-            fprintf(stderr, "overload: %s: no %s line in time\n", who, prefix);
-            return -1;
-        }
-        struct pollfd p = {c->out_fd, POLLIN, 0};
-        int rc = poll(&p, 1, (int)((deadline - now) / 1000000) + 1);
-        if (rc < 0 && errno != EINTR)
-            return -1;
-        if (rc <= 0)
-            continue;
-        ssize_t got = read(c->out_fd, c->buf + c->len, sizeof c->buf - c->len);
-        if (got == 0) {
-            fprintf(stderr, "overload: %s: exited before its %s line\n", who, prefix);
-            return -1;
-        }
-        if (got > 0)
-            c->len += (size_t)got;
-    }
-}
-
-static int say(ov_child_t *c, const char *text)
-{
-    size_t n = strlen(text);
-    return write(c->in_fd, text, n) == (ssize_t)n ? 0 : -1;
-}
-
-/* The value of key=<v> in line, or 0. */
-static double field(const char *line, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, ",%s=", key);
-    const char *p = strstr(line, pat);
-    return p ? strtod(p + strlen(pat), NULL) : 0;
-}
 
 typedef struct ov_run {
     uint64_t sent_ok, sent_deadline, sent_failed, handled;
@@ -851,82 +598,83 @@ static int one_run(const ov_opts_t *o, long flood_ms, int relay, ov_run_t *res)
 
     char *hargs[] = {"--job-us", a_job, "--max-jobs", a_max, "--samples", a_samples,
                      "--hwm",    a_hwm, NULL};
-    ov_child_t *host = spawn("host", hargs);
-    if (!host || expect_line(host, "host", "READY,port=", line, sizeof line, t + OV_STALL_NS, 0))
+    bp_child_t *host = bp_spawn("host", hargs);
+    if (!host || bp_expect_line(host, "host", "READY,port=", line, sizeof line, t + OV_STALL_NS, NULL))
         goto fail;
     snprintf(a_port, sizeof a_port, "%d", atoi(line + 11));
 
     char *pargs[] = {"--port", a_port, "--idle-ms", a_idle, "--duration-ms", a_flood,
                      "--hwm",  a_hwm,  NULL};
-    ov_child_t *probe = spawn("probe", pargs);
+    bp_child_t *probe = bp_spawn("probe", pargs);
     if (!probe ||
-        expect_line(probe, "probe", "READY", line, sizeof line, rr_now_ns() + OV_STALL_NS, 0) ||
-        expect_line(probe, "probe", "IDLE,", line, sizeof line,
-                    rr_now_ns() + (uint64_t)o->idle_ms * 1000000 + OV_STALL_NS, 0))
+        bp_expect_line(probe, "probe", "READY", line, sizeof line, rr_now_ns() + OV_STALL_NS, NULL) ||
+        bp_expect_line(probe, "probe", "IDLE,", line, sizeof line,
+                       rr_now_ns() + (uint64_t)o->idle_ms * 1000000 + OV_STALL_NS, NULL))
         goto fail;
-    res->idle_p50 = field(line, "p50_us");
-    res->idle_p99 = field(line, "p99_us");
+    res->idle_p50 = bp_field(line, "p50_us");
+    res->idle_p99 = bp_field(line, "p99_us");
 
-    ov_child_t *floods[OV_MAX_CLIENTS];
+    bp_child_t *floods[OV_MAX_CLIENTS];
     char *fargs[] = {"--port", a_port, "--duration-ms", a_flood, "--size", a_size,
                      "--window", a_win, "--hwm", a_hwm, NULL};
     for (int i = 0; i < o->clients; i++) {
-        floods[i] = spawn("flood", fargs);
+        floods[i] = bp_spawn("flood", fargs);
         if (!floods[i])
             goto fail;
     }
     for (int i = 0; i < o->clients; i++)
-        if (expect_line(floods[i], "flood", "READY", line, sizeof line, rr_now_ns() + OV_STALL_NS,
-                        0))
+        if (bp_expect_line(floods[i], "flood", "READY", line, sizeof line,
+                           rr_now_ns() + OV_STALL_NS, NULL))
             goto fail;
-    if (say(host, "GO\n"))
+    if (bp_say(host, "GO\n"))
         goto fail;
     for (int i = 0; i < o->clients; i++)
-        if (say(floods[i], "GO\n"))
+        if (bp_say(floods[i], "GO\n"))
             goto fail;
-    if (say(probe, "GO\n"))
+    if (bp_say(probe, "GO\n"))
         goto fail;
 
     uint64_t bound = rr_now_ns() + (uint64_t)flood_ms * 1000000 + (uint64_t)OV_SEND_TIMEOUT +
                      2 * OV_STALL_NS;
     for (int i = 0; i < o->clients; i++) {
-        if (expect_line(floods[i], "flood", "SENT,", line, sizeof line, bound, 0))
+        if (bp_expect_line(floods[i], "flood", "SENT,", line, sizeof line, bound, NULL))
             goto fail;
-        res->sent_ok += (uint64_t)field(line, "ok");
-        res->sent_deadline += (uint64_t)field(line, "deadline");
-        uint64_t failed = (uint64_t)field(line, "failed");
+        res->sent_ok += (uint64_t)bp_field(line, "ok");
+        res->sent_deadline += (uint64_t)bp_field(line, "deadline");
+        uint64_t failed = (uint64_t)bp_field(line, "failed");
         res->sent_failed += failed;
         if (failed)
             fprintf(stderr, "overload: flood %d: %s\n", i, line);
     }
-    if (expect_line(probe, "probe", "FLOOD,", line, sizeof line, bound, 0))
+    if (bp_expect_line(probe, "probe", "FLOOD,", line, sizeof line, bound, NULL))
         goto fail;
-    res->probe_p50 = field(line, "p50_us");
-    res->probe_p99 = field(line, "p99_us");
+    res->probe_p50 = bp_field(line, "p50_us");
+    res->probe_p99 = bp_field(line, "p99_us");
 
     char drain[64];
     snprintf(drain, sizeof drain, "DRAIN %" PRIu64 "\n", res->sent_ok);
-    if (say(host, drain) ||
-        expect_line(host, "host", "HOST,", line, sizeof line, rr_now_ns() + 2 * OV_STALL_NS, 0))
+    if (bp_say(host, drain) ||
+        bp_expect_line(host, "host", "HOST,", line, sizeof line, rr_now_ns() + 2 * OV_STALL_NS, NULL))
         goto fail;
-    res->handled = (uint64_t)field(line, "handled");
+    res->handled = (uint64_t)bp_field(line, "handled");
     res->dropped = (int64_t)res->sent_ok - (int64_t)res->handled +
-                   (int64_t)field(line, "dropped_metric");
-    res->rss_hwm = (uint64_t)field(line, "rss_hwm");
-    res->paused = (uint64_t)field(line, "paused");
-    res->resumed = (uint64_t)field(line, "resumed");
-    res->permits_max = (uint64_t)field(line, "permits_max");
-    if (expect_line(host, "host", "DONE", line, sizeof line, rr_now_ns() + OV_STALL_NS, relay))
+                   (int64_t)bp_field(line, "dropped_metric");
+    res->rss_hwm = (uint64_t)bp_field(line, "rss_hwm");
+    res->paused = (uint64_t)bp_field(line, "paused");
+    res->resumed = (uint64_t)bp_field(line, "resumed");
+    res->permits_max = (uint64_t)bp_field(line, "permits_max");
+    if (bp_expect_line(host, "host", "DONE", line, sizeof line, rr_now_ns() + OV_STALL_NS,
+                       relay ? "SAMPLE," : NULL))
         goto fail;
 
     int rc = 0;
     for (int i = 0; i < o->clients; i++)
-        rc |= finish(floods[i], "flood", OV_STALL_NS);
-    rc |= finish(probe, "probe", OV_STALL_NS);
-    rc |= finish(host, "host", OV_STALL_NS);
+        rc |= bp_finish(floods[i], "flood", OV_STALL_NS);
+    rc |= bp_finish(probe, "probe", OV_STALL_NS);
+    rc |= bp_finish(host, "host", OV_STALL_NS);
     return rc;
 fail:
-    reap_all_killing();
+    bp_reap_all();
     return -1;
 }
 
