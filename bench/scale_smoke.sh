@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# scale_smoke.sh — //bench:scale_smoke: the scale benchmark runs end to end
+# with tiny parameters (not a measurement).
+#
+#   scale_smoke.sh <scale program> [tsan suppressions]
+#
+# A run at 1, 100 and 200 connections over 2 client processes must exit 0 and
+# print, for both libraries and both counts, a REP line and the four RESULT
+# lines with numbers, the three ratios per count, and the send-cost growth
+# of each library, fairness between 0 and 1. (Whether every connection
+# got a share in so short a window depends on the machine's load: that is
+# the benchmark's finding, not the harness's.) The router's CONNECTED
+# line, which every run waits for, means each DEALER's hello arrived. Bad
+# usage is status 2.
+set -uo pipefail
+
+prog=$1
+supp=${2:-}
+# Under --config=tsan the libzmq half runs on Debian's uninstrumented
+# library: its internal races are suppressed, nothing of ZLink's.
+if [ -n "$supp" ] && [ -n "${TSAN_OPTIONS:-}" ]; then
+    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(pwd)/$supp"
+fi
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+out=$("$prog" --conns 1,100,200 --procs 2 --duration-ms 300 --size 64 --reps 1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || fail "exit status $rc"
+num='[0-9]+(\.[0-9]+)?'
+for lib in zlink libzmq; do
+    for n in 1 100 200; do
+        grep -Eq "^REP,$lib,$n,1,throughput=$num,fairness=$num,idle_bytes_per_conn=-?$num,send_ns=$num$" <<<"$out" ||
+            fail "no REP line of $lib at $n"
+        for m in throughput_msgs_per_s fairness_min_max idle_bytes_per_conn router_send_ns; do
+            grep -Eq "^RESULT,$lib,$n,$m,-?$num$" <<<"$out" || fail "no RESULT $m of $lib at $n"
+        done
+        fair=$(sed -n "s/^RESULT,$lib,$n,fairness_min_max,//p" <<<"$out")
+        awk -v f="${fair:--1}" 'BEGIN { exit !(f >= 0 && f <= 1) }' || fail "$lib at $n: fairness $fair"
+    done
+    grep -Eq "^RATIO,scale,router_send_growth,$lib,$num$" <<<"$out" || fail "no send growth of $lib"
+done
+for n in 1 100 200; do
+    for m in throughput idle_bytes_per_conn router_send_ns; do
+        grep -Eq "^RATIO,scale,$n,$m,zlink_vs_libzmq,-?$num$" <<<"$out" || fail "no $m ratio at $n"
+    done
+done
+
+"$prog" --conns 0 >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "--conns 0: exit status $rc, expected 2"
+
+[ "$failures" -eq 0 ] || exit 1
+echo "scale_smoke: ok"
