@@ -4,7 +4,7 @@
  *
  *   core_vs_libzmq --pattern P --transport T --size N [--count M] [--reps R]
  *                  [--rtt-count K] [--rtt-warmup W]
- *   core_vs_libzmq --all [--sizes 64,1024] [--reps R]
+ *   core_vs_libzmq --all [--sizes 64,1k,64k,1m] [--reps R]
  *
  * P: pair | dealer_router | router_router | pub_sub; T: inproc | ipc | tcp.
  *
@@ -66,7 +66,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: core_vs_libzmq --pattern P --transport T --size N [--count M] [--reps R]\n"
             "                      [--rtt-count K] [--rtt-warmup W]\n"
-            "       core_vs_libzmq --all [--sizes 64,1024] [--reps R]\n"
+            "       core_vs_libzmq --all [--sizes 64,1k,64k,1m] [--reps R]\n"
             "  P: pair | dealer_router | router_router | pub_sub\n"
             "  T: inproc | ipc | tcp\n"
             "  N: payload bytes (>= 1)\n"
@@ -123,9 +123,12 @@ static int parse_args(int argc, char **argv, options_t *o)
     o->reps = 3;
     o->rtt_count = -1;
     o->rtt_warmup = -1;
+    /* --all's sizes: small, medium, and the two of the zero-copy path. */
     o->sizes[0] = 64;
     o->sizes[1] = 1024;
-    o->nsizes = 2;
+    o->sizes[2] = 65536;
+    o->sizes[3] = 1048576;
+    o->nsizes = 4;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
