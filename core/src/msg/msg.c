@@ -22,14 +22,17 @@
  *    and INLINE have no header at all.
  *  - Threads: a message is used by one thread at a time; content may be
  *    released from any thread.
- *  - Small HEAP blocks (header + payload <= ZL_POOL_BLOCK) come from a block
- *    pool. The usual pattern is "an application thread allocates, an I/O
+ *  - HEAP blocks up to 2 KiB (header + payload; two size classes) come from
+ *    a block pool. The usual pattern is "an application thread allocates, an I/O
  *    thread frees after writing", which makes malloc take the allocating
  *    thread's arena lock on both sides for every message. The pool gives
  *    each thread a private cache; a thread that frees more than it
- *    allocates hands whole batches of ZL_POOL_BATCH blocks to a global list
- *    (one lock per batch), where allocating threads pick them up. A
- *    thread's cache goes back to the global list when the thread exits.
+ *    allocates hands whole batches of ZL_POOL_BATCH blocks to its class's
+ *    global list (one lock per batch), where allocating threads pick them
+ *    up. A thread's cache goes back to the global lists when the thread
+ *    exits. A global list keeps at most ZL_POOL_LIST_BYTES; what a burst
+ *    frees beyond that goes back to free(), so the pool never holds more
+ *    than that per class plus the threads' caches.
  */
 #include "msg/msg.h"
 
@@ -52,14 +55,22 @@
 
 /* --------------------------------------------------------- block pool */
 
-/* Under AddressSanitizer every block goes through malloc/free so that a
- * use after free of a message payload is still caught. */
+/* Block sizes of the pool's classes, header included: 256 bytes holds the
+ * payloads just above the inline limit, 2,048 those up to about 2 KiB
+ * (1 KiB records, which otherwise cost a malloc and a free each on two
+ * threads). Larger payloads go to malloc. Under AddressSanitizer there is
+ * no class: every block goes through malloc/free so that a use after free
+ * of a message payload is still caught. */
 #if defined(__SANITIZE_ADDRESS__)
-#define ZL_POOL_BLOCK 0
+#define ZL_POOL_CLASSES 0
+static const size_t pool_block_size[2] = {1, 1}; /* never used */
 #else
-#define ZL_POOL_BLOCK 256 /* bytes per pooled HEAP block, header included */
+#define ZL_POOL_CLASSES 2
+static const size_t pool_block_size[2] = {256, 2048};
 #endif
-#define ZL_POOL_BATCH 64  /* blocks moved to or from the global list at once */
+#define ZL_POOL_BATCH 64          /* blocks moved to or from a global list at once */
+#define ZL_POOL_LIST_BYTES (8u << 20) /* a global list holds at most this much;
+                                         blocks past it go back to free() */
 
 /* A free block; the first block of a batch also links the next batch. */
 typedef struct pool_block {
@@ -70,28 +81,65 @@ typedef struct pool_block {
 typedef struct pool_cache {
     pool_block_t *head;
     int count;
-    bool registered; /* the exit hook knows this thread's cache */
 } pool_cache_t;
 
-static pthread_mutex_t pool_lk = PTHREAD_MUTEX_INITIALIZER;
-static pool_block_t *pool_batches; /* full batches, under pool_lk */
+/* One class's global list of full batches. */
+typedef struct pool_class {
+    pthread_mutex_t lk;
+    pool_block_t *batches; /* under lk */
+    size_t nbatches;       /* under lk */
+} pool_class_t;
+
+/* Room for the classes (none are used under AddressSanitizer). */
+#define ZL_POOL_SLOTS 2
+static pool_class_t pool_classes[ZL_POOL_SLOTS] = {{PTHREAD_MUTEX_INITIALIZER, NULL, 0},
+                                                   {PTHREAD_MUTEX_INITIALIZER, NULL, 0}};
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
-static _Thread_local pool_cache_t pool_cache;
+static _Thread_local pool_cache_t pool_cache[ZL_POOL_SLOTS];
+static _Thread_local bool pool_registered; /* the exit hook knows this thread */
 
-/* Thread exit: the cache's blocks go to the global list (one batch). */
+/* The class whose blocks hold n bytes, or -1 (malloc). */
+static int pool_class_of(size_t n)
+{
+    for (int k = 0; k < ZL_POOL_CLASSES; k++)
+        if (n <= pool_block_size[k])
+            return k;
+    return -1;
+}
+
+/* Hands one batch (linked by next) of class k to its global list, or back
+ * to free() when the list is full. Any thread. */
+static void pool_give_batch(int k, pool_block_t *first)
+{
+    pool_class_t *pcl = &pool_classes[k];
+    size_t cap = ZL_POOL_LIST_BYTES / (ZL_POOL_BATCH * pool_block_size[k]);
+    pthread_mutex_lock(&pcl->lk);
+    bool kept = pcl->nbatches < cap;
+    if (kept) {
+        first->next_batch = pcl->batches;
+        pcl->batches = first;
+        pcl->nbatches++;
+    }
+    pthread_mutex_unlock(&pcl->lk);
+    while (!kept && first != NULL) {
+        pool_block_t *next = first->next;
+        free(first);
+        first = next;
+    }
+}
+
+/* Thread exit: each class's cached blocks go to its global list. */
 static void pool_thread_exit(void *arg)
 {
-    pool_cache_t *pc = arg;
-    if (pc->head == NULL)
-        return;
-    pool_block_t *first = pc->head;
-    pc->head = NULL;
-    pc->count = 0;
-    pthread_mutex_lock(&pool_lk);
-    first->next_batch = pool_batches;
-    pool_batches = first;
-    pthread_mutex_unlock(&pool_lk);
+    pool_cache_t *caches = arg;
+    for (int k = 0; k < ZL_POOL_CLASSES; k++) {
+        pool_block_t *first = caches[k].head;
+        caches[k].head = NULL;
+        caches[k].count = 0;
+        if (first != NULL)
+            pool_give_batch(k, first);
+    }
 }
 
 static void pool_init_key(void)
@@ -99,28 +147,31 @@ static void pool_init_key(void)
     (void)pthread_key_create(&pool_key, pool_thread_exit);
 }
 
-static void pool_register(pool_cache_t *pc)
+static void pool_register(void)
 {
     pthread_once(&pool_once, pool_init_key);
-    (void)pthread_setspecific(pool_key, pc);
-    pc->registered = true;
+    (void)pthread_setspecific(pool_key, pool_cache);
+    pool_registered = true;
 }
 
-/* A block of ZL_POOL_BLOCK bytes, or NULL. Any thread; locks pool_lk once
- * per ZL_POOL_BATCH blocks at most. */
-static void *pool_alloc(void)
+/* A block of class k, or NULL. Any thread; locks the class's list once per
+ * ZL_POOL_BATCH blocks at most. */
+static void *pool_alloc(int k)
 {
-    pool_cache_t *pc = &pool_cache;
+    pool_cache_t *pc = &pool_cache[k];
     if (pc->head == NULL) {
-        pthread_mutex_lock(&pool_lk);
-        pool_block_t *batch = pool_batches;
-        if (batch != NULL)
-            pool_batches = batch->next_batch;
-        pthread_mutex_unlock(&pool_lk);
+        pool_class_t *pcl = &pool_classes[k];
+        pthread_mutex_lock(&pcl->lk);
+        pool_block_t *batch = pcl->batches;
+        if (batch != NULL) {
+            pcl->batches = batch->next_batch;
+            pcl->nbatches--;
+        }
+        pthread_mutex_unlock(&pcl->lk);
         if (batch == NULL)
-            return malloc(ZL_POOL_BLOCK);
-        if (!pc->registered)
-            pool_register(pc);
+            return malloc(pool_block_size[k]);
+        if (!pool_registered)
+            pool_register();
         pc->head = batch;
         pc->count = 0;
         for (pool_block_t *b = batch; b != NULL; b = b->next)
@@ -132,13 +183,13 @@ static void *pool_alloc(void)
     return b;
 }
 
-/* Returns a block to the calling thread's cache; past two batches, one
- * batch moves to the global list. Any thread. */
-static void pool_free(void *p)
+/* Returns a block of class k to the calling thread's cache; past two
+ * batches, one batch moves to the global list. Any thread. */
+static void pool_free(void *p, int k)
 {
-    pool_cache_t *pc = &pool_cache;
-    if (!pc->registered)
-        pool_register(pc);
+    pool_cache_t *pc = &pool_cache[k];
+    if (!pool_registered)
+        pool_register();
     pool_block_t *b = p;
     b->next = pc->head;
     pc->head = b;
@@ -151,10 +202,7 @@ static void pool_free(void *p)
     pc->head = last->next;
     last->next = NULL;
     pc->count -= ZL_POOL_BATCH;
-    pthread_mutex_lock(&pool_lk);
-    b->next_batch = pool_batches;
-    pool_batches = b;
-    pthread_mutex_unlock(&pool_lk);
+    pool_give_batch(k, b);
 }
 
 /* Runs the last-release action of c. Called by content_release only, on the
@@ -175,12 +223,16 @@ static void content_destroy(zl_content_t *c)
         free(ch);
         break;
     }
-    case ZL_MSG_HEAP:
-        if (c->data == (unsigned char *)c + ZL_HEAP_HDR && c->hint == (void *)&pool_key)
-            pool_free(c);
+    case ZL_MSG_HEAP: {
+        /* hint points at the class of a pooled block (HEAP uses it for
+         * nothing else). */
+        pool_class_t *pcl = c->hint;
+        if (pcl >= pool_classes && pcl < pool_classes + ZL_POOL_CLASSES)
+            pool_free(c, (int)(pcl - pool_classes));
         else
             free(c);
         break;
+    }
     default:
         free(c);
         break;
@@ -227,16 +279,17 @@ int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size)
     }
     if (size > ZL_PAYLOAD_MAX)
         return ENOMEM;
-    bool pooled = ZL_HEAP_HDR + size <= ZL_POOL_BLOCK;
-    zl_content_t *c = pooled ? pool_alloc() : malloc(ZL_HEAP_HDR + size);
+    int k = pool_class_of(ZL_HEAP_HDR + size);
+    zl_content_t *c = k >= 0 ? pool_alloc(k) : malloc(ZL_HEAP_HDR + size);
     if (c == NULL)
         return ENOMEM;
     unsigned char *payload = (unsigned char *)c + ZL_HEAP_HDR;
     atomic_init(&c->refs, 1);
     c->kind = ZL_MSG_HEAP;
     c->ffn = NULL;
-    /* hint marks a pooled HEAP block (HEAP never uses hint otherwise). */
-    c->hint = pooled ? (void *)&pool_key : NULL;
+    /* hint marks a pooled HEAP block with its class (HEAP never uses hint
+     * otherwise). */
+    c->hint = k >= 0 ? (void *)&pool_classes[k] : NULL;
     c->data = payload;
     if (data != NULL)
         memcpy(payload, data, size);
