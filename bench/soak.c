@@ -264,6 +264,7 @@ struct cl_state {
     uint64_t started, completed, dup, ok, timeout, unavailable, shutting, other, refused,
         wrong_reply, ow_started, ow_ok, ow_failed;
     int first_other; /* the result of the first outcome counted as other */
+    char first_shutting[96]; /* message/remote code of the first SHUTTING_DOWN */
 };
 
 static const char *const channel_names[SOAK_CHANNELS] = {"s0", "s1"};
@@ -350,7 +351,9 @@ static void on_request_done(zlink_call_t *call, const zlink_outcome_t *out, void
         } else if (out->result == ZLINK_FW_UNAVAILABLE) {
             cl->unavailable++;
         } else if (out->result == ZLINK_FW_SHUTTING_DOWN) {
-            cl->shutting++;
+            if (cl->shutting++ == 0)
+                snprintf(cl->first_shutting, sizeof cl->first_shutting, "%s/%u",
+                         out->message, out->remote_code);
         } else {
             if (cl->other++ == 0)
                 cl->first_other = out->result;
@@ -448,14 +451,15 @@ static int run_client(uint64_t id, const int ports[SOAK_CHANNELS], int window, i
         rc = pthread_cond_timedwait(&cl->idle, &cl->lock, &until);
     printf("DONE,started=%llu,completed=%llu,lost=%d,dup=%llu,ok=%llu,timeout=%llu,"
            "unavailable=%llu,shutting_down=%llu,other=%llu,refused=%llu,wrong_reply=%llu,"
-           "ow_started=%llu,ow_ok=%llu,ow_failed=%llu,first_other=%s\n",
+           "ow_started=%llu,ow_ok=%llu,ow_failed=%llu,first_other=%s,first_shutting=%s\n",
            (unsigned long long)cl->started, (unsigned long long)cl->completed, cl->inflight,
            (unsigned long long)cl->dup, (unsigned long long)cl->ok,
            (unsigned long long)cl->timeout, (unsigned long long)cl->unavailable,
            (unsigned long long)cl->shutting, (unsigned long long)cl->other,
            (unsigned long long)cl->refused, (unsigned long long)cl->wrong_reply,
            (unsigned long long)cl->ow_started, (unsigned long long)cl->ow_ok,
-           (unsigned long long)cl->ow_failed, cl->other ? fw_name(cl->first_other) : "none");
+           (unsigned long long)cl->ow_failed, cl->other ? fw_name(cl->first_other) : "none",
+           cl->shutting ? cl->first_shutting : "none");
     fflush(stdout);
     pthread_mutex_unlock(&cl->lock);
     status = 0;
