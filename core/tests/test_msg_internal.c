@@ -315,8 +315,8 @@ static void *consume_all(void *arg)
     return NULL;
 }
 
-/* The usual pattern of small HEAP payloads: one thread allocates, another
- * frees (through the block pool when it is built in). Every payload keeps
+/* The usual pattern of HEAP payloads: one thread allocates, another frees
+ * (through the block pool's classes when it is built in). Every payload keeps
  * its own bytes while live, however blocks travel between the threads. */
 static void alloc_here_free_there(void)
 {
@@ -328,8 +328,9 @@ static void alloc_here_free_there(void)
         for (int i = 0; i < HANDOFF; i++) {
             while (round > 0 && atomic_load(&handoff_ready[i]) != -round)
                 sched_yield();
-            unsigned char bytes[200];
-            size_t n = ZLINK_MSG_INLINE_MAX + 1 + (size_t)(i * 7 + round) % 150;
+            /* Both pool classes and, past 2 KiB, malloc'd blocks. */
+            unsigned char bytes[2600];
+            size_t n = ZLINK_MSG_INLINE_MAX + 1 + (size_t)(i * 97 + round * 13) % 2500;
             memset(bytes, (unsigned char)(i + round), n);
             ZT_EQ_INT(zl_msg_init_copy(&handoff[i], bytes, n), 0);
             ZT_EQ_INT(zl_cmsg(&handoff[i])->type, ZL_MSG_HEAP);
@@ -337,6 +338,45 @@ static void alloc_here_free_there(void)
         }
     }
     ZT_EQ_INT(pthread_join(c, NULL), 0);
+}
+
+/* A burst: 12,000 records of 1 KiB (24 MB of the 2,048-byte class) made
+ * on this thread and freed on another that then exits, so every block
+ * reaches the global lists. They keep at most 8 MiB per class: the rest
+ * went back to free(). Records made afterwards still carry their bytes. */
+#define BURST 12000
+static zlink_msg_t burst[BURST];
+
+static void *free_burst(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < BURST; i++)
+        zl_msg_release(&burst[i]);
+    return NULL;
+}
+
+static void pool_lists_are_bounded(void)
+{
+    unsigned char bytes[1024];
+    for (int i = 0; i < BURST; i++) {
+        memset(bytes, (unsigned char)i, sizeof bytes);
+        ZT_EQ_INT(zl_msg_init_copy(&burst[i], bytes, sizeof bytes), 0);
+    }
+    pthread_t t;
+    ZT_EQ_INT(pthread_create(&t, NULL, free_burst, NULL), 0);
+    ZT_EQ_INT(pthread_join(t, NULL), 0);
+    size_t listed = zl_msg_pool_listed_bytes();
+    ZT_CHECK(listed <= 2 * (8u << 20)); /* two classes, 8 MiB each */
+    for (int i = 0; i < BURST; i++) {
+        memset(bytes, (unsigned char)(i + 1), sizeof bytes);
+        ZT_EQ_INT(zl_msg_init_copy(&burst[i], bytes, sizeof bytes), 0);
+    }
+    for (int i = 0; i < BURST; i++) {
+        const unsigned char *p = zl_msg_data(&burst[i]);
+        ZT_EQ_INT(p[0], (unsigned char)(i + 1));
+        ZT_EQ_INT(p[1023], (unsigned char)(i + 1));
+        zl_msg_release(&burst[i]);
+    }
 }
 
 static const zt_case_t cases[] = {
@@ -349,6 +389,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(chunk_and_slices),
     ZT_CASE(concurrent_release_frees_once),
     ZT_CASE(alloc_here_free_there),
+    ZT_CASE(pool_lists_are_bounded),
 };
 
 int main(int argc, char **argv)

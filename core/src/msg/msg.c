@@ -205,6 +205,17 @@ static void pool_free(void *p, int k)
     pool_give_batch(k, b);
 }
 
+size_t zl_msg_pool_listed_bytes(void)
+{
+    size_t total = 0;
+    for (int k = 0; k < ZL_POOL_CLASSES; k++) {
+        pthread_mutex_lock(&pool_classes[k].lk);
+        total += pool_classes[k].nbatches * ZL_POOL_BATCH * pool_block_size[k];
+        pthread_mutex_unlock(&pool_classes[k].lk);
+    }
+    return total;
+}
+
 /* Runs the last-release action of c. Called by content_release only, on the
  * thread that dropped the final reference; no lock. */
 static void content_destroy(zl_content_t *c)

@@ -153,6 +153,11 @@ static inline void zl_multipart_release_init(zlink_msg_t *parts, size_t n)
  * otherwise HEAP). Returns 0 or ENOMEM. */
 int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size);
 
+/* Bytes in the block pool's global lists, all classes (tests: each class
+ * keeps at most 8 MiB there; 0 when the pool is not built in, under
+ * AddressSanitizer). Any thread. */
+size_t zl_msg_pool_listed_bytes(void);
+
 /* Allocates a receive chunk with cap payload bytes and one reference held by
  * the caller. Returns NULL on allocation failure. */
 zl_chunk_t *zl_chunk_new(size_t cap);
