@@ -87,7 +87,10 @@ static class Bench
                 Reply reply;
                 try
                 {
-                    reply = await host.RequestToChannel(Channel).Payload(Packet, payload, Type).Async();
+                    // Released when its outcome was taken, as the C program
+                    // releases the call in its completion function.
+                    using var call = host.RequestToChannel(Channel).Payload(Packet, payload, Type);
+                    reply = await call.Async();
                 }
                 catch (Exception e)
                 {
