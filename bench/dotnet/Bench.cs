@@ -41,7 +41,17 @@ static class Bench
         while (stdin.Read(buf, 0, buf.Length) > 0) { }
         host.Shutdown();
         host.Dispose();
+        Stats("server");
         return 0;
+    }
+
+    // With ZLINK_BENCH_STATS=1: the process's managed allocation and GC
+    // counts on stderr (the driver reads stdout only), to divide by calls.
+    static void Stats(string side, long calls = 0)
+    {
+        if (Environment.GetEnvironmentVariable("ZLINK_BENCH_STATS") != "1") return;
+        Console.Error.WriteLine(FormattableString.Invariant(
+            $"STATS,{side},calls={calls},alloc_bytes={GC.GetTotalAllocatedBytes(false)},gc0={GC.CollectionCount(0)},gc1={GC.CollectionCount(1)},gc2={GC.CollectionCount(2)},pool_items={System.Threading.ThreadPool.CompletedWorkItemCount},pool_threads={System.Threading.ThreadPool.ThreadCount}"));
     }
 
     static double Percentile(double[] sorted, double p)
@@ -75,7 +85,7 @@ static class Bench
         var payload = Enumerable.Repeat((byte)'q', size).ToArray();
         long windowStart = NowNs() + warmup, windowEnd = windowStart + duration;
         var samples = new List<double>(1 << 16);
-        long calls = 0;
+        long calls = 0, total = 0;
         string? failure = null;
         var gate = new object();
 
@@ -100,6 +110,7 @@ static class Bench
                 long now = NowNs();
                 lock (gate)
                 {
+                    total++;
                     if (reply.Payload.Length != size)
                         failure ??= "wrong reply size";
                     else if (now >= windowStart && now < windowEnd)
@@ -122,6 +133,7 @@ static class Bench
             return Error("calls still in flight 20 s after the window");
         host.Shutdown();
         host.Dispose();
+        Stats("client", total);
         if (failure != null)
             return Error(failure);
         if (samples.Count == 0)

@@ -12,7 +12,9 @@
 //    context of their own synchronously inside it, then calls
 //    zlink_call_callback_done: the call's dispatcher slot stays reserved
 //    until those continuations returned, so a continuation blocked in user
-//    code counts against the cap (seed 000 §17, SC-18). If the start
+//    code counts against the cap (seed 000 §17, SC-18). Only a held start
+//    owes done: after a yield's completion (zlink_call_yield) it is not
+//    called (C would answer INVALID_OPERATION). If the start
 //    refuses the call, fn never runs: the terminator frees the GCHandle and
 //    returns a faulted ValueTask. Nothing else completes an Operation.
 //  - A continuation that shuts its host down synchronously (Host.Shutdown
@@ -90,7 +92,7 @@ public abstract unsafe class Call : IDisposable
     /// null with the refusal in `error` (fn will never run).</summary>
     internal Operation? Begin(CancellationToken ct, bool yield, out Exception? error)
     {
-        var op = new Operation(Handle, ct);
+        var op = new Operation(Handle, ct, held: !yield);
         var gch = GCHandle.Alloc(op);
         int r;
         using (var u = new HandleUse(Handle))
@@ -208,21 +210,24 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
     private Reply? _reply;
     private Exception? _error;
     private int _held;   // 1 until zlink_call_callback_done was called
+    private readonly bool _startedHeld;   // zlink_call_start_held (a yield is not held)
     [ThreadStatic] private static Operation? t_running;   // the work item on this thread
     private readonly CallHandle _call;
     private readonly CancellationToken _token;
     private CancellationTokenRegistration _reg;
-    private readonly object _lock = new();
-    private bool _done;
+    private bool _done;   // guarded by lock (this): only with a cancellable token
 
-    internal Operation(CallHandle call, CancellationToken token) { _call = call; _token = token; }
+    internal Operation(CallHandle call, CancellationToken token, bool held)
+    {
+        _call = call; _token = token; _startedHeld = held;
+    }
 
     internal void Register()
     {
         if (!_token.CanBeCanceled) return;
         var reg = _token.UnsafeRegister(static s => ((Operation)s!).OnCancel(), this);
         bool dispose;
-        lock (_lock) { dispose = _done; if (!_done) _reg = reg; }
+        lock (this) { dispose = _done; if (!_done) _reg = reg; }
         if (dispose) reg.Dispose();
     }
 
@@ -238,11 +243,13 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
         finally { if (added) _call.DangerousRelease(); }
     }
 
+    private static readonly Utf8Cache s_packets = new(), s_types = new();
+
     internal static Reply? ReplyOf(NOutcome* o)
     {
         if (o->payload == null && o->packet == null) return null;
         var data = o->payload == null ? Array.Empty<byte>() : new ReadOnlySpan<byte>(o->payload, checked((int)o->payload_size)).ToArray();
-        return new Reply(Native.Str(o->packet) ?? "", Native.Str(o->content_type) ?? "", data);
+        return new Reply(s_packets.Get(o->packet) ?? "", s_types.Get(o->content_type) ?? "", data);
     }
 
     /// <summary>Completions delivered into .NET since the process began (tests count them).</summary>
@@ -262,7 +269,9 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
             // Copied here: the application may release the call before the
             // work item runs (release ends the hold, and the outcome with it).
             op._callRaw = call;
-            op._held = 1;
+            // Only a held start owes zlink_call_callback_done (C answers
+            // INVALID_OPERATION for any other call).
+            op._held = op._startedHeld ? 1 : 0;
             if (outcome->result == 0)
                 op._reply = ReplyOf(outcome);
             else
@@ -283,9 +292,12 @@ internal sealed unsafe class Operation : IValueTaskSource<Reply?>, IValueTaskSou
         t_running = this;
         try
         {
-            CancellationTokenRegistration reg;
-            lock (_lock) { _done = true; reg = _reg; }
-            reg.Dispose();
+            if (_token.CanBeCanceled)
+            {
+                CancellationTokenRegistration reg;
+                lock (this) { _done = true; reg = _reg; }
+                reg.Dispose();
+            }
             if (_error == null) _core.SetResult(_reply);
             else _core.SetException(_error);
         }

@@ -18,6 +18,7 @@ using System.IO;
 using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Text;
 
 namespace ZLink;
 
@@ -346,4 +347,32 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial int zlink_timer_recv(nint timer, ulong* count, int flags);
 
     internal static string? Str(byte* p) => p == null ? null : Marshal.PtrToStringUTF8((nint)p);
+}
+
+/// <summary>The last string one call site decoded, with its UTF-8 bytes: a
+/// packet name or content type that repeats (every reply of a benchmark, every
+/// turn of one handler) is compared, not decoded and allocated again. The
+/// pair is swapped as one immutable object, so any thread may use it.</summary>
+internal sealed unsafe class Utf8Cache
+{
+    private sealed class Entry
+    {
+        internal readonly byte[] Bytes;
+        internal readonly string Text;
+        internal Entry(byte[] b, string t) { Bytes = b; Text = t; }
+    }
+    private Entry? _last;
+
+    /// <summary>The NUL-terminated string at p, or null for NULL.</summary>
+    internal string? Get(byte* p)
+    {
+        if (p == null) return null;
+        var bytes = MemoryMarshal.CreateReadOnlySpanFromNullTerminated(p);
+        var last = _last;
+        if (last != null && bytes.SequenceEqual(last.Bytes)) return last.Text;
+        if (bytes.Length > 256) return Encoding.UTF8.GetString(bytes);   // not worth keeping
+        var text = Encoding.UTF8.GetString(bytes);
+        _last = new Entry(bytes.ToArray(), text);
+        return text;
+    }
 }

@@ -68,13 +68,15 @@ public sealed unsafe class Turn
     public byte[] Payload { get; }
     public ulong Sequence { get; }
 
+    private static readonly Utf8Cache s_packets = new(), s_types = new();
+
     internal Turn(Host host, nint turn)
     {
         Host = host;
         _turn = turn;
         Kind = (MessageKind)Native.zlink_turn_kind(turn);
-        Packet = Native.Str(Native.zlink_turn_packet(turn)) ?? "";
-        ContentType = Native.Str(Native.zlink_turn_content_type(turn)) ?? "";
+        Packet = s_packets.Get(Native.zlink_turn_packet(turn)) ?? "";
+        ContentType = s_types.Get(Native.zlink_turn_content_type(turn)) ?? "";
         nuint size;
         byte* p = Native.zlink_turn_payload(turn, &size);
         Payload = p == null ? Array.Empty<byte>() : new ReadOnlySpan<byte>(p, checked((int)size)).ToArray();
