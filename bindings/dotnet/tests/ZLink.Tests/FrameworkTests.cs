@@ -231,6 +231,36 @@ public class FrameworkTests
     }
 
     [Fact]
+    public async Task Packet_names_and_content_types_follow_each_message()
+    {
+        // The binding keeps the last decoded packet name and content type to
+        // compare the next against: alternating and repeated values must each
+        // come through as sent, on the turn and on the reply.
+        var seen = new ConcurrentQueue<string>();
+        using var p = new Pair(h =>
+        {
+            foreach (var (packet, answer, type) in new[] { ("a", "alpha", "text/a"), ("b", "beta-longer", "application/b"), ("c", "gamma", "") })
+                h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, packet, t =>
+                {
+                    seen.Enqueue(t.Packet + "|" + t.ContentType);
+                    t.Respond(answer, t.Payload, type);
+                });
+        });
+        var order = new[] { ("a", "x/1"), ("a", "x/1"), ("b", "x/22"), ("a", ""), ("c", "x/1"), ("c", "x/1"), ("b", "x/22") };
+        var want = new System.Collections.Generic.Dictionary<string, (string, string)>
+        { ["a"] = ("alpha", "text/a"), ["b"] = ("beta-longer", "application/b"), ["c"] = ("gamma", "") };
+        foreach (var (packet, type) in order)
+        {
+            using var call = p.Client.RequestToChannel("svc").Payload(packet, B(packet), type);
+            var reply = await Bound.Within(call.Async().AsTask());
+            Assert.Equal(want[packet].Item1, reply.Packet);
+            Assert.Equal(want[packet].Item2, reply.ContentType);
+            Assert.Equal(packet, Encoding.UTF8.GetString(reply.Payload));
+        }
+        Assert.Equal(order.Select(o => o.Item1 + "|" + o.Item2), seen.ToArray());
+    }
+
+    [Fact]
     public async Task Handler_failures_map_to_error_kinds()
     {
         var srv = new Server();
