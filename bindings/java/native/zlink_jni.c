@@ -16,16 +16,19 @@
  * (only the prototypes of zlink.h are used, through __typeof__), so the
  * Java side decides which file is loaded.
  *
- * Threads: no C thread is ever attached to the JVM. The framework's C
- * threads only queue: a handler trampoline (on a framework worker) pushes
- * an event onto a native queue (zj_queue_t: a mutex, a condition variable
- * and a singly linked list) and returns at once (the turn stays open
- * until Java ends it); the completion function (on the completion
- * dispatcher) pushes its event and returns at once too (below). Java pump threads (platform
- * threads owned by io.zlink.Pump, each marked a runtime context through
- * zlink_runtime_context_enter) block in take() and pull the events. One
- * queue per host carries its handler turns; one process-wide queue
- * carries every completion.
+ * Threads. A handler turn runs on the framework worker that opened it:
+ * the trampoline attaches the worker to the JVM the first time (a daemon
+ * thread "zlink-handler", detached by a thread-key destructor when the
+ * worker exits) and calls Host.runTurn there, as a C handler would run;
+ * a turn the handler ended before returning lets the worker go on with
+ * the gate's next turn without waking another thread. The workers are
+ * runtime contexts already (C marks them). Completions do not run on the
+ * C dispatcher: the completion function of a held start (below) pushes
+ * its event onto the one process-wide native queue (zj_queue_t: a mutex,
+ * a condition variable and a singly linked list) and returns at once;
+ * the Java completion pump (io.zlink.Pump, a runtime context through
+ * zlink_runtime_context_enter) blocks in take() and pulls the events.
+ * A host's zj_queue_t only keeps its handler records (freed with it).
  *
  * Memory of an operation: call_start allocates one zj_event_t (the
  * operation) and starts the call with zlink_call_start_held, handing the
@@ -100,6 +103,8 @@ ZJ_FUNCS(ZJ_DECLARE)
 #undef ZJ_DECLARE
 
 #define Z(name) (p_##name)
+#define H(x) ((void *)(intptr_t)(x))
+#define J(p) ((jlong)(intptr_t)(p))
 
 static void *zj_lib;
 
@@ -117,7 +122,7 @@ typedef struct zj_event {
 
 typedef struct zj_handler {
     struct zj_handler *next;
-    struct zj_queue *queue;
+    jobject host;    /* a global reference to the io.zlink.Host */
     int64_t id;
 } zj_handler_t;
 
@@ -156,18 +161,57 @@ static void queue_push(zj_queue_t *q, zj_event_t *ev)
     pthread_mutex_unlock(&q->lk);
 }
 
+/* The framework's worker threads run Java handlers themselves: a worker
+ * is attached to the JVM (as a daemon thread) the first time it runs a
+ * turn and detached when it exits (the key's destructor). */
+static JavaVM *zj_vm;
+static jmethodID zj_run_turn; /* Host.runTurn(long, long) */
+static pthread_key_t zj_attached;
+
+static void detach_thread(void *unused)
+{
+    (void)unused;
+    (*zj_vm)->DetachCurrentThread(zj_vm);
+}
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+    (void)reserved;
+    zj_vm = vm;
+    if (pthread_key_create(&zj_attached, detach_thread) != 0)
+        return JNI_ERR;
+    return JNI_VERSION_1_8;
+}
+
+static JNIEnv *worker_env(void)
+{
+    JNIEnv *env = NULL;
+    if ((*zj_vm)->GetEnv(zj_vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK)
+        return env;
+    JavaVMAttachArgs args = {JNI_VERSION_1_8, "zlink-handler", NULL};
+    if ((*zj_vm)->AttachCurrentThreadAsDaemon(zj_vm, (void **)&env, &args) != JNI_OK)
+        return NULL;
+    pthread_setspecific(zj_attached, (void *)1);
+    return env;
+}
+
+/* On a framework worker: runs the Java handler (Host.runTurn ends the
+ * turn, or leaves it to the handler's stage). The worker is then busy
+ * as it is with a C handler, and a turn ended before this returns lets
+ * the worker go on with the gate's next turn itself. */
 static void turn_trampoline(zlink_turn_t *turn, void *user)
 {
     zj_handler_t *h = user;
-    zj_event_t *ev = calloc(1, sizeof *ev);
-    if (!ev) {
-        Z(zlink_turn_end)(turn, 1, "out of memory in the Java binding");
+    JNIEnv *env = worker_env();
+    if (!env) {
+        Z(zlink_turn_end)(turn, 1, "the Java binding cannot attach a worker to the JVM");
         return;
     }
-    ev->type = ZJ_EV_TURN;
-    ev->id = h->id;
-    ev->handle = turn;
-    queue_push(h->queue, ev);
+    (*env)->CallVoidMethod(env, h->host, zj_run_turn, (jlong)h->id, J(turn));
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionDescribe(env); /* runTurn catches; an Error got out */
+        (*env)->ExceptionClear(env);
+    }
 }
 
 /* The completion function (the C dispatcher's lane) of a held start:
@@ -253,8 +297,6 @@ static int rid_from(JNIEnv *env, jbyteArray b, zlink_routing_id_t *rid)
 }
 
 #define JFN(ret, name) JNIEXPORT ret JNICALL Java_io_zlink_Native_##name
-#define H(x) ((void *)(intptr_t)(x))
-#define J(p) ((jlong)(intptr_t)(p))
 
 /* -------------------------------------------------------------- loading */
 
@@ -438,7 +480,7 @@ JFN(void, queueClose)(JNIEnv *env, jclass cls, jlong jq)
  * event left in it. */
 JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
 {
-    (void)env, (void)cls;
+    (void)cls;
     zj_queue_t *q = H(jq);
     if (!q)
         return;
@@ -450,6 +492,7 @@ JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
     while (q->handlers) {
         zj_handler_t *h = q->handlers;
         q->handlers = h->next;
+        (*env)->DeleteGlobalRef(env, h->host);
         free(h);
     }
     pthread_cond_destroy(&q->cv);
@@ -667,17 +710,28 @@ JFN(jint, meshReadyPeers)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jintArr
     return n;
 }
 
-/* Registers a handler whose turns are queued on queue with handler id. */
-JFN(jint, addHandler)(JNIEnv *env, jclass c, jlong h, jlong jq, jint owner, jstring jowner,
-                      jint kind, jstring jpacket, jlong id)
+/* Registers a handler whose turns run self.runTurn(id, turn) on the
+ * worker; its record is kept with queue (freed by queueFree). */
+JFN(jint, addHandler)(JNIEnv *env, jclass c, jlong h, jlong jq, jobject self, jint owner,
+                      jstring jowner, jint kind, jstring jpacket, jlong id)
 {
     (void)c;
     zj_queue_t *q = H(jq);
+    if (!zj_run_turn) {
+        jclass hc = (*env)->GetObjectClass(env, self);
+        zj_run_turn = (*env)->GetMethodID(env, hc, "runTurn", "(JJ)V");
+        if (!zj_run_turn)
+            return ZLINK_FW_INTERNAL_FAILURE;
+    }
     zj_handler_t *hd = calloc(1, sizeof *hd);
     if (!hd)
         return ZLINK_FW_INTERNAL_FAILURE;
-    hd->queue = q;
+    hd->host = (*env)->NewGlobalRef(env, self);
     hd->id = id;
+    if (!hd->host) {
+        free(hd);
+        return ZLINK_FW_INTERNAL_FAILURE;
+    }
     zj_str_t ho, hp;
     zlink_fw_result_t r = Z(zlink_host_add_handler)(
         H(h), (zlink_owner_kind_t)owner, str_get(env, jowner, &ho), (zlink_message_kind_t)kind,
@@ -685,6 +739,7 @@ JFN(jint, addHandler)(JNIEnv *env, jclass c, jlong h, jlong jq, jint owner, jstr
     str_put(&ho);
     str_put(&hp);
     if (r != 0) {
+        (*env)->DeleteGlobalRef(env, hd->host);
         free(hd);
         return r;
     }

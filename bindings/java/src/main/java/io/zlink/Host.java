@@ -10,9 +10,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A framework host (zlink_host_*): configure it while PREPARING, start()
  * it, build calls from it, shut it down, close it. Handlers run on the
- * host's handler pump (Pump.Handlers: HANDLER_THREADS platform threads,
- * each a runtime context). close() shuts a serving host down (an
- * application thread is needed for that), stops the pump and destroys it.
+ * framework's own worker threads (HANDLER_THREADS of them, each a runtime
+ * context), which the JNI library attaches to the JVM as daemon threads
+ * named "zlink-handler". close() shuts a serving host down (an
+ * application thread is needed for that) and destroys it.
  */
 public final class Host implements AutoCloseable {
     /** Host options (zlink_host_set_option), int64 values; durations in ns. */
@@ -60,7 +61,6 @@ public final class Host implements AutoCloseable {
     private final String name;
     private final long queue;
     private final Map<Long, Handler> handlers = new ConcurrentHashMap<>();
-    private Pump.Handlers pump; // guarded by this
     private boolean closed;     // guarded by this
 
     /** A new host in PREPARING (zlink_host_new). */
@@ -177,7 +177,7 @@ public final class Host implements AutoCloseable {
                            Handler handler) {
         long id = handlerIds.getAndIncrement();
         handlers.put(id, handler);
-        int r = Native.addHandler(handle, queue, owner.value, ownerName,
+        int r = Native.addHandler(handle, queue, this, owner.value, ownerName,
                                   kind == Turn.Kind.REQUEST ? 2 : 1, packet, id);
         if (r != Tables.FW_OK) {
             handlers.remove(id);
@@ -196,13 +196,8 @@ public final class Host implements AutoCloseable {
         return addHandler(OwnerKind.CHANNEL, channel, Turn.Kind.SEND, packet, handler);
     }
 
-    /** PREPARING -> SERVING; starts the handler pump first. */
+    /** PREPARING -> SERVING. */
     public synchronized Host start() {
-        if (pump == null) {
-            int threads = (int) option(Option.HANDLER_THREADS);
-            pump = new Pump.Handlers(queue, Math.max(1, threads), name, this);
-            pump.start();
-        }
         ZLink.check(Native.hostDo(0, handle), "start");
         return this;
     }
@@ -293,7 +288,7 @@ public final class Host implements AutoCloseable {
         ZLink.check(Native.hostDo(3, handle), "resetMetrics");
     }
 
-    /** Shuts a serving host down, stops its pump and destroys it; idempotent. */
+    /** Shuts a serving host down and destroys it; idempotent. */
     @Override
     public void close() {
         synchronized (this) {
@@ -307,15 +302,21 @@ public final class Host implements AutoCloseable {
             if (closed)
                 return;
             closed = true;
-            if (pump != null)
-                pump.stop();
         }
         Native.hostDo(1, handle);
         Native.queueFree(queue);
     }
 
-    /** Runs one turn on a pump thread (called by Pump). */
+    /** Runs one turn on a framework worker (called by zlink_jni.c). */
     void runTurn(long handlerId, long turnHandle) {
+        try {
+            runTurnChecked(handlerId, turnHandle);
+        } catch (Throwable t) {
+            t.printStackTrace();
+        }
+    }
+
+    private void runTurnChecked(long handlerId, long turnHandle) {
         Turn turn = new Turn(turnHandle);
         Handler h = handlers.get(handlerId);
         if (h == null) {

@@ -52,8 +52,8 @@ final class Native {
     static native int meshWeight(int which, long host, String mesh, String channel, int weight);
     static native String hostEndpoint(long host, String name, int[] result);
     static native int meshReadyPeers(long host, String mesh, int[] result);
-    static native int addHandler(long host, long queue, int owner, String ownerName, int kind,
-                                 String packet, long id);
+    static native int addHandler(long host, long queue, Host self, int owner, String ownerName,
+                                 int kind, String packet, long id);
     static native int hostDo(int which, long host);
     static native int hostShutdown(long host, long deadlineNs);
     static native int hostStatus(long host, long[] out);
