@@ -9,6 +9,7 @@
 package io.zlink.bench;
 
 import io.zlink.Host;
+import io.zlink.RequestCall;
 import io.zlink.ZLink;
 import java.io.InputStream;
 import java.util.Arrays;
@@ -68,8 +69,10 @@ public final class Bench {
             synchronized (this) {
                 startNs[slot] = System.nanoTime();
             }
-            try {
-                host.requestToChannel(CHANNEL).payload(PACKET, TYPE, payload).submit()
+            // closed at once, as the C program releases its call: the
+            // binding releases it after the completion was delivered
+            try (RequestCall call = host.requestToChannel(CHANNEL)) {
+                call.payload(PACKET, TYPE, payload).submit()
                     .whenComplete((reply, err) -> done(slot, reply, err));
             } catch (RuntimeException e) {
                 done(slot, null, e);

@@ -27,7 +27,9 @@
  * its event onto the one process-wide native queue (zj_queue_t: a mutex,
  * a condition variable and a singly linked list) and returns at once;
  * the Java completion pump (io.zlink.Pump, a runtime context through
- * zlink_runtime_context_enter) blocks in take() and pulls the events.
+ * zlink_runtime_context_enter) blocks in takeBatch() and pulls every
+ * event queued by then in one crossing (the producer signals only a
+ * consumer that is asleep).
  * A host's zj_queue_t only keeps its handler records (freed with it).
  *
  * Memory of an operation: call_start allocates one zj_event_t (the
@@ -110,13 +112,13 @@ static void *zj_lib;
 
 /* --------------------------------------------------------------- queues */
 
-enum { ZJ_EV_TURN = 1, ZJ_EV_COMPLETION = 2 };
+enum { ZJ_EV_COMPLETION = 2 };
 
 typedef struct zj_event {
     struct zj_event *next;
     int type;
-    int64_t id;      /* TURN: the handler's id; COMPLETION: the operation's id */
-    void *handle;    /* TURN: the turn */
+    int64_t id;      /* COMPLETION: the operation's id */
+    void *handle;    /* the call */
     zlink_outcome_t oc;
 } zj_event_t;
 
@@ -131,6 +133,7 @@ typedef struct zj_queue {
     pthread_cond_t cv;
     zj_event_t *head, *tail;
     int closed;
+    int waiting;             /* consumers asleep in takeBatch (signalled only then) */
     zj_handler_t *handlers;  /* freed with the queue */
 } zj_queue_t;
 
@@ -157,8 +160,10 @@ static void queue_push(zj_queue_t *q, zj_event_t *ev)
     else
         q->head = ev;
     q->tail = ev;
-    pthread_cond_signal(&q->cv);
+    int wake = q->waiting > 0;
     pthread_mutex_unlock(&q->lk);
+    if (wake)
+        pthread_cond_signal(&q->cv);
 }
 
 /* The framework's worker threads run Java handlers themselves: a worker
@@ -256,6 +261,21 @@ static int bytes_get(JNIEnv *env, jbyteArray b, void **out, size_t *n)
         return -1;
     if (*n)
         (*env)->GetByteArrayRegion(env, b, 0, (jsize)*n, *out);
+    return 0;
+}
+
+/* bytes_get into small (ZJ_SMALL bytes, the caller's stack) when b fits:
+ * C copies what it is given, so most payloads need no malloc. */
+enum { ZJ_SMALL = 4096 };
+
+static int bytes_in(JNIEnv *env, jbyteArray b, char *small, void **out, size_t *n)
+{
+    *n = b ? (size_t)(*env)->GetArrayLength(env, b) : 0;
+    if (*n > ZJ_SMALL)
+        return bytes_get(env, b, out, n);
+    *out = small;
+    if (*n)
+        (*env)->GetByteArrayRegion(env, b, 0, (jsize)*n, (jbyte *)small);
     return 0;
 }
 
@@ -465,17 +485,6 @@ JFN(jlong, queueNew)(JNIEnv *env, jclass cls)
     return J(queue_new());
 }
 
-/* Wakes every take(); once empty, take() returns 0. */
-JFN(void, queueClose)(JNIEnv *env, jclass cls, jlong jq)
-{
-    (void)env, (void)cls;
-    zj_queue_t *q = H(jq);
-    pthread_mutex_lock(&q->lk);
-    q->closed = 1;
-    pthread_cond_broadcast(&q->cv);
-    pthread_mutex_unlock(&q->lk);
-}
-
 /* Frees a closed queue no thread waits on, its handler records and any
  * event left in it. */
 JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
@@ -500,29 +509,51 @@ JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
     free(q);
 }
 
-/* Blocks until an event is queued (its address) or the queue is closed
- * and empty (0). */
-JFN(jlong, take)(JNIEnv *env, jclass cls, jlong jq)
+/* Blocks until an event is queued or the queue is
+ * closed and empty (0), then unlinks up to out.length / 4 events at once
+ * and writes each one's address, id, result and remote code at
+ * out[4i..4i+4); returns how many. */
+JFN(jint, takeBatch)(JNIEnv *env, jclass cls, jlong jq, jlongArray jout)
 {
-    (void)env, (void)cls;
+    (void)cls;
     zj_queue_t *q = H(jq);
+    enum { CAP = 64 };
+    jlong buf[4 * CAP];
+    jsize cap = (*env)->GetArrayLength(env, jout) / 4;
+    if (cap > CAP)
+        cap = CAP;
     pthread_mutex_lock(&q->lk);
-    while (!q->head && !q->closed)
+    while (!q->head && !q->closed) {
+        q->waiting++;
         pthread_cond_wait(&q->cv, &q->lk);
-    zj_event_t *e = q->head;
-    if (e) {
-        q->head = e->next;
-        if (!q->head)
-            q->tail = NULL;
+        q->waiting--;
     }
+    zj_event_t *first = q->head, *e = first, *last = NULL;
+    jsize n = 0;
+    while (e && n < cap) {
+        last = e;
+        e = e->next;
+        n++;
+    }
+    q->head = e;
+    if (!e)
+        q->tail = NULL;
     pthread_mutex_unlock(&q->lk);
-    return J(e);
+    if (last)
+        last->next = NULL;
+    jsize i = 0;
+    for (e = first; e; e = e->next, i++) {
+        buf[4 * i] = J(e);
+        buf[4 * i + 1] = e->id;
+        buf[4 * i + 2] = e->oc.result;
+        buf[4 * i + 3] = (jlong)e->oc.remote_code;
+    }
+    if (n)
+        (*env)->SetLongArrayRegion(env, jout, 0, 4 * n, buf);
+    return n;
 }
 
 #define EV ((zj_event_t *)H(ev))
-JFN(jint, eventType)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->type; }
-JFN(jlong, eventId)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->id; }
-JFN(jlong, eventHandle)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return J(EV->handle); }
 JFN(jint, eventResult)(JNIEnv *e, jclass c, jlong ev) { (void)e, (void)c; return EV->oc.result; }
 JFN(jint, eventRemoteCode)(JNIEnv *e, jclass c, jlong ev)
 {
@@ -882,15 +913,17 @@ JFN(jint, callSetPayload)(JNIEnv *env, jclass c, jlong call, jstring jpacket, js
 {
     (void)c;
     zj_str_t hp, hc;
+    char small[ZJ_SMALL];
     void *data;
     size_t n;
-    if (bytes_get(env, jdata, &data, &n))
+    if (bytes_in(env, jdata, small, &data, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
     zlink_fw_result_t r = Z(zlink_call_set_payload)(H(call), str_get(env, jpacket, &hp),
                                                     str_get(env, jct, &hc), data, n);
     str_put(&hp);
     str_put(&hc);
-    free(data);
+    if (data != small)
+        free(data);
     return r;
 }
 
@@ -1044,15 +1077,17 @@ JFN(jint, turnRespond)(JNIEnv *env, jclass c, jlong t, jstring jpacket, jstring 
 {
     (void)c;
     zj_str_t hp, hc;
+    char small[ZJ_SMALL];
     void *data;
     size_t n;
-    if (bytes_get(env, jdata, &data, &n))
+    if (bytes_in(env, jdata, small, &data, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
     zlink_fw_result_t r = Z(zlink_turn_respond)(H(t), str_get(env, jpacket, &hp),
                                                 str_get(env, jct, &hc), data, n);
     str_put(&hp);
     str_put(&hc);
-    free(data);
+    if (data != small)
+        free(data);
     return r;
 }
 

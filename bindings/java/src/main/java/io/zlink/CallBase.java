@@ -76,8 +76,15 @@ abstract class CallBase implements AutoCloseable {
      * once, on the completion pump, with decode(reply) for result OK.
      */
     final <T> CompletionStage<T> startAsync(Function<Reply, T> decode, boolean yield) {
+        return startAsync(decode, yield, false);
+    }
+
+    /** names: the decoder reads the reply's packet and content type (else they are ""). */
+    final <T> CompletionStage<T> startAsync(Function<Reply, T> decode, boolean yield,
+                                            boolean names) {
         CallFuture<T> future = new CallFuture<>(this);
-        long id = Pump.register(ev -> deliver(ev, future, decode));
+        long id = Pump.register((ev, result, remote) -> deliver(ev, result, remote, names, future,
+                                                                decode));
         synchronized (this) {
             pending++;
         }
@@ -90,22 +97,22 @@ abstract class CallBase implements AutoCloseable {
         return future;
     }
 
-    private <T> void deliver(long ev, CallFuture<T> future, Function<Reply, T> decode) {
-        int result = Native.eventResult(ev);
+    private <T> void deliver(long ev, int result, int remoteCode, boolean names,
+                             CallFuture<T> future, Function<Reply, T> decode) {
         Throwable failure = null;
         T value = null;
         if (result == Tables.FW_OK) {
             byte[] payload = Native.eventPayload(ev);
             try {
                 value = decode.apply(payload == null ? null
-                                         : new Reply(Native.eventPacket(ev),
-                                                     Native.eventContentType(ev), payload));
+                                         : names ? new Reply(Native.eventPacket(ev),
+                                                             Native.eventContentType(ev), payload)
+                                                 : new Reply("", "", payload));
             } catch (RuntimeException e) {
                 failure = e;
             }
         } else {
-            failure = ZLink.failure(result, Native.eventRemoteCode(ev), Native.eventMessage(ev),
-                                    "call");
+            failure = ZLink.failure(result, remoteCode, Native.eventMessage(ev), "call");
         }
         // The stage's dependent actions run here, on the completion pump;
         // the call is released (if close() asked for it) only after they

@@ -23,12 +23,8 @@ final class Native {
     // queues and events
     static native long completionQueue();
     static native long queueNew();
-    static native void queueClose(long queue);
     static native void queueFree(long queue);
-    static native long take(long queue);
-    static native int eventType(long ev);
-    static native long eventId(long ev);
-    static native long eventHandle(long ev);
+    static native int takeBatch(long queue, long[] out);
     static native int eventResult(long ev);
     static native int eventRemoteCode(long ev);
     static native String eventMessage(long ev);
@@ -36,9 +32,6 @@ final class Native {
     static native String eventPacket(long ev);
     static native String eventContentType(long ev);
     static native void eventFree(long ev);
-
-    static final int EV_TURN = 1;
-    static final int EV_COMPLETION = 2;
 
     // hosts
     static native long hostNew(String name, int[] result);

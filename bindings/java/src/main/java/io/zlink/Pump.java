@@ -31,7 +31,7 @@ final class Pump {
 
     /** What a started operation does with its outcome, on the completion pump. */
     interface Operation {
-        void complete(long event);
+        void complete(long event, int result, int remoteCode);
     }
 
     private static final Map<Long, Operation> pending = new ConcurrentHashMap<>();
@@ -69,31 +69,40 @@ final class Pump {
         completions.start();
     }
 
+    /** Events taken per crossing (Native.takeBatch: address, id, result, remote code). */
+    private static final int BATCH = 64;
+
     private static void run(long queue) {
         Native.runtimeContextEnter();
+        long[] batch = new long[4 * BATCH];
         try {
             for (;;) {
-                long ev = Native.take(queue);
-                if (ev == 0)
+                int n = Native.takeBatch(queue, batch);
+                if (n == 0)
                     return;
-                try {
-                    Operation op = pending.remove(Native.eventId(ev));
-                    if (op == null) {
-                        stray.incrementAndGet();
-                    } else {
-                        delivered.incrementAndGet();
-                        op.complete(ev);
-                    }
-                } catch (Throwable t) {
-                    t.printStackTrace();
-                } finally {
-                    // a completion's: zlink_call_callback_done, on every path
-                    if (ev != 0)
-                        Native.eventFree(ev);
-                }
+                for (int i = 0; i < n; i++)
+                    deliver(batch[4 * i], batch[4 * i + 1], (int) batch[4 * i + 2],
+                            (int) batch[4 * i + 3]);
             }
         } finally {
             Native.runtimeContextLeave();
+        }
+    }
+
+    /** One completion, then zlink_call_callback_done (eventFree) on every path. */
+    private static void deliver(long ev, long id, int result, int remoteCode) {
+        try {
+            Operation op = pending.remove(id);
+            if (op == null) {
+                stray.incrementAndGet();
+            } else {
+                delivered.incrementAndGet();
+                op.complete(ev, result, remoteCode);
+            }
+        } catch (Throwable t) {
+            t.printStackTrace();
+        } finally {
+            Native.eventFree(ev);
         }
     }
 }

@@ -21,6 +21,9 @@ public final class Reply {
     /** A copy of the reply's bytes. */
     public byte[] payload() { return Arrays.copyOf(payload, payload.length); }
 
+    /** The bytes themselves, for a decoder of the binding that hands them on (no copy). */
+    byte[] bytes() { return payload; }
+
     /** The reply decoded from JSON (Jackson). */
     public <T> T payload(Class<T> type) { return Json.decode(payload, type); }
 }

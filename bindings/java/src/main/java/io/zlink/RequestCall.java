@@ -47,17 +47,17 @@ public final class RequestCall extends CallBase {
 
     /** General async: the reply's bytes. */
     public CompletionStage<byte[]> submit() {
-        return startAsync(reply -> reply == null ? new byte[0] : reply.payload(), false);
+        return startAsync(reply -> reply == null ? new byte[0] : reply.bytes(), false);
     }
 
     /** General async: the reply decoded from JSON as type. */
     public <T> CompletionStage<T> submit(Class<T> type) {
-        return startAsync(reply -> Json.decode(reply == null ? null : reply.payload(), type), false);
+        return startAsync(reply -> Json.decode(reply == null ? null : reply.bytes(), type), false);
     }
 
     /** General async: the whole reply (packet, content type, bytes). */
     public CompletionStage<Reply> submitReply() {
-        return startAsync(reply -> reply == null ? new Reply("", "", null) : reply, false);
+        return startAsync(reply -> reply == null ? new Reply("", "", null) : reply, false, true);
     }
 
     /** Synchronous: blocks this application thread; InvalidOperation in a runtime context. */
@@ -73,6 +73,6 @@ public final class RequestCall extends CallBase {
 
     /** yield: InvalidOperation in this version (no Spot turns exist). */
     public <T> CompletionStage<T> yield(Class<T> type) {
-        return startAsync(reply -> Json.decode(reply == null ? null : reply.payload(), type), true);
+        return startAsync(reply -> Json.decode(reply == null ? null : reply.bytes(), type), true);
     }
 }
