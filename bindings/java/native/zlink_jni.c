@@ -232,17 +232,29 @@ static void completion_fn(zlink_call_t *call, const zlink_outcome_t *oc, void *u
 
 /* ------------------------------------------------------------- helpers */
 
+/* A Java string as modified UTF-8: a short one (names, packets, content
+ * types) is copied into the handle itself, so it costs no malloc. */
 typedef struct {
     JNIEnv *env;
     jstring js;
     const char *s;
+    char small[128];
 } zj_str_t;
 
 static const char *str_get(JNIEnv *env, jstring js, zj_str_t *h)
 {
     h->env = env;
     h->js = js;
-    h->s = js ? (*env)->GetStringUTFChars(env, js, NULL) : NULL;
+    h->s = NULL;
+    if (!js)
+        return NULL;
+    jsize len = (*env)->GetStringLength(env, js);
+    if (len < (jsize)sizeof h->small / 3) {
+        (*env)->GetStringUTFRegion(env, js, 0, len, h->small);
+        h->small[(*env)->GetStringUTFLength(env, js)] = 0;
+        return h->small;
+    }
+    h->s = (*env)->GetStringUTFChars(env, js, NULL);
     return h->s;
 }
 
