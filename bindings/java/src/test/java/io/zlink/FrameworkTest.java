@@ -52,6 +52,7 @@ class FrameworkTest {
     private final BlockingQueue<String> notes = new LinkedBlockingQueue<>();
     private final AtomicReference<Throwable> syncInHandler = new AtomicReference<>();
     private final AtomicReference<Boolean> handlerInContext = new AtomicReference<>();
+    private final AtomicReference<Thread> handlerThread = new AtomicReference<>();
     private final CountDownLatch syncRan = new CountDownLatch(1);
     private long stray0;
     private volatile boolean closing;
@@ -67,6 +68,7 @@ class FrameworkTest {
         server.addCsServer("svc", "tcp://127.0.0.1:0");
         server.onRequest("svc", "echo", turn -> {
             handlerInContext.set(ZLink.inRuntimeContext());
+            handlerThread.set(Thread.currentThread());
             turn.respond("echo", turn.payload());
             return null;
         });
@@ -353,6 +355,21 @@ class FrameworkTest {
         client.sendToChannel("svc").payload("note", b("n2")).submit_sync();
         assertEquals("n2", notes.poll(BOUND_S, TimeUnit.SECONDS));
         assertTrue(notes.isEmpty());
+    }
+
+    @Test
+    void handlersRunOnAttachedWorkersThatLeaveTheJvmWithTheHost() throws Exception {
+        assertEquals("w", s(client.requestToChannel("svc").payload("echo", b("w")).submit_sync()));
+        Thread worker = handlerThread.get();
+        assertNotNull(worker);
+        assertTrue(worker.getName().startsWith("zlink-handler"), worker.getName());
+        assertTrue(worker.isDaemon());
+        assertEquals(Boolean.TRUE, handlerInContext.get());
+        client.close();
+        server.close();
+        // the worker exits with its host and is detached from the JVM on the way
+        worker.join(TimeUnit.SECONDS.toMillis(BOUND_S));
+        assertFalse(worker.isAlive(), "the attached worker was detached");
     }
 
     @Test
