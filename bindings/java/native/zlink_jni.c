@@ -524,8 +524,9 @@ JFN(void, queueFree)(JNIEnv *env, jclass cls, jlong jq)
 /* Blocks until an event is queued or the queue is
  * closed and empty (0), then unlinks up to out.length / 4 events at once
  * and writes each one's address, id, result and remote code at
- * out[4i..4i+4); returns how many. */
-JFN(jint, takeBatch)(JNIEnv *env, jclass cls, jlong jq, jlongArray jout)
+ * out[4i..4i+4) and, for result OK, its payload (a new byte[]; else null) at
+ * payloads[i]; returns how many. */
+JFN(jint, takeBatch)(JNIEnv *env, jclass cls, jlong jq, jlongArray jout, jobjectArray payloads)
 {
     (void)cls;
     zj_queue_t *q = H(jq);
@@ -559,6 +560,11 @@ JFN(jint, takeBatch)(JNIEnv *env, jclass cls, jlong jq, jlongArray jout)
         buf[4 * i + 1] = e->id;
         buf[4 * i + 2] = e->oc.result;
         buf[4 * i + 3] = (jlong)e->oc.remote_code;
+        jbyteArray p = e->oc.result == 0 && e->oc.payload
+                           ? bytes_new(env, e->oc.payload, e->oc.payload_size) : NULL;
+        (*env)->SetObjectArrayElement(env, payloads, i, p);
+        if (p)
+            (*env)->DeleteLocalRef(env, p);
     }
     if (n)
         (*env)->SetLongArrayRegion(env, jout, 0, 4 * n, buf);

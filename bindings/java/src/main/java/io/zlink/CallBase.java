@@ -83,8 +83,8 @@ abstract class CallBase implements AutoCloseable {
     final <T> CompletionStage<T> startAsync(Function<Reply, T> decode, boolean yield,
                                             boolean names) {
         CallFuture<T> future = new CallFuture<>(this);
-        long id = Pump.register((ev, result, remote) -> deliver(ev, result, remote, names, future,
-                                                                decode));
+        long id = Pump.register((ev, result, remote, payload) -> deliver(ev, result, remote, payload,
+                                                                         names, future, decode));
         synchronized (this) {
             pending++;
         }
@@ -97,12 +97,11 @@ abstract class CallBase implements AutoCloseable {
         return future;
     }
 
-    private <T> void deliver(long ev, int result, int remoteCode, boolean names,
+    private <T> void deliver(long ev, int result, int remoteCode, byte[] payload, boolean names,
                              CallFuture<T> future, Function<Reply, T> decode) {
         Throwable failure = null;
         T value = null;
         if (result == Tables.FW_OK) {
-            byte[] payload = Native.eventPayload(ev);
             try {
                 value = decode.apply(payload == null ? null
                                          : names ? new Reply(Native.eventPacket(ev),

@@ -24,7 +24,7 @@ final class Native {
     static native long completionQueue();
     static native long queueNew();
     static native void queueFree(long queue);
-    static native int takeBatch(long queue, long[] out);
+    static native int takeBatch(long queue, long[] out, byte[][] payloads);
     static native int eventResult(long ev);
     static native int eventRemoteCode(long ev);
     static native String eventMessage(long ev);

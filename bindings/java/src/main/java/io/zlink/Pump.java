@@ -31,7 +31,7 @@ final class Pump {
 
     /** What a started operation does with its outcome, on the completion pump. */
     interface Operation {
-        void complete(long event, int result, int remoteCode);
+        void complete(long event, int result, int remoteCode, byte[] payload);
     }
 
     private static final Map<Long, Operation> pending = new ConcurrentHashMap<>();
@@ -69,20 +69,24 @@ final class Pump {
         completions.start();
     }
 
-    /** Events taken per crossing (Native.takeBatch: address, id, result, remote code). */
+    /** Events taken per crossing (Native.takeBatch: address, id, result, remote code, payload). */
     private static final int BATCH = 64;
 
     private static void run(long queue) {
         Native.runtimeContextEnter();
         long[] batch = new long[4 * BATCH];
+        byte[][] payloads = new byte[BATCH][];
         try {
             for (;;) {
-                int n = Native.takeBatch(queue, batch);
+                int n = Native.takeBatch(queue, batch, payloads);
                 if (n == 0)
                     return;
-                for (int i = 0; i < n; i++)
+                for (int i = 0; i < n; i++) {
+                    byte[] payload = payloads[i];
+                    payloads[i] = null;
                     deliver(batch[4 * i], batch[4 * i + 1], (int) batch[4 * i + 2],
-                            (int) batch[4 * i + 3]);
+                            (int) batch[4 * i + 3], payload);
+                }
             }
         } finally {
             Native.runtimeContextLeave();
@@ -90,14 +94,14 @@ final class Pump {
     }
 
     /** One completion, then zlink_call_callback_done (eventFree) on every path. */
-    private static void deliver(long ev, long id, int result, int remoteCode) {
+    private static void deliver(long ev, long id, int result, int remoteCode, byte[] payload) {
         try {
             Operation op = pending.remove(id);
             if (op == null) {
                 stray.incrementAndGet();
             } else {
                 delivered.incrementAndGet();
-                op.complete(ev, result, remoteCode);
+                op.complete(ev, result, remoteCode, payload);
             }
         } catch (Throwable t) {
             t.printStackTrace();
