@@ -562,6 +562,12 @@ JFN(jint, takeBatch)(JNIEnv *env, jclass cls, jlong jq, jlongArray jout, jobject
         buf[4 * i + 3] = (jlong)e->oc.remote_code;
         jbyteArray p = e->oc.result == 0 && e->oc.payload
                            ? bytes_new(env, e->oc.payload, e->oc.payload_size) : NULL;
+        /* No memory for the array: the events are already taken, so the
+         * error is not raised here (it would stop the batch); the payload
+         * stays null and CallBase reads it again, where the
+         * OutOfMemoryError fails that call's stage. */
+        if (!p && (*env)->ExceptionCheck(env))
+            (*env)->ExceptionClear(env);
         (*env)->SetObjectArrayElement(env, payloads, i, p);
         if (p)
             (*env)->DeleteLocalRef(env, p);

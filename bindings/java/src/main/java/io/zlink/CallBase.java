@@ -103,11 +103,13 @@ abstract class CallBase implements AutoCloseable {
         T value = null;
         if (result == Tables.FW_OK) {
             try {
+                if (payload == null)
+                    payload = Native.eventPayload(ev); // not made in the batch (no memory then)
                 value = decode.apply(payload == null ? null
                                          : names ? new Reply(Native.eventPacket(ev),
                                                              Native.eventContentType(ev), payload)
                                                  : new Reply("", "", payload));
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | OutOfMemoryError e) {
                 failure = e;
             }
         } else {
