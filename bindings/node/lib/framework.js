@@ -15,7 +15,7 @@
 // zlink_host_shutdown blocks, so the addon runs it on a pool thread and
 // shutdown() returns a Promise while completions and turns keep arriving.
 'use strict';
-const { load, setTurnDispatcher } = require('./native');
+const { load, setEventDispatcher } = require('./native');
 const tables = require('./tables');
 const { ZLinkFrameworkError, frameworkError } = require('./errors');
 
@@ -105,18 +105,19 @@ class Reply {
 // One handler execution. The turn stays open (and holds its gate) until the
 // handler returned or its Promise settled, or respond() answered it.
 class Turn {
-  constructor(handle) {
+  // The addon reads the turn's fields when it delivers the turn.
+  constructor(handle, kind, packet, contentType, payload, source, sequence) {
     this._h = handle;
-    const info = native.turnInfo(handle);
-    this.kind = info.kind === MESSAGE_REQUEST ? 'request' : 'send';
-    this.packet = info.packet;
-    this.contentType = info.contentType;
-    this.payload = info.payload;
-    this.source = info.source;
-    this.sequence = info.sequence;
+    this._answered = false; // respond() returned OK: the C runtime ended the turn
+    this.kind = kind === MESSAGE_REQUEST ? 'request' : 'send';
+    this.packet = packet;
+    this.contentType = contentType;
+    this.payload = payload;
+    this.source = source;
+    this.sequence = sequence;
   }
   get open() {
-    return native.turnKind(this._h) !== -1;
+    return !this._answered && native.turnKind(this._h) !== -1;
   }
   json() {
     return JSON.parse(this.payload.toString('utf8'));
@@ -130,6 +131,7 @@ class Turn {
   // Answers a request with bytes and ends the turn (zlink_turn_respond).
   respond(packet, data, contentType = BYTES_TYPE) {
     check(native.turnRespond(this._h, packet, contentType, bytes(data)), 'respond');
+    this._answered = true;
   }
   respondJson(packet, value) {
     this.respond(packet, Buffer.from(JSON.stringify(value), 'utf8'), JSON_TYPE);
@@ -161,15 +163,14 @@ class Turn {
       const isBytes = value instanceof Uint8Array;
       const data = isBytes ? value : Buffer.from(JSON.stringify(value), 'utf8');
       const rc = native.turnRespond(this._h, this.packet, isBytes ? BYTES_TYPE : JSON_TYPE, data);
+      if (rc === FW.OK) this._answered = true;
       if (rc === FW.OK || !this.open) return;
     }
     native.turnEnd(this._h, false, '');
   }
 }
 
-setTurnDispatcher((id, handle) => {
-  const reg = handlers.get(id);
-  const turn = new Turn(handle);
+function runTurn(reg, turn) {
   let r;
   try {
     r = reg.fn(turn);
@@ -185,7 +186,38 @@ setTurnDispatcher((id, handle) => {
   } else {
     turn._finish(null, r);
   }
-});
+}
+
+// Started calls by the number the addon reports their completion with.
+const pending = [];
+const freeIds = [];
+
+// One batch of records from the addon (src/framework.cc, zn_drain), in
+// arrival order. The addon gives each completion's held slot back after
+// this function and the microtasks it queued (the promises' reactions) ran.
+function onEvents(ev) {
+  let first = null;
+  for (let i = 0; i < ev.length;) {
+    const at = i;
+    i += ev[at] === 1 ? 8 : 9;
+    try {
+      if (ev[at] === 1) {
+        const id = ev[at + 1];
+        const call = pending[id];
+        pending[id] = undefined;
+        freeIds.push(id);
+        call._settle(ev[at + 2], ev[at + 3], ev[at + 4], ev[at + 5], ev[at + 6], ev[at + 7]);
+      } else {
+        runTurn(handlers.get(ev[at + 1]),
+          new Turn(ev[at + 2], ev[at + 3], ev[at + 4], ev[at + 5], ev[at + 6], ev[at + 7], ev[at + 8]));
+      }
+    } catch (e) {
+      if (first === null) first = e; // the rest of the batch is still delivered
+    }
+  }
+  if (first !== null) throw first;
+}
+setEventDispatcher(onEvents);
 
 // ------------------------------------------------------------------ calls
 
@@ -196,6 +228,10 @@ class Call {
     this._h = handle;
     this._request = isRequest;
     this._decodeJson = false;
+    this._resolve = null;
+    this._reject = null;
+    this._signal = null;
+    this._onAbort = null;
   }
   payload(packet, data, contentType = BYTES_TYPE) {
     check(native.callSetPayload(this._h, packet, contentType, bytes(data)), 'payload');
@@ -250,37 +286,49 @@ class Call {
           signal.addEventListener('abort', onAbort, { once: true });
         }
       }
-      const settle = (result, remoteCode, message, payload, packet, contentType) => {
-        if (onAbort) signal.removeEventListener('abort', onAbort);
-        if (result !== FW.OK) {
-          reject(frameworkError(result, remoteCode, message));
-          return;
-        }
-        if (!this._request) resolve(undefined);
-        else if (this._decodeJson) {
-          try {
-            resolve(JSON.parse(payload.toString('utf8')));
-          } catch (e) {
-            reject(e);
-          }
-        } else resolve(new Reply(packet, contentType, payload));
-      };
-      // The call's dispatcher slot is held until the promise's reactions
-      // ran: settling queued them as microtasks, so the microtask queued
-      // after them gives the slot back (zlink_call_callback_done).
-      const done = (...outcome) => {
-        try {
-          settle(...outcome);
-        } finally {
-          queueMicrotask(() => native.callCallbackDone(h));
-        }
-      };
-      const rc = native.callStart(h, done, isYield);
+      const id = freeIds.length > 0 ? freeIds.pop() : pending.length;
+      const rc = native.callStart(h, id, isYield);
       if (rc !== FW.OK) {
+        freeIds.push(id);
         if (onAbort) signal.removeEventListener('abort', onAbort);
         reject(frameworkError(rc, 0, isYield ? 'yield' : 'submit'));
+        return;
       }
+      // Accepted: the completion arrives in a later batch (onEvents), never
+      // during callStart, so the call is registered now.
+      pending[id] = this;
+      this._resolve = resolve;
+      this._reject = reject;
+      this._signal = signal;
+      this._onAbort = onAbort;
     });
+  }
+  _unlisten() {
+    if (this._onAbort) {
+      this._signal.removeEventListener('abort', this._onAbort);
+      this._onAbort = null;
+      this._signal = null;
+    }
+  }
+  // The completion, from onEvents; the call's held dispatcher slot is given
+  // back by the addon once the reactions this settlement queued have run.
+  _settle(result, remoteCode, message, payload, packet, contentType) {
+    this._unlisten();
+    const resolve = this._resolve;
+    const reject = this._reject;
+    this._resolve = this._reject = null;
+    if (result !== FW.OK) {
+      reject(frameworkError(result, remoteCode, message));
+      return;
+    }
+    if (!this._request) resolve(undefined);
+    else if (this._decodeJson) {
+      try {
+        resolve(JSON.parse(payload.toString('utf8')));
+      } catch (e) {
+        reject(e);
+      }
+    } else resolve(new Reply(packet, contentType, payload));
   }
 }
 

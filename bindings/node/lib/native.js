@@ -35,11 +35,12 @@ function libraryPath() {
 }
 
 let native = null;
-let turnDispatcher = null;
+let eventDispatcher = null;
 
-// The framework module installs the function that runs handler turns.
-function setTurnDispatcher(fn) {
-  turnDispatcher = fn;
+// The framework module installs the function that takes each batch of
+// completions and handler turns (src/framework.cc, zn_drain).
+function setEventDispatcher(fn) {
+  eventDispatcher = fn;
 }
 
 function load() {
@@ -48,8 +49,8 @@ function load() {
   process.dlopen(mod, addonPath());
   const addon = mod.exports;
   const lib = libraryPath();
-  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (id, turn) =>
-    turnDispatcher(id, turn),
+  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (records) =>
+    eventDispatcher(records),
   );
   addon.libraryPath = lib;
   addon.libraryVersion = Object.freeze(version);
@@ -57,4 +58,4 @@ function load() {
   return native;
 }
 
-module.exports = { load, setTurnDispatcher };
+module.exports = { load, setEventDispatcher };

@@ -1,15 +1,26 @@
 /*
  * addon.h — what the addon's files share: the per-environment state (one
- * thread-safe function that carries every completion and handler turn from
- * ZLink's threads to the JavaScript thread) and the argument helpers.
+ * event queue that carries every completion and handler turn from ZLink's
+ * threads to the JavaScript thread) and the argument helpers.
+ *
+ * The event queue. ZLink's dispatcher and worker threads append a record
+ * (a few words, no allocation of their own once the vector has grown) under
+ * `mu` and wake the JavaScript thread (uv_async_send) only when no wake-up
+ * is pending yet: while the JavaScript thread has a batch scheduled or is
+ * delivering one, posting is a push. The JavaScript thread takes the whole
+ * queue at once and hands it to JavaScript in one call (framework.cc,
+ * zn_drain), records in arrival order; when more arrived meanwhile it wakes
+ * itself again, so libuv's other work runs between batches. Batching moves
+ * the same events in the same order; it decides nothing.
  *
  * Threads: an env_state is created and used on its JavaScript thread; ZLink's
- * dispatcher and worker threads touch only `tsfn` (NonBlockingCall, which
- * is thread-safe) and `closing`. Each event is allocated by the ZLink
- * thread that posts it and freed on the JavaScript thread after delivery
- * (or by the poster when posting fails).
+ * threads touch only post() (queue, scheduled and closing, under `mu`) and
+ * the posted counters. The cleanup hook sets `closing` under `mu` and
+ * finishes what is still queued without JavaScript; a later post() fails and
+ * its poster finishes the event itself. uv_async_send is only called under
+ * `mu` before `closing`, so it never races the handle's close.
  *
- * Keeping the process alive: the thread-safe function is unreferenced while
+ * Keeping the process alive: the async handle is unreferenced while
  * nothing is outstanding. Each started call and each serving host holds it
  * (hold / release, JavaScript thread only), so a process with no running
  * host and no pending call can exit, and none is kept alive after shutdown.
@@ -19,45 +30,77 @@
 
 #define NAPI_VERSION 8
 #include <napi.h>
+#include <uv.h>
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "zlink_api.h"
 
-struct zn_event {
-    virtual ~zn_event() = default;
-    /* On the JavaScript thread; env is null when the environment is going
-     * away (the event must then finish its native side without JavaScript). */
-    virtual void deliver(napi_env env) = 0;
+/* One posted event. kind 1: a completion (a = the zn_op, b = the call,
+ * c = the outcome, which stays valid while the JavaScript call object holds
+ * the call); kind 2: a handler turn (a = the zn_handler, b = the turn). */
+struct zn_rec {
+    int kind;
+    void *a;
+    void *b;
+    const void *c;
 };
 
-struct zn_env;
-void zn_call_js(Napi::Env env, Napi::Function, zn_env *ctx, zn_event *ev);
-using zn_tsfn = Napi::TypedThreadSafeFunction<zn_env, zn_event, zn_call_js>;
-
 struct zn_env {
-    zn_tsfn tsfn;
-    std::atomic<bool> closing{false};
+    uv_async_t async;
+    napi_env env = nullptr;
+    std::mutex mu;
+    std::vector<zn_rec> queue;             /* under mu */
+    bool scheduled = false;                /* under mu: a wake-up is pending or running */
+    bool closing = false;                  /* under mu */
+    std::vector<zn_rec> batch;             /* JavaScript thread only */
     int outstanding = 0;                   /* JavaScript thread only */
     /* Counts for tests (zlink.diagnostics()): events posted by ZLink's
-     * threads and delivered on the JavaScript thread. */
+     * threads and delivered on the JavaScript thread, and the batches
+     * (JavaScript calls) that delivered them. */
     std::atomic<uint64_t> completions_posted{0}, turns_posted{0};
-    uint64_t completions_delivered = 0, turns_delivered = 0;
-    Napi::FunctionReference on_turn;       /* (handlerId, turn) */
+    uint64_t completions_delivered = 0, turns_delivered = 0, batches = 0;
+    Napi::FunctionReference on_events;     /* (records array) */
+    Napi::ObjectReference resource;        /* the async resource of on_events' calls */
+    napi_async_context actx = nullptr;
+    void *strings = nullptr;               /* framework.cc's string cache */
     void hold(Napi::Env env);
     void release(Napi::Env env);
     /* From any thread: false when the environment no longer takes events. */
-    bool post(zn_event *ev);
+    bool post(const zn_rec &r);
 };
+
+/* framework.cc: deliver the queued records (JavaScript thread), or finish
+ * them without JavaScript (the environment is closing). */
+void zn_drain(zn_env *ed);
+void zn_abandon(std::vector<zn_rec> &recs);
 
 zn_env *zn_env_of(Napi::Env env); /* throws when zlink.load() did not run */
 
 /* Argument helpers (throw a TypeError on a wrong type). */
 int64_t zn_int64(const Napi::Value &v);
 std::string zn_string(const Napi::Value &v);
+/* A string argument as UTF-8, without allocation when it is short. */
+class zn_str {
+public:
+    explicit zn_str(const Napi::Value &v);
+    const char *c_str() const { return big_.empty() ? small_ : big_.c_str(); }
+
+private:
+    char small_[256];
+    std::string big_;
+};
+/* A Buffer / Uint8Array's bytes, not copied: valid while the JavaScript
+ * value is (during the addon call that got it), for C functions that copy. */
+struct zn_view {
+    const uint8_t *data;
+    size_t size;
+};
+zn_view zn_bytes_view(const Napi::Value &v);
 /* A Buffer / Uint8Array's bytes, copied. */
 std::vector<uint8_t> zn_bytes(const Napi::Value &v);
 Napi::Value zn_buffer(Napi::Env env, const void *data, size_t size);

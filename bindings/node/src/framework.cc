@@ -50,79 +50,20 @@ struct zn_host {
 
 struct zn_op {
     zn_env *env;
-    Napi::FunctionReference done;
+    uint32_t id; /* the JavaScript side's number for the started call */
 };
 
-struct completion_event : zn_event {
-    zn_op *op;
-    zlink_call_t *call;
-    int32_t result;
-    uint32_t remote_code;
-    std::string message, packet, content_type;
-    bool has_payload = false;
-    std::vector<uint8_t> payload;
-
-    void deliver(napi_env e) override
-    {
-        if (e == nullptr) {
-            zl.zlink_call_callback_done(call); /* no JavaScript will run it */
-            return; /* the environment is gone: op's reference goes with it */
-        }
-        Napi::Env env(e);
-        Napi::HandleScope scope(env);
-        zn_op *o = op;
-        Napi::Value payload_v =
-            has_payload ? zn_buffer(env, payload.data(), payload.size()) : env.Null();
-        Napi::FunctionReference done = std::move(o->done);
-        zn_env *ed = o->env;
-        ed->completions_delivered++;
-        delete o;
-        ed->release(env);
-        done.Call({Napi::Number::New(env, result), Napi::Number::New(env, remote_code),
-                   Napi::String::New(env, message), payload_v, Napi::String::New(env, packet),
-                   Napi::String::New(env, content_type)});
-    }
-};
-
-struct turn_event : zn_event {
-    zlink_turn_t *turn;
-    zn_handler *handler;
-
-    void deliver(napi_env e) override
-    {
-        if (e == nullptr) {
-            zl.zlink_turn_end(turn, 1, "the Node.js environment is closing");
-            return;
-        }
-        Napi::Env env(e);
-        Napi::HandleScope scope(env);
-        handler->env->turns_delivered++;
-        handler->env->on_turn.Call({Napi::Number::New(env, handler->id),
-                                    Napi::External<zlink_turn_t>::New(env, turn)});
-    }
-};
-
-/* Dispatcher thread: copy the outcome (it belongs to the call) and post. */
+/* Dispatcher thread: post the outcome's address, no copy (the outcome
+ * stays valid while the JavaScript call object holds the call, and it
+ * holds it until the completion was delivered). */
 void on_complete(zlink_call_t *call, const zlink_outcome_t *out, void *user)
 {
     zn_op *op = static_cast<zn_op *>(user);
-    auto *ev = new completion_event();
-    ev->op = op;
-    ev->call = call;
-    ev->result = out->result;
-    ev->remote_code = out->remote_code;
-    ev->message = out->message != nullptr ? out->message : "";
-    ev->packet = out->packet != nullptr ? out->packet : "";
-    ev->content_type = out->content_type != nullptr ? out->content_type : "";
-    if (out->payload != nullptr) {
-        ev->has_payload = true;
-        const uint8_t *p = static_cast<const uint8_t *>(out->payload);
-        ev->payload.assign(p, p + out->payload_size);
-    }
-    op->env->completions_posted.fetch_add(1, std::memory_order_relaxed);
-    if (!op->env->post(ev)) {
-        zl.zlink_call_callback_done(call);
-        delete ev; /* exiting: nobody is left to tell */
+    zn_env *ed = op->env;
+    ed->completions_posted.fetch_add(1, std::memory_order_relaxed);
+    if (!ed->post(zn_rec{1, op, call, out})) {
+        zl.zlink_call_callback_done(call); /* exiting: nobody is left to tell */
+        delete op;
     }
 }
 
@@ -130,15 +71,152 @@ void on_complete(zlink_call_t *call, const zlink_outcome_t *out, void *user)
 void on_turn(zlink_turn_t *turn, void *user)
 {
     zn_handler *h = static_cast<zn_handler *>(user);
-    auto *ev = new turn_event();
-    ev->turn = turn;
-    ev->handler = h;
     h->env->turns_posted.fetch_add(1, std::memory_order_relaxed);
-    if (!h->env->post(ev)) {
-        delete ev;
+    if (!h->env->post(zn_rec{2, h, turn, nullptr}))
         zl.zlink_turn_end(turn, 1, "the Node.js environment is closing");
-    }
 }
+
+/* The last strings seen for packets and content types, so a batch of
+ * turns and replies of the same packet makes no new string per event
+ * (JavaScript thread only; values compared by content). */
+struct string_cache {
+    static const int N = 8;
+    std::string key[N];
+    bool used[N] = {};
+    Napi::ObjectReference vals; /* an array: a string cannot be referenced alone */
+    int next = 0;
+    Napi::Value get(Napi::Env env, const char *s)
+    {
+        if (s == nullptr)
+            return env.Null();
+        if (vals.IsEmpty())
+            vals = Napi::Persistent(Napi::Array::New(env, N).As<Napi::Object>());
+        for (int i = 0; i < N; i++)
+            if (used[i] && key[i] == s)
+                return vals.Value().Get((uint32_t)i);
+        int i = next;
+        next = (next + 1) % N;
+        Napi::String v = Napi::String::New(env, s);
+        key[i] = s;
+        used[i] = true;
+        vals.Value().Set((uint32_t)i, v);
+        return v;
+    }
+};
+
+} // namespace
+
+/* JavaScript thread. Takes everything queued and calls on_events once with
+ * a flat array, records in arrival order:
+ *   completion  1, id, result, remoteCode, message, payload|null, packet, contentType
+ *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence
+ * on_events runs through napi_make_callback, so the microtasks its promise
+ * settlements queued (the promises' reactions, await continuations) have all
+ * run when it returns; only then is each completion's held slot given back
+ * (zlink_call_callback_done), as seed 000 §17 wants. */
+void zn_drain(zn_env *ed)
+{
+    std::vector<zn_rec> &batch = ed->batch;
+    {
+        std::lock_guard<std::mutex> g(ed->mu);
+        batch.swap(ed->queue);
+        if (batch.empty()) {
+            ed->scheduled = false;
+            return;
+        }
+    }
+    Napi::Env env(ed->env);
+    if (ed->strings == nullptr)
+        ed->strings = new string_cache(); /* never freed, as the environment's state */
+    string_cache &strings = *static_cast<string_cache *>(ed->strings);
+    {
+        Napi::HandleScope scope(env);
+        napi_env e = ed->env;
+        napi_value arr;
+        napi_create_array_with_length(e, batch.size() * 9, &arr);
+        uint32_t k = 0;
+        auto put = [&](napi_value v) { napi_set_element(e, arr, k++, v); };
+        auto put_num = [&](double d) {
+            napi_value v;
+            napi_create_double(e, d, &v);
+            put(v);
+        };
+        napi_value null_v = env.Null();
+        for (const zn_rec &r : batch) {
+            if (r.kind == 1) {
+                zn_op *op = static_cast<zn_op *>(r.a);
+                const zlink_outcome_t *out = static_cast<const zlink_outcome_t *>(r.c);
+                ed->completions_delivered++;
+                ed->release(env);
+                put_num(1);
+                put_num(op->id);
+                put_num(out->result);
+                put_num(out->remote_code);
+                put(out->message != nullptr && out->message[0] != '\0'
+                        ? (napi_value)Napi::String::New(env, out->message)
+                        : (napi_value)strings.get(env, ""));
+                put(out->payload != nullptr ? (napi_value)zn_buffer(env, out->payload,
+                                                                    out->payload_size)
+                                            : null_v);
+                put(strings.get(env, out->packet != nullptr ? out->packet : ""));
+                put(strings.get(env, out->content_type != nullptr ? out->content_type : ""));
+                delete op;
+            } else {
+                zn_handler *h = static_cast<zn_handler *>(r.a);
+                zlink_turn_t *t = static_cast<zlink_turn_t *>(r.b);
+                ed->turns_delivered++;
+                put_num(2);
+                put_num(h->id);
+                put(Napi::External<zlink_turn_t>::New(env, t));
+                put_num(zl.zlink_turn_kind(t));
+                put(strings.get(env, zl.zlink_turn_packet(t)));
+                put(strings.get(env, zl.zlink_turn_content_type(t)));
+                size_t size = 0;
+                const void *p = zl.zlink_turn_payload(t, &size);
+                put(p != nullptr && size > 0 ? (napi_value)zn_buffer(env, p, size)
+                                             : (napi_value)zn_buffer(env, nullptr, 0));
+                zlink_routing_id_t rid;
+                std::memset(&rid, 0, sizeof rid);
+                zl.zlink_turn_source(t, &rid);
+                put(zn_buffer(env, rid.data, rid.size));
+                put_num((double)zl.zlink_turn_sequence(t));
+            }
+        }
+        ed->batches++;
+        try {
+            ed->on_events.MakeCallback(ed->resource.Value(), {arr}, ed->actx);
+        } catch (const Napi::Error &err) {
+            /* A JavaScript exception escaped the dispatcher: report it as
+             * the process's uncaught exception, as any callback's would be. */
+            napi_fatal_exception(e, err.Value());
+        }
+    }
+    for (const zn_rec &r : batch)
+        if (r.kind == 1)
+            zl.zlink_call_callback_done(static_cast<zlink_call_t *>(r.b));
+    batch.clear();
+    std::lock_guard<std::mutex> g(ed->mu);
+    if (ed->queue.empty())
+        ed->scheduled = false;
+    else
+        uv_async_send(&ed->async); /* more arrived: the next batch after libuv's other work */
+}
+
+void zn_abandon(std::vector<zn_rec> &recs)
+{
+    for (const zn_rec &r : recs) {
+        if (r.kind == 1) {
+            zl.zlink_call_callback_done(static_cast<zlink_call_t *>(r.b));
+            delete static_cast<zn_op *>(r.a);
+        } else {
+            zl.zlink_turn_end(static_cast<zlink_turn_t *>(r.b), 1,
+                              "the Node.js environment is closing");
+        }
+    }
+    recs.clear();
+}
+
+namespace {
 
 zn_host *host_of(const Napi::Value &v)
 {
@@ -504,10 +582,10 @@ zlink_call_t *call_of(const Napi::Value &v) { return zn_ptr<zlink_call_t>(v); }
 
 Napi::Value call_set_payload(const Napi::CallbackInfo &info)
 {
-    std::vector<uint8_t> data = zn_bytes(info[3]);
-    return num(info.Env(), zl.zlink_call_set_payload(call_of(info[0]), zn_string(info[1]).c_str(),
-                                                     zn_string(info[2]).c_str(), data.data(),
-                                                     data.size()));
+    zn_str packet(info[1]), type(info[2]);
+    zn_view data = zn_bytes_view(info[3]); /* the C side copies the bytes */
+    return num(info.Env(), zl.zlink_call_set_payload(call_of(info[0]), packet.c_str(),
+                                                     type.c_str(), data.data, data.size));
 }
 
 Napi::Value call_set_timeout(const Napi::CallbackInfo &info)
@@ -521,17 +599,17 @@ Napi::Value call_set_metadata(const Napi::CallbackInfo &info)
                                                       zn_string(info[2]).c_str()));
 }
 
-/* callStart(call, done, yield): zlink_call_start_held (or zlink_call_yield);
- * on OK done(result, remoteCode, message, payload|null, packet, contentType)
- * runs exactly once, later, on this thread; the caller then owes one
- * callCallbackDone(call). */
+/* callStart(call, id, yield): zlink_call_start_held (or zlink_call_yield);
+ * on OK the completion is delivered exactly once, later, on this thread, as
+ * a record of the batch array with this id (zn_drain), and its held slot is
+ * given back after the microtasks of that delivery ran. */
 Napi::Value call_start(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
     zn_env *ed = zn_env_of(env);
     zlink_call_t *c = call_of(info[0]);
+    auto *op = new zn_op{ed, (uint32_t)zn_int64(info[1])};
     bool yield = info[2].ToBoolean();
-    auto *op = new zn_op{ed, Napi::Persistent(info[1].As<Napi::Function>())};
     ed->hold(env); /* before the start: the completion may be posted at once */
     int rc = yield ? zl.zlink_call_yield(c, on_complete, op)
                    : zl.zlink_call_start_held(c, on_complete, op);
@@ -570,26 +648,6 @@ Napi::Value cstr(Napi::Env env, const char *s)
     return s == nullptr ? env.Null() : Napi::String::New(env, s);
 }
 
-/* turnInfo(turn) -> {kind, packet, contentType, payload, source, sequence} */
-Napi::Value turn_info(const Napi::CallbackInfo &info)
-{
-    Napi::Env env = info.Env();
-    zlink_turn_t *t = turn_of(info[0]);
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("kind", zl.zlink_turn_kind(t));
-    o.Set("packet", cstr(env, zl.zlink_turn_packet(t)));
-    o.Set("contentType", cstr(env, zl.zlink_turn_content_type(t)));
-    size_t size = 0;
-    const void *p = zl.zlink_turn_payload(t, &size);
-    o.Set("payload", zn_buffer(env, p, p != nullptr ? size : 0));
-    zlink_routing_id_t rid;
-    std::memset(&rid, 0, sizeof rid);
-    zl.zlink_turn_source(t, &rid);
-    o.Set("source", zn_buffer(env, rid.data, rid.size));
-    o.Set("sequence", num(env, (int64_t)zl.zlink_turn_sequence(t)));
-    return o;
-}
-
 Napi::Value turn_kind(const Napi::CallbackInfo &info)
 {
     return num(info.Env(), zl.zlink_turn_kind(turn_of(info[0])));
@@ -602,10 +660,10 @@ Napi::Value turn_metadata(const Napi::CallbackInfo &info)
 
 Napi::Value turn_respond(const Napi::CallbackInfo &info)
 {
-    std::vector<uint8_t> data = zn_bytes(info[3]);
-    return num(info.Env(), zl.zlink_turn_respond(turn_of(info[0]), zn_string(info[1]).c_str(),
-                                                 zn_string(info[2]).c_str(), data.data(),
-                                                 data.size()));
+    zn_str packet(info[1]), type(info[2]);
+    zn_view data = zn_bytes_view(info[3]); /* the C side copies the bytes */
+    return num(info.Env(), zl.zlink_turn_respond(turn_of(info[0]), packet.c_str(), type.c_str(),
+                                                 data.data, data.size));
 }
 
 /* turnReply(turn) -> [call | null, rc]: the reply call of a request's turn
@@ -650,6 +708,7 @@ Napi::Value diagnostics(const Napi::CallbackInfo &info)
     o.Set("turnsPosted", num(env, (int64_t)ed->turns_posted.load()));
     o.Set("turnsDelivered", num(env, (int64_t)ed->turns_delivered));
     o.Set("outstanding", num(env, ed->outstanding));
+    o.Set("batches", num(env, (int64_t)ed->batches));
     return o;
 }
 
@@ -697,7 +756,6 @@ void zn_init_framework(Napi::Env env, Napi::Object exports)
         {"callStartDetached", call_start_detached},
         {"callCancel", call_cancel},
         {"callCallbackDone", call_callback_done},
-        {"turnInfo", turn_info},
         {"turnKind", turn_kind},
         {"turnMetadata", turn_metadata},
         {"turnRespond", turn_respond},

@@ -23,36 +23,35 @@ zl_api zl;
 static void *g_lib = nullptr; /* one library per process */
 static std::mutex g_load_lock;  /* environments (worker threads) load one at a time */
 
-void zn_call_js(Napi::Env env, Napi::Function, zn_env *, zn_event *ev)
+/* The JavaScript thread's wake-up: deliver what is queued. */
+static void on_async(uv_async_t *a)
 {
-    napi_env e = env;
-    try {
-        ev->deliver(e);
-    } catch (const Napi::Error &err) {
-        /* A JavaScript exception escaped a dispatcher: report it as the
-         * process's uncaught exception, as any callback's would be. */
-        napi_fatal_exception(e, err.Value());
-    }
-    delete ev;
+    zn_drain(static_cast<zn_env *>(a->data));
 }
 
-void zn_env::hold(Napi::Env env)
+void zn_env::hold(Napi::Env)
 {
     if (outstanding++ == 0)
-        tsfn.Ref(env);
+        uv_ref(reinterpret_cast<uv_handle_t *>(&async));
 }
 
-void zn_env::release(Napi::Env env)
+void zn_env::release(Napi::Env)
 {
     if (--outstanding == 0)
-        tsfn.Unref(env);
+        uv_unref(reinterpret_cast<uv_handle_t *>(&async));
 }
 
-bool zn_env::post(zn_event *ev)
+bool zn_env::post(const zn_rec &r)
 {
-    if (closing.load(std::memory_order_acquire))
+    std::lock_guard<std::mutex> g(mu);
+    if (closing)
         return false;
-    return tsfn.NonBlockingCall(ev) == napi_ok;
+    queue.push_back(r);
+    if (!scheduled) {
+        scheduled = true;
+        uv_async_send(&async);
+    }
+    return true;
 }
 
 zn_env *zn_env_of(Napi::Env env)
@@ -84,6 +83,26 @@ std::string zn_string(const Napi::Value &v)
     return v.As<Napi::String>().Utf8Value();
 }
 
+zn_str::zn_str(const Napi::Value &v)
+{
+    if (!v.IsString())
+        throw Napi::TypeError::New(v.Env(), "expected a string");
+    size_t len = 0;
+    napi_get_value_string_utf8(v.Env(), v, small_, sizeof small_, &len);
+    if (len + 1 >= sizeof small_)
+        big_ = v.As<Napi::String>().Utf8Value(); /* may have been cut: take it whole */
+}
+
+zn_view zn_bytes_view(const Napi::Value &v)
+{
+    if (v.IsNull() || v.IsUndefined())
+        return {nullptr, 0};
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        throw Napi::TypeError::New(v.Env(), "expected a Buffer or Uint8Array");
+    auto a = v.As<Napi::Uint8Array>();
+    return {a.Data(), a.ByteLength()};
+}
+
 std::vector<uint8_t> zn_bytes(const Napi::Value &v)
 {
     if (v.IsNull() || v.IsUndefined())
@@ -104,7 +123,17 @@ static void keep_env(Napi::Env, zn_env *) {}
 static void env_cleanup(void *arg)
 {
     zn_env *ed = static_cast<zn_env *>(arg);
-    ed->closing.store(true, std::memory_order_release);
+    std::vector<zn_rec> left;
+    {
+        std::lock_guard<std::mutex> g(ed->mu);
+        ed->closing = true;
+        left.swap(ed->queue);
+    }
+    zn_abandon(left); /* no JavaScript will run them */
+    uv_close(reinterpret_cast<uv_handle_t *>(&ed->async), nullptr);
+    if (ed->actx != nullptr)
+        napi_async_destroy(ed->env, ed->actx);
+    ed->actx = nullptr;
     zl.zlink_runtime_context_leave();
 }
 
@@ -161,9 +190,18 @@ static Napi::Value load(const Napi::CallbackInfo &info)
     }
 
     zn_env *ed = new zn_env();
-    ed->tsfn = zn_tsfn::New(env, "zlink", 0, 1, ed);
-    ed->tsfn.Unref(env);
-    ed->on_turn = Napi::Persistent(info[3].As<Napi::Function>());
+    ed->env = env;
+    uv_loop_t *loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok ||
+        uv_async_init(loop, &ed->async, on_async) != 0) {
+        delete ed;
+        throw Napi::Error::New(env, "zlink: cannot set up the event loop's wake-up");
+    }
+    ed->async.data = ed;
+    uv_unref(reinterpret_cast<uv_handle_t *>(&ed->async));
+    ed->on_events = Napi::Persistent(info[3].As<Napi::Function>());
+    ed->resource = Napi::Persistent(Napi::Object::New(env));
+    napi_async_init(env, ed->resource.Value(), Napi::String::New(env, "zlink"), &ed->actx);
     /* Never freed: a ZLink thread may still look at `closing` at exit. */
     env.SetInstanceData<zn_env, keep_env>(ed);
     env.AddCleanupHook(env_cleanup, static_cast<void *>(ed));
