@@ -133,7 +133,10 @@ void zn_drain(zn_env *ed)
         Napi::HandleScope scope(env);
         napi_env e = ed->env;
         napi_value arr;
-        napi_create_array_with_length(e, batch.size() * 9, &arr);
+        size_t slots = 0;
+        for (const zn_rec &r : batch)
+            slots += r.kind == 1 ? 8 : 9;
+        napi_create_array_with_length(e, slots, &arr);
         uint32_t k = 0;
         auto put = [&](napi_value v) { napi_set_element(e, arr, k++, v); };
         auto put_num = [&](double d) {
