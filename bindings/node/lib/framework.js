@@ -193,23 +193,33 @@ const pending = [];
 const freeIds = [];
 
 // One batch of records from the addon (src/framework.cc, zn_drain), in
-// arrival order. The addon gives each completion's held slot back after
-// this function and the microtasks it queued (the promises' reactions) ran.
-function onEvents(ev) {
+// arrival order: numbers (STRIDE a record), the other values (objs) and
+// the addon's string cache (strs). The addon gives each completion's held
+// slot back after this function and the microtasks it queued (the
+// promises' reactions) ran.
+const STRIDE = 9;
+function str(v, objs, strs) {
+  if (v >= 0) return strs[v];
+  return v === -1 ? null : objs[-2 - v];
+}
+function onEvents(nums, objs, strs) {
   let first = null;
-  for (let i = 0; i < ev.length;) {
-    const at = i;
-    i += ev[at] === 1 ? 8 : 9;
+  for (let at = 0; at < nums.length; at += STRIDE) {
     try {
-      if (ev[at] === 1) {
-        const id = ev[at + 1];
+      if (nums[at] === 1) {
+        const id = nums[at + 1];
         const call = pending[id];
         pending[id] = undefined;
         freeIds.push(id);
-        call._settle(ev[at + 2], ev[at + 3], ev[at + 4], ev[at + 5], ev[at + 6], ev[at + 7]);
+        const p = nums[at + 5];
+        call._settle(nums[at + 2], nums[at + 3], str(nums[at + 4], objs, strs),
+          p >= 0 ? objs[p] : null, str(nums[at + 6], objs, strs), str(nums[at + 7], objs, strs));
       } else {
-        runTurn(handlers.get(ev[at + 1]),
-          new Turn(ev[at + 2], ev[at + 3], ev[at + 4], ev[at + 5], ev[at + 6], ev[at + 7], ev[at + 8]));
+        const p = nums[at + 6];
+        const src = nums[at + 7];
+        runTurn(handlers.get(nums[at + 1]), new Turn(objs[nums[at + 2]], nums[at + 3],
+          str(nums[at + 4], objs, strs), str(nums[at + 5], objs, strs),
+          p >= 0 ? objs[p] : Buffer.alloc(0), src >= 0 ? objs[src] : Buffer.alloc(0), nums[at + 8]));
       }
     } catch (e) {
       if (first === null) first = e; // the rest of the batch is still delivered

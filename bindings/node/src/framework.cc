@@ -80,40 +80,52 @@ void on_turn(zlink_turn_t *turn, void *user)
  * turns and replies of the same packet makes no new string per event
  * (JavaScript thread only; values compared by content). */
 struct string_cache {
-    static const int N = 8;
+    static const uint32_t N = 64;
     std::string key[N];
-    bool used[N] = {};
-    Napi::ObjectReference vals; /* an array: a string cannot be referenced alone */
-    int next = 0;
-    Napi::Value get(Napi::Env env, const char *s)
+    uint64_t batch_of[N] = {}; /* the batch that last referred to the entry (0: never) */
+    uint32_t next = 0;
+    Napi::ObjectReference vals; /* a JavaScript array: strings cannot be referenced alone */
+    /* The entry holding s, made (or replaced) if need be; -1 when every
+     * entry is in use by this batch (the caller passes the string itself). */
+    int32_t find(Napi::Env env, const char *s, uint64_t batch)
     {
-        if (s == nullptr)
-            return env.Null();
-        if (vals.IsEmpty())
-            vals = Napi::Persistent(Napi::Array::New(env, N).As<Napi::Object>());
-        for (int i = 0; i < N; i++)
-            if (used[i] && key[i] == s)
-                return vals.Value().Get((uint32_t)i);
-        int i = next;
-        next = (next + 1) % N;
-        Napi::String v = Napi::String::New(env, s);
-        key[i] = s;
-        used[i] = true;
-        vals.Value().Set((uint32_t)i, v);
-        return v;
+        for (uint32_t i = 0; i < N; i++)
+            if (batch_of[i] != 0 && key[i] == s) {
+                batch_of[i] = batch;
+                return (int32_t)i;
+            }
+        for (uint32_t n = 0; n < N; n++, next = (next + 1) % N) {
+            uint32_t i = next;
+            if (batch_of[i] == batch)
+                continue; /* referred to earlier in this batch: keep it */
+            next = (next + 1) % N;
+            key[i] = s;
+            batch_of[i] = batch;
+            vals.Value().Set(i, Napi::String::New(env, s));
+            return (int32_t)i;
+        }
+        return -1;
     }
 };
 
 } // namespace
 
-/* JavaScript thread. Takes everything queued and calls on_events once with
- * a flat array, records in arrival order:
- *   completion  1, id, result, remoteCode, message, payload|null, packet, contentType
+/* JavaScript thread. Takes everything queued and calls on_events once,
+ * records in arrival order, as numbers (a Float64Array, ZN_STRIDE slots a
+ * record), the values that are not numbers (objs) and the string cache
+ * (strs), so that a record costs no call into the engine but for the
+ * payload's Buffer:
+ *   completion  1, id, result, remoteCode, message, payload, packet, contentType
  *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence
+ * A string is an index into strs (>= 0), -1 for none, or -2 - i for objs[i];
+ * an object (payload, source, turn, message) is an index into objs, -1 for
+ * none (a completion's payload: null; a turn's payload or source: empty).
  * on_events runs through napi_make_callback, so the microtasks its promise
  * settlements queued (the promises' reactions, await continuations) have all
  * run when it returns; only then is each completion's held slot given back
  * (zlink_call_callback_done), as seed 000 §17 wants. */
+static const size_t ZN_STRIDE = 9;
+
 void zn_drain(zn_env *ed)
 {
     std::vector<zn_rec> &batch = ed->batch;
@@ -126,68 +138,79 @@ void zn_drain(zn_env *ed)
         }
     }
     Napi::Env env(ed->env);
-    if (ed->strings == nullptr)
-        ed->strings = new string_cache(); /* never freed, as the environment's state */
-    string_cache &strings = *static_cast<string_cache *>(ed->strings);
+    napi_env e = ed->env;
     {
         Napi::HandleScope scope(env);
-        napi_env e = ed->env;
-        napi_value arr;
-        size_t slots = 0;
-        for (const zn_rec &r : batch)
-            slots += r.kind == 1 ? 8 : 9;
-        napi_create_array_with_length(e, slots, &arr);
-        uint32_t k = 0;
-        auto put = [&](napi_value v) { napi_set_element(e, arr, k++, v); };
-        auto put_num = [&](double d) {
-            napi_value v;
-            napi_create_double(e, d, &v);
-            put(v);
+        if (ed->strings == nullptr) {
+            auto *c = new string_cache(); /* never freed, as the environment's state */
+            c->vals = Napi::Persistent(Napi::Array::New(env, string_cache::N).As<Napi::Object>());
+            ed->strings = c;
+        }
+        string_cache &strings = *static_cast<string_cache *>(ed->strings);
+        uint64_t batch_no = ++ed->batches;
+        napi_value ab, nums_v, objs;
+        void *raw = nullptr;
+        size_t n = batch.size() * ZN_STRIDE;
+        napi_create_arraybuffer(e, n * sizeof(double), &raw, &ab);
+        napi_create_typedarray(e, napi_float64_array, n, ab, 0, &nums_v);
+        napi_create_array(e, &objs);
+        double *nums = static_cast<double *>(raw);
+        uint32_t nobj = 0;
+        auto obj = [&](napi_value v) -> double {
+            napi_set_element(e, objs, nobj, v);
+            return (double)nobj++;
         };
-        napi_value null_v = env.Null();
-        for (const zn_rec &r : batch) {
+        auto str = [&](const char *s) -> double {
+            if (s == nullptr)
+                return -1;
+            int32_t i = strings.find(env, s, batch_no);
+            return i >= 0 ? (double)i : -2 - obj(Napi::String::New(env, s));
+        };
+        for (size_t j = 0; j < batch.size(); j++) {
+            const zn_rec &r = batch[j];
+            double *x = nums + j * ZN_STRIDE;
             if (r.kind == 1) {
                 zn_op *op = static_cast<zn_op *>(r.a);
                 const zlink_outcome_t *out = static_cast<const zlink_outcome_t *>(r.c);
                 ed->completions_delivered++;
                 ed->release(env);
-                put_num(1);
-                put_num(op->id);
-                put_num(out->result);
-                put_num(out->remote_code);
-                put(out->message != nullptr && out->message[0] != '\0'
-                        ? (napi_value)Napi::String::New(env, out->message)
-                        : (napi_value)strings.get(env, ""));
-                put(out->payload != nullptr ? (napi_value)zn_buffer(env, out->payload,
-                                                                    out->payload_size)
-                                            : null_v);
-                put(strings.get(env, out->packet != nullptr ? out->packet : ""));
-                put(strings.get(env, out->content_type != nullptr ? out->content_type : ""));
+                x[0] = 1;
+                x[1] = op->id;
+                x[2] = out->result;
+                x[3] = out->remote_code;
+                x[4] = out->message != nullptr && out->message[0] != '\0'
+                           ? -2 - obj(Napi::String::New(env, out->message))
+                           : str("");
+                x[5] = out->payload != nullptr
+                           ? obj(zn_buffer(env, out->payload, out->payload_size))
+                           : -1;
+                x[6] = str(out->packet != nullptr ? out->packet : "");
+                x[7] = str(out->content_type != nullptr ? out->content_type : "");
+                x[8] = 0;
                 delete op;
             } else {
                 zn_handler *h = static_cast<zn_handler *>(r.a);
                 zlink_turn_t *t = static_cast<zlink_turn_t *>(r.b);
                 ed->turns_delivered++;
-                put_num(2);
-                put_num(h->id);
-                put(Napi::External<zlink_turn_t>::New(env, t));
-                put_num(zl.zlink_turn_kind(t));
-                put(strings.get(env, zl.zlink_turn_packet(t)));
-                put(strings.get(env, zl.zlink_turn_content_type(t)));
+                x[0] = 2;
+                x[1] = h->id;
+                x[2] = obj(Napi::External<zlink_turn_t>::New(env, t));
+                x[3] = zl.zlink_turn_kind(t);
+                x[4] = str(zl.zlink_turn_packet(t));
+                x[5] = str(zl.zlink_turn_content_type(t));
                 size_t size = 0;
                 const void *p = zl.zlink_turn_payload(t, &size);
-                put(p != nullptr && size > 0 ? (napi_value)zn_buffer(env, p, size)
-                                             : (napi_value)zn_buffer(env, nullptr, 0));
+                x[6] = p != nullptr && size > 0 ? obj(zn_buffer(env, p, size)) : -1;
                 zlink_routing_id_t rid;
                 std::memset(&rid, 0, sizeof rid);
                 zl.zlink_turn_source(t, &rid);
-                put(zn_buffer(env, rid.data, rid.size));
-                put_num((double)zl.zlink_turn_sequence(t));
+                x[7] = rid.size > 0 ? obj(zn_buffer(env, rid.data, rid.size)) : -1;
+                x[8] = (double)zl.zlink_turn_sequence(t);
             }
         }
-        ed->batches++;
         try {
-            ed->on_events.MakeCallback(ed->resource.Value(), {arr}, ed->actx);
+            ed->on_events.MakeCallback(ed->resource.Value(),
+                                       {nums_v, objs, strings.vals.Value()}, ed->actx);
         } catch (const Napi::Error &err) {
             /* A JavaScript exception escaped the dispatcher: report it as
              * the process's uncaught exception, as any callback's would be. */
