@@ -197,12 +197,16 @@ const freeIds = [];
 // the addon's string cache (strs). The addon gives each completion's held
 // slot back after this function and the microtasks it queued (the
 // promises' reactions) ran.
-const STRIDE = 9;
+const STRIDE = 10;
+function payloadOf(v, size, objs, pool) {
+  if (v >= 0) return Buffer.from(pool, v, size);
+  return v === -1 ? null : objs[-2 - v];
+}
 function str(v, objs, strs) {
   if (v >= 0) return strs[v];
   return v === -1 ? null : objs[-2 - v];
 }
-function onEvents(nums, objs, strs) {
+function onEvents(nums, objs, strs, pool) {
   let first = null;
   for (let at = 0; at < nums.length; at += STRIDE) {
     try {
@@ -213,13 +217,14 @@ function onEvents(nums, objs, strs) {
         freeIds.push(id);
         const p = nums[at + 5];
         call._settle(nums[at + 2], nums[at + 3], str(nums[at + 4], objs, strs),
-          p >= 0 ? objs[p] : null, str(nums[at + 6], objs, strs), str(nums[at + 7], objs, strs));
+          payloadOf(p, nums[at + 9], objs, pool), str(nums[at + 6], objs, strs), str(nums[at + 7], objs, strs));
       } else {
         const p = nums[at + 6];
         const src = nums[at + 7];
         runTurn(handlers.get(nums[at + 1]), new Turn(objs[nums[at + 2]], nums[at + 3],
           str(nums[at + 4], objs, strs), str(nums[at + 5], objs, strs),
-          p >= 0 ? objs[p] : Buffer.alloc(0), src >= 0 ? objs[src] : Buffer.alloc(0), nums[at + 8]));
+          payloadOf(p, nums[at + 9], objs, pool) || Buffer.alloc(0), src >= 0 ? objs[src] : Buffer.alloc(0),
+          nums[at + 8]));
       }
     } catch (e) {
       if (first === null) first = e; // the rest of the batch is still delivered
@@ -496,8 +501,11 @@ class Host {
     return v;
   }
   _call(kind, target, rid) {
-    const [h, rc] = native.callNew(this._h, kind, target, rid === undefined ? undefined : bytes(rid));
-    check(rc, 'call');
+    let h = native.callNew(this._h, kind, target, rid === undefined ? undefined : bytes(rid));
+    if (typeof h === 'number') {
+      check(h, 'call'); // refused: the C result
+      h = null;
+    }
     return new Call(h, kind === 1 || kind === 3);
   }
   sendToChannel(channel) {

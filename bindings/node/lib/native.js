@@ -49,8 +49,8 @@ function load() {
   process.dlopen(mod, addonPath());
   const addon = mod.exports;
   const lib = libraryPath();
-  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (nums, objs, strs) =>
-    eventDispatcher(nums, objs, strs),
+  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (nums, objs, strs, pool) =>
+    eventDispatcher(nums, objs, strs, pool),
   );
   addon.libraryPath = lib;
   addon.libraryVersion = Object.freeze(version);

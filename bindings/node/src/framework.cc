@@ -115,16 +115,20 @@ struct string_cache {
  * record), the values that are not numbers (objs) and the string cache
  * (strs), so that a record costs no call into the engine but for the
  * payload's Buffer:
- *   completion  1, id, result, remoteCode, message, payload, packet, contentType
- *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence
+ *   completion  1, id, result, remoteCode, message, payload, packet, contentType, -, size
+ *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence, size
  * A string is an index into strs (>= 0), -1 for none, or -2 - i for objs[i];
- * an object (payload, source, turn, message) is an index into objs, -1 for
- * none (a completion's payload: null; a turn's payload or source: empty).
+ * an object (source, turn, message) is an index into objs, -1 for none.
+ * A payload is -1 for none (a completion's: null; a turn's: empty), an
+ * offset into pool (>= 0, `size` bytes: small payloads share one copy per
+ * batch) or -2 - i for objs[i] (a Buffer of its own).
  * on_events runs through napi_make_callback, so the microtasks its promise
  * settlements queued (the promises' reactions, await continuations) have all
  * run when it returns; only then is each completion's held slot given back
  * (zlink_call_callback_done), as seed 000 §17 wants. */
-static const size_t ZN_STRIDE = 9;
+static const size_t ZN_STRIDE = 10;
+/* Payloads up to this size share one ArrayBuffer per batch (pool). */
+static const size_t ZN_POOLED_MAX = 4096;
 
 void zn_drain(zn_env *ed)
 {
@@ -160,6 +164,33 @@ void zn_drain(zn_env *ed)
             napi_set_element(e, objs, nobj, v);
             return (double)nobj++;
         };
+        size_t pooled = 0;
+        for (const zn_rec &r : batch) {
+            size_t size = 0;
+            if (r.kind == 1) {
+                const zlink_outcome_t *out = static_cast<const zlink_outcome_t *>(r.c);
+                size = out->payload != nullptr ? out->payload_size : 0;
+            } else {
+                zl.zlink_turn_payload(static_cast<zlink_turn_t *>(r.b), &size);
+            }
+            if (size <= ZN_POOLED_MAX)
+                pooled += size;
+        }
+        napi_value pool_v;
+        void *pool_raw = nullptr;
+        napi_create_arraybuffer(e, pooled, &pool_raw, &pool_v);
+        uint8_t *pool = static_cast<uint8_t *>(pool_raw);
+        size_t pool_at = 0;
+        auto payload = [&](const void *p, size_t size) -> double {
+            if (p == nullptr)
+                return -1;
+            if (size > ZN_POOLED_MAX)
+                return -2 - obj(zn_buffer(env, p, size));
+            if (size > 0)
+                std::memcpy(pool + pool_at, p, size);
+            pool_at += size;
+            return (double)(pool_at - size);
+        };
         auto str = [&](const char *s) -> double {
             if (s == nullptr)
                 return -1;
@@ -181,9 +212,8 @@ void zn_drain(zn_env *ed)
                 x[4] = out->message != nullptr && out->message[0] != '\0'
                            ? -2 - obj(Napi::String::New(env, out->message))
                            : str("");
-                x[5] = out->payload != nullptr
-                           ? obj(zn_buffer(env, out->payload, out->payload_size))
-                           : -1;
+                x[5] = payload(out->payload, out->payload_size);
+                x[9] = out->payload != nullptr ? (double)out->payload_size : 0;
                 x[6] = str(out->packet != nullptr ? out->packet : "");
                 x[7] = str(out->content_type != nullptr ? out->content_type : "");
                 x[8] = 0;
@@ -200,7 +230,8 @@ void zn_drain(zn_env *ed)
                 x[5] = str(zl.zlink_turn_content_type(t));
                 size_t size = 0;
                 const void *p = zl.zlink_turn_payload(t, &size);
-                x[6] = p != nullptr && size > 0 ? obj(zn_buffer(env, p, size)) : -1;
+                x[6] = payload(p, size);
+                x[9] = (double)size;
                 zlink_routing_id_t rid;
                 std::memset(&rid, 0, sizeof rid);
                 zl.zlink_turn_source(t, &rid);
@@ -210,7 +241,7 @@ void zn_drain(zn_env *ed)
         }
         try {
             ed->on_events.MakeCallback(ed->resource.Value(),
-                                       {nums_v, objs, strings.vals.Value()}, ed->actx);
+                                       {nums_v, objs, strings.vals.Value(), pool_v}, ed->actx);
         } catch (const Napi::Error &err) {
             /* A JavaScript exception escaped the dispatcher: report it as
              * the process's uncaught exception, as any callback's would be. */
@@ -582,13 +613,13 @@ Napi::Value wrap_call(Napi::Env env, zlink_call_t *c, int rc)
     return pair(env, Napi::External<zlink_call_t>::New(env, c, release_call), 0);
 }
 
-/* callNew(host, kind, target, rid?) kind: 0 send/channel, 1 request/channel,
- * 2 send/node, 3 request/node. */
+/* callNew(host, kind, target, rid?) -> call | rc (a number when refused).
+ * kind: 0 send/channel, 1 request/channel, 2 send/node, 3 request/node. */
 Napi::Value call_new(const Napi::CallbackInfo &info)
 {
     zlink_host_t *h = host_of(info[0])->h;
     int kind = (int)zn_int64(info[1]);
-    std::string target = zn_string(info[2]);
+    zn_str target(info[2]);
     zlink_fw_result_t rc = ZLINK_FW_OK;
     zlink_call_t *c = nullptr;
     if (kind == 0)
@@ -601,7 +632,9 @@ Napi::Value call_new(const Napi::CallbackInfo &info)
                       : zl.zlink_call_request_to_node(h, target.c_str(), rid.data(), rid.size(),
                                                       &rc);
     }
-    return wrap_call(info.Env(), c, rc);
+    if (c == nullptr)
+        return num(info.Env(), rc);
+    return Napi::External<zlink_call_t>::New(info.Env(), c, release_call);
 }
 
 zlink_call_t *call_of(const Napi::Value &v) { return zn_ptr<zlink_call_t>(v); }
