@@ -305,3 +305,24 @@ test('nativeHandle is the C host handle value: a non-zero bigint, one per host, 
     b.destroy();
   }
 });
+
+test('many requests at once: each turn runs once, each reply reaches its own call once', async () => {
+  let turns = 0;
+  const p = pair((s) => {
+    s.handle({ channel: 'svc' }, 'request', 'echo', (turn) => {
+      turns++;
+      turn.respond('echo', turn.payload);
+    });
+  });
+  const before = zlink.diagnostics();
+  const n = 500;
+  const replies = await Promise.all(Array.from({ length: n }, (_, i) =>
+    p.client.requestToChannel('svc').payload('echo', Buffer.from(`r${i}`)).timeout(10000).submit()));
+  replies.forEach((r, i) => assert.equal(r.text(), `r${i}`, 'each reply settles its own call'));
+  const after = zlink.diagnostics();
+  assert.equal(turns, n, 'every delivered turn ran its handler once');
+  assert.equal(after.turnsDelivered - before.turnsDelivered, n);
+  assert.equal(after.completionsDelivered - before.completionsDelivered, n);
+  assert.equal(after.completionsPosted - before.completionsPosted, n);
+  await p.close();
+});
