@@ -151,10 +151,10 @@ static int dial(nng_run_t *r)
     return 0;
 }
 
-/* Opens the two sockets of a run, listens with [1] and dials with [0]. */
+/* Opens the two sockets of a run, listens with [1] and dials with [0]. The
+ * caller has zeroed *r and set its result pointer. */
 static int run_open(nng_run_t *r, const bench_case_t *c, open_fn sender, open_fn receiver)
 {
-    memset(r, 0, sizeof *r);
     r->c = c;
     if (new_socket(r, 1, receiver) != 0 || new_socket(r, 0, sender) != 0 || listen_any(r) != 0 ||
         dial(r) != 0)
@@ -178,6 +178,44 @@ static void print_settings(nng_run_t *r, const char *mode, const char *protocols
            "threads=nng's shared task pool\n",
            mode, bench_pattern_name(r->c->pattern), bench_transport_name(r->c->transport),
            protocols, NNG_BENCH_BUF, NNG_BENCH_BUF);
+}
+
+/* One measurement: its phase name (also the SETTINGS mode), the protocols
+ * of dealer_router (pair is pair1 both ways) and the two workers, the first
+ * on sock[0], the second on sock[1]. */
+typedef struct nng_mode {
+    const char *name;
+    open_fn sender;
+    open_fn receiver;
+    const char *protocols;
+    bench_thread_fn worker0;
+    bench_thread_fn worker1;
+} nng_mode_t;
+
+/* The shape of nng_throughput and nng_latency: opens the sockets the
+ * pattern needs, prints SETTINGS when asked, runs the two workers and
+ * closes. r is zeroed with its result pointer set; the result fields are
+ * valid when this returns 0, -1 after an ERROR line. Blocks until both
+ * workers end. */
+static int run_measure(nng_run_t *r, const bench_case_t *c, const nng_mode_t *m)
+{
+    bench_phase("setup");
+    if (!nng_supports(c->pattern)) {
+        bench_error(c, "the pattern has no nng equivalent");
+        return -1;
+    }
+    int pair = c->pattern == BENCH_PAIR;
+    int ok = run_open(r, c, pair ? nng_pair1_open : m->sender, pair ? nng_pair1_open : m->receiver);
+    if (ok == 0 && c->print_settings)
+        print_settings(r, m->name, pair ? "pair1" : m->protocols);
+    if (ok == 0) {
+        bench_phase(m->name);
+        if (bench_run_threads(m->worker0, r, m->worker1, r) != 0)
+            run_fail(r, "pthread_create", NNG_ENOMEM);
+    }
+    ok = atomic_load(&r->failed) ? -1 : 0;
+    run_close(r);
+    return ok;
 }
 
 /* ------------------------------------------------------------- primitives */
@@ -257,25 +295,13 @@ static void *thr_receiver(void *arg)
 
 static int nng_throughput(const bench_case_t *c, double *msgs_per_s)
 {
-    nng_run_t run, *r = &run;
-    bench_phase("setup");
-    if (!nng_supports(c->pattern)) {
-        bench_error(c, "the pattern has no nng equivalent");
-        return -1;
-    }
-    int pair = c->pattern == BENCH_PAIR;
-    int ok = run_open(r, c, pair ? nng_pair1_open : nng_push0_open, pair ? nng_pair1_open : nng_pull0_open);
-    if (ok == 0 && c->print_settings)
-        print_settings(r, "throughput", pair ? "pair1" : "push0->pull0");
-    if (ok == 0) {
-        bench_phase("throughput");
-        if (bench_run_threads(thr_sender, r, thr_receiver, r) != 0)
-            run_fail(r, "pthread_create", NNG_ENOMEM);
-    }
-    ok = atomic_load(&r->failed) ? -1 : 0;
+    static const nng_mode_t mode = {
+        "throughput", nng_push0_open, nng_pull0_open, "push0->pull0", thr_sender, thr_receiver,
+    };
+    nng_run_t run = {0};
+    int ok = run_measure(&run, c, &mode);
     if (ok == 0)
-        *msgs_per_s = r->msgs_per_s;
-    run_close(r);
+        *msgs_per_s = run.msgs_per_s;
     return ok;
 }
 
@@ -327,25 +353,11 @@ static void *lat_server(void *arg)
 
 static int nng_latency(const bench_case_t *c, double *rtt_us)
 {
-    nng_run_t run, *r = &run;
-    bench_phase("setup");
-    if (!nng_supports(c->pattern)) {
-        bench_error(c, "the pattern has no nng equivalent");
-        return -1;
-    }
-    int pair = c->pattern == BENCH_PAIR;
-    int ok = run_open(r, c, pair ? nng_pair1_open : nng_req0_open, pair ? nng_pair1_open : nng_rep0_open);
-    r->rtt_us = rtt_us;
-    if (ok == 0 && c->print_settings)
-        print_settings(r, "latency", pair ? "pair1" : "req0->rep0");
-    if (ok == 0) {
-        bench_phase("latency");
-        if (bench_run_threads(lat_client, r, lat_server, r) != 0)
-            run_fail(r, "pthread_create", NNG_ENOMEM);
-    }
-    ok = atomic_load(&r->failed) ? -1 : 0;
-    run_close(r);
-    return ok;
+    static const nng_mode_t mode = {
+        "latency", nng_req0_open, nng_rep0_open, "req0->rep0", lat_client, lat_server,
+    };
+    nng_run_t run = {.rtt_us = rtt_us};
+    return run_measure(&run, c, &mode);
 }
 
 static void nng_version_string(char *buf, size_t cap)

@@ -10,33 +10,19 @@
 # a missing program is a FAIL line with exit status 1, never a silent skip
 # (also a binding's), and a fourth that an unknown --language is refused
 # with status 2.
-set -uo pipefail
+. bench/smoke_lib.sh || exit 1
 
 driver=$1
 core=$2
 grpc=$3
 framework=$4
-supp=${5:-}
-failures=0
-# Under --config=tsan the gRPC program runs against Debian's uninstrumented
-# gRPC and Abseil: their internal races are suppressed (grpc_tsan.supp),
-# nothing of ZLink's.
-if [ -n "$supp" ] && [ -n "${TSAN_OPTIONS:-}" ]; then
-    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(pwd)/$supp"
-fi
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
+# The gRPC program runs on Debian's gRPC and Abseil (grpc_tsan.supp).
+smoke_tsan_suppressions "${5:-}"
 
 check_impl() {
-    local impl=$1 out rc
-    out=$("$driver" --language c --quick --only "$impl" --core-bin "$core" --grpc-bin "$grpc" \
-        --framework-bin "$framework")
-    rc=$?
-    echo "$out"
-    [ "$rc" -eq 0 ] || fail "$impl: driver exit status $rc"
+    local impl=$1
+    smoke_run "$impl: driver" "$driver" --language c --quick --only "$impl" --core-bin "$core" \
+        --grpc-bin "$grpc" --framework-bin "$framework"
     if grep -q '^FAIL,' <<<"$out"; then
         fail "$impl: FAIL line printed"
     fi
@@ -52,30 +38,21 @@ check_impl core
 check_impl grpc
 check_impl framework
 
-out=$("$driver" --language c --quick --only framework --framework-bin /nonexistent/framework_zlink)
-rc=$?
-echo "$out"
-[ "$rc" -eq 1 ] || fail "missing program: exit status $rc, want 1"
+smoke_run --status 1 "missing program" \
+    "$driver" --language c --quick --only framework --framework-bin /nonexistent/framework_zlink
 for n in 1 1000; do
     grep -q "^FAIL,request_reply,framework,$n,program /nonexistent/framework_zlink not built" <<<"$out" ||
         fail "missing program: no FAIL line at $n in flight"
 done
 grep -q '^RESULT,' <<<"$out" && fail "missing program: a RESULT line was printed"
 
-"$driver" --language cobol --quick >/dev/null 2>&1
-rc=$?
-[ "$rc" -eq 2 ] || fail "--language cobol: exit status $rc, want 2"
+smoke_refused "--language cobol" "$driver" --language cobol --quick
 
 # A binding's program that is missing is a FAIL line of that language, never
 # a silent skip.
-out=$("$driver" --language java --quick --only java --binding-bin /nonexistent/framework_java)
-rc=$?
-[ "$rc" -eq 1 ] || fail "missing binding program: exit status $rc, want 1"
+smoke_run --status 1 "missing binding program" \
+    "$driver" --language java --quick --only java --binding-bin /nonexistent/framework_java
 grep -q "^FAIL,request_reply,java,1000,program /nonexistent/framework_java not built" <<<"$out" ||
     fail "missing binding program: no FAIL line"
 
-if [ "$failures" -ne 0 ]; then
-    echo "framework_smoke: $failures failure(s)" >&2
-    exit 1
-fi
-echo "framework_smoke: ok"
+smoke_verdict

@@ -9,20 +9,12 @@
 # in use up to the pause count of --max-jobs 16 at 80 %: 13) with resumes
 # within one of pauses, and print SAMPLE lines. Bad usage must be
 # refused with status 2.
-set -uo pipefail
+. bench/smoke_lib.sh || exit 1
 
 prog=$1
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
-out=$("$prog" --clients 2 --duration-ms 400 --idle-ms 200 --job-us 500 --max-jobs 16 \
-    --window 32 --size 1024 --samples 5)
-rc=$?
-echo "$out"
-[ "$rc" -eq 0 ] || fail "exit status $rc"
+smoke_run "" "$prog" --clients 2 --duration-ms 400 --idle-ms 200 --job-us 500 --max-jobs 16 \
+    --window 32 --size 1024 --samples 5
 
 value() { sed -n "s/^RESULT,overload,$1,//p" <<<"$out"; }
 for m in dropped send_failures rss_high_water_bytes rss_high_water_bytes_short \
@@ -50,15 +42,7 @@ grep -Eq '^SAMPLE,[0-9]+,[0-9]+,(running|paused)$' <<<"$out" || fail "no SAMPLE 
 n=$(grep -c '^SAMPLE,' <<<"$out")
 [ "$n" -le 5 ] || fail "$n SAMPLE lines for --samples 5"
 
-"$prog" --clients 0 >/dev/null 2>&1
-rc=$?
-[ "$rc" -eq 2 ] || fail "--clients 0: exit status $rc, want 2"
-"$prog" --bogus 1 >/dev/null 2>&1
-rc=$?
-[ "$rc" -eq 2 ] || fail "--bogus: exit status $rc, want 2"
+smoke_refused "--clients 0" "$prog" --clients 0
+smoke_refused "--bogus" "$prog" --bogus 1
 
-if [ "$failures" -ne 0 ]; then
-    echo "overload_smoke: $failures failure(s)" >&2
-    exit 1
-fi
-echo "overload_smoke: ok"
+smoke_verdict

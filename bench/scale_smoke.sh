@@ -12,25 +12,12 @@
 # the benchmark's finding, not the harness's.) The router's CONNECTED
 # line, which every run waits for, means each DEALER's hello arrived. Bad
 # usage is status 2.
-set -uo pipefail
+. bench/smoke_lib.sh || exit 1
 
 prog=$1
-supp=${2:-}
-# Under --config=tsan the libzmq half runs on Debian's uninstrumented
-# library: its internal races are suppressed, nothing of ZLink's.
-if [ -n "$supp" ] && [ -n "${TSAN_OPTIONS:-}" ]; then
-    export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(pwd)/$supp"
-fi
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
+smoke_tsan_suppressions "${2:-}"
 
-out=$("$prog" --conns 1,100,200 --procs 2 --duration-ms 300 --size 64 --reps 1)
-rc=$?
-echo "$out"
-[ "$rc" -eq 0 ] || fail "exit status $rc"
+smoke_run "" "$prog" --conns 1,100,200 --procs 2 --duration-ms 300 --size 64 --reps 1
 num='[0-9]+(\.[0-9]+)?'
 for lib in zlink libzmq; do
     for n in 1 100 200; do
@@ -50,9 +37,6 @@ for n in 1 100 200; do
     done
 done
 
-"$prog" --conns 0 >/dev/null 2>&1
-rc=$?
-[ "$rc" -eq 2 ] || fail "--conns 0: exit status $rc, expected 2"
+smoke_refused "--conns 0" "$prog" --conns 0
 
-[ "$failures" -eq 0 ] || exit 1
-echo "scale_smoke: ok"
+smoke_verdict

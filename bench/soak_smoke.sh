@@ -7,20 +7,12 @@
 # The run must exit 0 with "RESULT,soak,verdict,PASS", at least one kill,
 # calls started and all completed (none twice, none lost, no wrong reply),
 # one-way records handled and none duplicated. Bad usage is status 2.
-set -uo pipefail
+. bench/smoke_lib.sh || exit 1
 
 prog=$1
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 value() { sed -n "s/^RESULT,soak,$1,\([0-9A-Z]*\).*/\1/p" <<<"$out"; }
 
-out=$("$prog" --seconds 5 --clients 2 --window 8 --oneway-per-ms 1 --seed 7)
-rc=$?
-echo "$out"
-[ "$rc" -eq 0 ] || fail "exit status $rc"
+smoke_run "" "$prog" --seconds 5 --clients 2 --window 8 --oneway-per-ms 1 --seed 7
 [ "$(value verdict)" = PASS ] || fail "verdict $(value verdict)"
 [ "$(value kills)" -gt 0 ] 2>/dev/null || fail "no peer was killed"
 [ "$(value calls_started)" -gt 0 ] 2>/dev/null || fail "no call started"
@@ -30,9 +22,6 @@ for m in completed_twice never_completed wrong_replies oneways_duplicated oneway
 done
 [ "$(value oneways_handled)" -gt 0 ] 2>/dev/null || fail "no one-way handled"
 
-"$prog" --seconds 0 >/dev/null 2>&1
-rc=$?
-[ "$rc" -eq 2 ] || fail "--seconds 0: exit status $rc, expected 2"
+smoke_refused "--seconds 0" "$prog" --seconds 0
 
-[ "$failures" -eq 0 ] || exit 1
-echo "soak_smoke: ok"
+smoke_verdict

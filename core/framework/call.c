@@ -1002,15 +1002,26 @@ static int begin(zf_call_t *c, int term, zlink_completion_fn fn, void *user, boo
     return ZLINK_FW_OK;
 }
 
-ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_completion_fn fn,
-                                                void *user)
+/* zlink_call_start and zlink_call_start_held: resolves the handle and
+ * begins the ZF_TERM_START terminator (no lock held; may block only as
+ * begin does). A held start needs fn, the callback the slot is held for.
+ * The handle's reference is dropped before returning. */
+static zlink_fw_result_t start_call(zlink_call_t *call, zlink_completion_fn fn, void *user,
+                                    bool held)
 {
     zf_call_t *c = call_get(call);
     if (c == NULL)
         return ZLINK_FW_INVALID_HANDLE;
-    int rc = begin(c, ZF_TERM_START, fn, user, false);
+    int rc = held && fn == NULL ? ZLINK_FW_INVALID_ARGUMENT
+                                : begin(c, ZF_TERM_START, fn, user, held);
     zf_obj_unref(&c->obj);
     return rc;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_completion_fn fn,
+                                                void *user)
+{
+    return start_call(call, fn, user, false);
 }
 
 /* The same start; the slot stays reserved after fn returned until
@@ -1018,13 +1029,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_call_start(zlink_call_t *call, zlink_comple
 ZLINK_EXPORT zlink_fw_result_t zlink_call_start_held(zlink_call_t *call, zlink_completion_fn fn,
                                                      void *user)
 {
-    zf_call_t *c = call_get(call);
-    if (c == NULL)
-        return ZLINK_FW_INVALID_HANDLE;
-    int rc = fn == NULL ? ZLINK_FW_INVALID_ARGUMENT /* nothing to hold the slot for */
-                        : begin(c, ZF_TERM_START, fn, user, true);
-    zf_obj_unref(&c->obj);
-    return rc;
+    return start_call(call, fn, user, true);
 }
 
 /* Under zf_disp.lk: ends a held start's hold. True when fn had returned

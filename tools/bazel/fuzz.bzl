@@ -10,12 +10,15 @@ the default one. doc/testing.md, "Fuzzing".
 
 The sources are compiled whole in one action (the fuzzed decoders and the
 few Core files they need are small). `srcs` are the target's own files;
-`core_srcs` names Core files by their workspace paths. The Core's layer
-packages make their files visible to //core only, and //core:layering_test
-(public, like everything in //core) carries every layer's and the
-framework's files as data: its runfiles are this rule's Core inputs, so a
-change to any Core file rebuilds the fuzzers, and no BUILD file under core/
-needed a change. `includes` are execroot-relative -I directories.
+`core_srcs` names Core files by their workspace paths among the files of
+//core:core_sources (every layer's and the framework's sources, visible to
+//fuzz; the layer packages themselves show their files to //core only).
+Every header there is an input, so a change to any Core header rebuilds
+the fuzzers. `includes` are execroot-relative -I directories.
+
+fuzz_target is what fuzz/BUILD calls: one harness, its smoke test and its
+`bazel run` entry point, with the harness files and include directories
+every target shares.
 """
 
 FUZZ_FLAGS = [
@@ -34,11 +37,11 @@ FUZZ_FLAGS = [
 
 def _clang_fuzz_binary_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name)
-    core = {f.short_path: f for f in ctx.attr._core_files[DefaultInfo].default_runfiles.files.to_list()}
+    core = {f.short_path: f for f in ctx.files._core_files}
     srcs = [f for f in ctx.files.srcs if f.extension == "c"]
     for p in ctx.attr.core_srcs:
         if p not in core:
-            fail("%s is not among the files of //core:layering_test" % p)
+            fail("%s is not among the files of //core:core_sources" % p)
         if p.endswith(".c"):
             srcs.append(core[p])
     args = ctx.actions.args()
@@ -75,7 +78,7 @@ clang_fuzz_binary = rule(
     attrs = {
         "srcs": attr.label_list(allow_files = [".c", ".h"]),
         "core_srcs": attr.string_list(),
-        "_core_files": attr.label(default = "//core:layering_test"),
+        "_core_files": attr.label(default = "//core:core_sources"),
         "includes": attr.string_list(),
         "copts": attr.string_list(),
         "linkopts": attr.string_list(),
@@ -83,38 +86,51 @@ clang_fuzz_binary = rule(
     doc = "A libFuzzer binary built by clang-14 with ASan + UBSan (see the file's docstring).",
 )
 
-def fuzz_target(name, srcs, smoke_seconds = 4, **kwargs):
+# What every harness of fuzz/ is compiled with: its own file, the helpers
+# they share, the public headers, and the include directories the Core's
+# sources expect.
+_HARNESS_SRCS = ["fuzz_common.h", "//abi:public_headers"]
+_HARNESS_INCLUDES = ["abi/include", "core/src"]
+
+def fuzz_target(name, core_srcs, includes = [], smoke_seconds = 4, **kwargs):
     """One libFuzzer target and its two entry points.
 
-    <name>_bin    the clang_fuzz_binary;
+    <name>_bin    the clang_fuzz_binary of fuzz_<name>.c (with fuzz_common.h
+                  and the public headers) and core_srcs, with abi/include,
+                  core/src and `includes` as include directories;
     <name>        `bazel run //fuzz:<name> -- <libFuzzer flags> [dirs]`
                   (fuzz/run.sh: the seed corpus and the default limits);
     <name>_smoke  the bounded run `bazel test //...` does: the seed corpus
                   replayed, then smoke_seconds of fuzzing (fuzz/smoke.sh).
-    The seeds are the files of corpus/<name>/ in the calling package.
+    The seeds are the files of corpus/<name>/ in the calling package. Other
+    keyword arguments (copts, linkopts) go to the clang_fuzz_binary.
     """
     corpus = native.package_name() + "/corpus/" + name
+    bin = ":%s_bin" % name
+    data = [bin, ":%s_corpus" % name]
     native.filegroup(
         name = name + "_corpus",
         srcs = native.glob(["corpus/%s/*" % name]),
     )
     clang_fuzz_binary(
         name = name + "_bin",
-        srcs = srcs,
+        srcs = ["fuzz_%s.c" % name] + _HARNESS_SRCS,
+        core_srcs = core_srcs,
+        includes = _HARNESS_INCLUDES + includes,
         testonly = True,
         **kwargs
     )
     native.sh_binary(
         name = name,
         srcs = ["run.sh"],
-        args = ["$(rootpath :%s_bin)" % name, corpus],
-        data = [":" + name + "_bin", ":" + name + "_corpus"],
+        args = ["$(rootpath %s)" % bin, corpus],
+        data = data,
         testonly = True,
     )
     native.sh_test(
         name = name + "_smoke",
         size = "small",
         srcs = ["smoke.sh"],
-        args = ["$(rootpath :%s_bin)" % name, corpus, str(smoke_seconds)],
-        data = [":" + name + "_bin", ":" + name + "_corpus"],
+        args = ["$(rootpath %s)" % bin, corpus, str(smoke_seconds)],
+        data = data,
     )

@@ -16,6 +16,18 @@ The class path is the program's jar, //bindings/java:zlink_jar (the binding,
 native libraries inside) and Debian's Jackson. The launcher finds the jars in
 its own runfiles, in the runfiles of a binary that has it as data (a driver
 that starts it from its own directory), or beside it in bazel-bin.
+
+`data` are more files of the program's runfiles; `env` sets variables for
+the JVM to a runfiles path each, found the same way as the jars and exported
+as an absolute path (the value may be `$(rootpath <label>)` of a `data`
+label). The variables are written into the launcher, not left to `bazel run`,
+so a test or driver that starts the program from its runfiles gets them too:
+
+    zlink_java_program(
+        ...,
+        data = [":helper_lib"],
+        env = {"HELPER_LIB": "$(rootpath :helper_lib)"},
+    )
 """
 
 JACKSON = ":".join([
@@ -26,7 +38,36 @@ JACKSON = ":".join([
 
 _BINDING_JAR = "//bindings/java:zlink_jar"
 
-def zlink_java_program(name, srcs, main_class, jar, testonly = False, visibility = None):
+def _launcher_env(env):
+    """env as the launcher's one-line list NAME=PATH ... (no quoting needed)."""
+    pairs = []
+    for k, v in env.items():
+        if not k or not (k[0].isalpha() or k[0] == "_") or not k.replace("_", "a").isalnum():
+            fail("env: %r is not a variable name" % k)
+        # What the value says outside its $(...) expansions goes into a
+        # sed replacement and an unquoted list word.
+        literal = v
+        for _ in range(v.count("$(")):
+            i = literal.find("$(")
+            j = literal.find(")", i)
+            if j < 0:
+                fail("env: the path of %s has an unclosed $(" % k)
+            literal = literal[:i] + literal[j + 1:]
+        for c in [" ", "\t", "\n", "|", "&", "'", "\\"]:
+            if c in literal:
+                fail("env: the path of %s holds %r" % (k, c))
+        pairs.append("%s=%s" % (k, v))
+    return " ".join(pairs)
+
+def zlink_java_program(
+        name,
+        srcs,
+        main_class,
+        jar,
+        data = [],
+        env = {},
+        testonly = False,
+        visibility = None):
     native.genrule(
         name = name + "_jar",
         testonly = testonly,
@@ -44,22 +85,27 @@ rm -rf $$work
 """ % (_BINDING_JAR, JACKSON, " ".join(["$(location %s)" % s for s in srcs])),
     )
     pkg = native.package_name()
+    template = "//tools/bazel:java_launcher.sh.in"
     native.genrule(
         name = name + "_launcher",
         testonly = testonly,
-        srcs = ["//tools/bazel:java_launcher.sh.in"],
+        # data only for $(rootpath) in the env values.
+        srcs = [template] + data,
         outs = [name + "_launcher.sh"],
-        cmd = "sed -e 's|@JAR@|%s/%s|' -e 's|@MAIN@|%s|' -e 's|@JACKSON@|%s|' $< > $@" % (
+        cmd = ("sed -e 's|@JAR@|%s/%s|' -e 's|@MAIN@|%s|' -e 's|@JACKSON@|%s|' " +
+               "-e 's|@ENV@|%s|' $(location %s) > $@") % (
             pkg,
             jar,
             main_class,
             JACKSON,
+            _launcher_env(env),
+            template,
         ),
     )
     native.sh_binary(
         name = name,
         testonly = testonly,
         srcs = [name + "_launcher.sh"],
-        data = [":" + name + "_jar", _BINDING_JAR],
+        data = [":" + name + "_jar", _BINDING_JAR] + data,
         visibility = visibility,
     )
