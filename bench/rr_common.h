@@ -15,7 +15,8 @@
  *       exits 0.
  *   <prog> client --port P --inflight N --size S --warmup-ms W --duration-ms D
  *       connects to 127.0.0.1:P and keeps N requests of S bytes in flight.
- *       The measuring window is fixed before the first call:
+ *       The measuring window is fixed before the first call (the gRPC
+ *       client connects its channel first; ZLink connects inside W):
  *       [start + W, start + W + D). A call that completes inside it counts
  *       for throughput, and its latency (completion time minus start time,
  *       in microseconds) is a sample. No new call starts after the window;
