@@ -379,6 +379,70 @@ static void pool_lists_are_bounded(void)
     }
 }
 
+/* Payloads of 64 KiB and more come from the large-block cache: a block
+ * given back is handed out again for the next payload of about its size,
+ * the cache never keeps more than 8 MiB, and payloads of other sizes get
+ * blocks of their own. Under AddressSanitizer there is no cache. */
+#define BIG_N 24
+static zlink_msg_t big[BIG_N];
+
+static void fill_big(zlink_msg_t *m, size_t size, unsigned char v)
+{
+    ZT_EQ_INT(zl_msg_init_copy(m, NULL, size), 0);
+    ZT_EQ_INT(zl_msg_size(m), size);
+    unsigned char *p = zl_msg_data(m);
+    memset(p, v, size);
+}
+
+static void check_big(zlink_msg_t *m, size_t size, unsigned char v)
+{
+    ZT_EQ_INT(zl_msg_size(m), size);
+    const unsigned char *p = zl_msg_data(m);
+    for (size_t i = 0; i < size; i += 4093)
+        ZT_EQ_INT(p[i], v);
+    ZT_EQ_INT(p[size - 1], v);
+}
+
+static void big_blocks_are_reused_and_bounded(void)
+{
+    const size_t mib = (size_t)1 << 20;
+    /* 24 MiB at once, then all given back: at most 8 MiB stay. */
+    for (int i = 0; i < BIG_N; i++)
+        fill_big(&big[i], mib, (unsigned char)i);
+    for (int i = 0; i < BIG_N; i++) {
+        check_big(&big[i], mib, (unsigned char)i);
+        zl_msg_release(&big[i]);
+    }
+    ZT_CHECK(zl_msg_big_cached_bytes() <= (8u << 20));
+#if !defined(__SANITIZE_ADDRESS__)
+    ZT_CHECK(zl_msg_big_cached_bytes() >= 4 * mib);
+    /* The next 1 MiB payload gets the block the last one gave back. */
+    fill_big(&big[0], mib, 1);
+    void *first = zl_msg_data(&big[0]);
+    zl_msg_release(&big[0]);
+    fill_big(&big[0], mib - 100, 2);
+    ZT_CHECK(zl_msg_data(&big[0]) == first);
+    check_big(&big[0], mib - 100, 2);
+    zl_msg_release(&big[0]);
+    /* A receive chunk of that size takes one of those blocks too. */
+    zl_chunk_t *ch = zl_chunk_new(mib);
+    ZT_CHECK(ch != NULL);
+    memset(ch->data, 3, mib);
+    zl_chunk_release(ch);
+#endif
+    /* Other sizes: each payload keeps its own bytes. */
+    static const size_t sizes[] = {64 * 1024, 100 * 1024, 300 * 1024, 3 * (1u << 20), 65 * 1024};
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 5; i++)
+            fill_big(&big[i], sizes[i], (unsigned char)(round * 5 + i));
+        for (int i = 0; i < 5; i++) {
+            check_big(&big[i], sizes[i], (unsigned char)(round * 5 + i));
+            zl_msg_release(&big[i]);
+        }
+    }
+    ZT_CHECK(zl_msg_big_cached_bytes() <= (8u << 20));
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(init_copy_inline_or_heap),
     ZT_CASE(init_copy_too_big_touches_nothing),
@@ -390,6 +454,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(concurrent_release_frees_once),
     ZT_CASE(alloc_here_free_there),
     ZT_CASE(pool_lists_are_bounded),
+    ZT_CASE(big_blocks_are_reused_and_bounded),
 };
 
 int main(int argc, char **argv)

@@ -2,7 +2,9 @@
  * test_pair.c — core-contract §8 "PAIR [G3]" items 1-6, 10-13, 15, 16, the
  * PAIR rules of §5 (one peer; a second is refused), and "02-message" items
  * 15 (a failed send consumes every part) and 16 (no interleaving between
- * concurrent senders), through the public API only (zlink.h).
+ * concurrent senders), through the public API only (zlink.h); also records
+ * of 64 KiB to 3 MiB in series (test_large_records_in_series: they arrive
+ * intact and in order on every transport).
  *
  * Every case runs once per transport (ZT_CASE_TP): inproc, then tcp, then
  * ipc. The case name carries the transport ("test_both_ways[tcp]"). A
@@ -773,6 +775,80 @@ static void test_no_interleaving_concurrent_senders(const char *tr)
     case_end();
 }
 
+/* ------------------------------------------- large records, in series */
+
+/* Part sizes of the large-record series, record by record (0 ends a
+ * record, two zeros end the list): equal 1 MiB and 64 KiB records one after
+ * the other, a small part in front of a large one (a topic), sizes around
+ * the one before them by a few bytes either way, and one above 2 MiB. */
+#define KB64 ((size_t)64 * 1024)
+#define MB1 ((size_t)1024 * 1024)
+static const size_t k_series[] = {
+    MB1, 0, MB1, 0, MB1, 0, MB1, 0, MB1, 0,
+    KB64, 0, KB64, 0, KB64, 0, KB64, 0, KB64, 0, KB64, 0,
+    3, MB1, 0, 3, MB1, 0, 3, MB1, 0, 1, KB64, 0, 1, KB64, 0,
+    KB64 + 247, 0, KB64 + 248, 0, KB64 + 249, 0, KB64 + 256, 0, KB64 + 257, 0,
+    KB64 + 4096, 0, KB64 - 1, 0, KB64 - 4096, 0, 100, 0, 5000, 0, KB64, 0,
+    MB1 + 247, 0, MB1 + 248, 0, MB1 + 249, 0, MB1 + 4096, 0, MB1 - 1, 0, 100, 0, MB1, 0,
+    3 * MB1, 0, MB1, 0, 30, 0, MB1, 30, MB1, 0, KB64, 0,
+    0, 0,
+};
+
+static void *g_series_sender;
+
+static void *series_sender(void *arg)
+{
+    (void)arg;
+    size_t at = 0;
+    for (int rec = 0; k_series[at] != 0; rec++) {
+        zlink_msg_t parts[4];
+        size_t n = 0;
+        for (; k_series[at] != 0; at++, n++)
+            fill_part(&parts[n], k_series[at], rec, (int)n);
+        at++;
+        zlink_submit_result_t r =
+            zlink_send(g_series_sender, parts, n, ZLINK_SEND_FLAGS_NONE, NULL, NULL);
+        if (r != ZLINK_SUBMIT_OK)
+            ZT_FAIL("record %d: result %d errno %d", rec, (int)r, zlink_errno());
+        zlink_multipart_close(parts, n);
+    }
+    return NULL;
+}
+
+/* Records of 64 KiB to 3 MiB, one after the other (the transports read such
+ * a series into buffers sized by the frame before, conn_read.c), arrive
+ * whole, intact and in order, with nothing after them. */
+static void test_large_records_in_series(const char *tr)
+{
+    case_begin(tr);
+    void *a, *b;
+    make_pair(&a, &b);
+    zlt_set_int(a, ZLINK_SNDTIMEO, 20000);
+    zlt_set_int(b, ZLINK_RCVTIMEO, 20000);
+    g_series_sender = a;
+    pthread_t t;
+    ZT_EQ_INT(pthread_create(&t, NULL, series_sender, NULL), 0);
+    size_t at = 0;
+    for (int rec = 0; k_series[at] != 0; rec++) {
+        size_t want = 0;
+        while (k_series[at + want] != 0)
+            want++;
+        zlink_msg_t parts[4];
+        size_t count = 0;
+        zlink_recv_result_t r = zlink_recv(b, NULL, parts, 4, &count, ZLINK_RECV_FLAGS_NONE);
+        if (r != ZLINK_RECV_OK)
+            ZT_FAIL("record %d: result %d errno %d", rec, (int)r, zlink_errno());
+        ZT_EQ_INT(count, want);
+        for (size_t i = 0; i < want; i++)
+            check_part(&parts[i], k_series[at + i], rec, (int)i);
+        zlink_multipart_close(parts, count);
+        at += want + 1;
+    }
+    ZT_EQ_INT(pthread_join(t, NULL), 0);
+    zlt_expect_no_data(b);
+    case_end();
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const zt_case_t cases[] = {
@@ -791,6 +867,7 @@ static const zt_case_t cases[] = {
     ZT_CASE_TP(test_second_peer_refused),
     ZT_CASE_TP(test_failed_part_send_consumes_all),
     ZT_CASE_TP(test_no_interleaving_concurrent_senders),
+    ZT_CASE_TP(test_large_records_in_series),
 };
 
 int main(int argc, char **argv)

@@ -9,7 +9,15 @@
  *    inlined by msg.c). A frame cut by a read boundary stays in the chunk;
  *    the next allocation moves the tail to a fresh chunk when needed, or
  *    slides it to the front when nobody else holds the chunk. A frame
- *    larger than a chunk gets a chunk of its own size.
+ *    larger than a chunk gets a chunk of its own size. Large frames tend
+ *    to come in series (64 KiB or 1 MiB records, one after the other), so
+ *    once a chunk held a frame larger than a chunk (up to RECENT_MAX), the
+ *    next chunk is made that frame's size plus FIT_SLACK: the next frame of
+ *    that size is read in place from its first byte, and at most FIT_SLACK
+ *    bytes of the one after it move to the chunk after. Without that, the
+ *    start of each large frame was read into a 64 KiB chunk and copied to
+ *    a chunk of the frame's size. A chunk that held no large frame goes
+ *    back to 64 KiB.
  *  - Whole records of one read go to the in queue in one zl_q_deliver;
  *    when that reports the HWM, reading stops until the queue's writer
  *    notify fires (zl_conn_in_notify, conn.c). A ROUTER-ROUTER lane 1
@@ -24,7 +32,9 @@
  *    allocation; a larger one's buffer grows by doubling as its bytes come
  *    (the copying stays linear: at most once more than the frame); an
  *    8-byte header announcing 4 GiB costs 256 KiB of address space, and
- *    memory only as its bytes arrive. During the handshake a frame that is
+ *    memory only as its bytes arrive. The size a large frame gives the
+ *    next chunk (above) is that of a frame whose bytes did arrive, and at
+ *    most RECENT_MAX. During the handshake a frame that is
  *    not CONTROL is refused once its first four header bytes are in
  *    (zl_hs_refuse_data), so its size is never used at all.
  *  - Pausing (zl_conn_read_pause): reads stop at a limit (RCVHWM; 64 KiB
@@ -65,6 +75,11 @@
 /* Read-ahead beyond the bytes of a frame that arrived, at least (design
  * notes): frames up to this size get their buffer in one allocation. */
 #define AHEAD_MIN (256 * 1024)
+/* Frames (header + body) up to this size size the next chunk (design
+ * notes); larger ones go through the doubling path every time. */
+#define RECENT_MAX (2 * 1024 * 1024 + ZMP_HDR_SEQ_LEN)
+/* Room past such a frame: the headers and the start of the next frames. */
+#define FIT_SLACK 256
 
 
 bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size)
@@ -74,20 +89,26 @@ bool zl_conn_reserve(zl_conn_t *c, size_t want, size_t size)
     if (ch != NULL && ch->cap - c->rlen >= want && ch->cap - c->rpos >= size)
         return true;
     size_t need = tail + want > size ? tail + want : size;
+    /* The size a new chunk gets: one large frame like the last (design
+     * notes), else CHUNK_SIZE. */
+    size_t fit = c->rbig > 0 ? c->rbig + FIT_SLACK : CHUNK_SIZE;
     /* Nobody else holds the chunk: slide the tail to the front. A big chunk
      * made for one large frame is not kept for small traffic. */
-    if (ch != NULL && ch->cap >= need && (ch->cap == CHUNK_SIZE || need > CHUNK_SIZE) &&
+    if (ch != NULL && ch->cap >= need &&
+        (ch->cap == CHUNK_SIZE || ch->cap == fit || need > CHUNK_SIZE) &&
         atomic_load_explicit(&ch->c.refs, memory_order_acquire) == 1) {
         if (tail > 0 && c->rpos > 0)
             memmove(ch->data, ch->data + c->rpos, tail);
         c->rpos = 0;
         c->rlen = tail;
+        c->rbig = 0;
         return true;
     }
-    size_t cap = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+    size_t cap = need > fit ? need : fit;
     zl_chunk_t *n = zl_chunk_new(cap);
     if (n == NULL)
         return false;
+    c->rbig = 0;
     if (tail > 0)
         memcpy(n->data, ch->data + c->rpos, tail);
     if (ch != NULL)
@@ -470,7 +491,10 @@ static void conn_parse_frames(zl_conn_t *c)
             return;
         }
         const uint8_t *body = p + h.hdr_len;
-        c->rpos += h.hdr_len + (size_t)h.size;
+        size_t flen = h.hdr_len + (size_t)h.size;
+        if (flen > CHUNK_SIZE && flen <= RECENT_MAX && flen > c->rbig)
+            c->rbig = flen;
+        c->rpos += flen;
         c->rneed = ZMP_HDR_LEN;
         if (c->state == ZL_CS_HANDSHAKE) {
             zl_hs_frame(c, &h, body);

@@ -174,6 +174,9 @@ struct zl_conn {
     zl_chunk_t *chunk;
     size_t rpos, rlen;
     size_t rneed;                  /* bytes from rpos the next frame needs */
+    size_t rbig;                   /* largest frame (header + body) above a
+                                      chunk decoded from this chunk, 0 if none:
+                                      the next chunk's size (conn_read.c) */
     bool reading;                  /* uv_read_start in effect */
     bool rd_full;                  /* (lane 0) in queue at its HWM: reads stopped */
     bool paused;                   /* reads stopped for a limit (HWM, early input) */

@@ -33,6 +33,16 @@
  *    exits. A global list keeps at most ZL_POOL_LIST_BYTES; what a burst
  *    frees beyond that goes back to free(), so the pool never holds more
  *    than that per class plus the threads' caches.
+ *  - Blocks of 64 KiB to about 4 MiB (HEAP payloads, receive chunks) come
+ *    from a large-block cache: one list under one lock (a lock per block
+ *    costs nothing next to filling one), sizes rounded up to 4 KiB, a
+ *    block taken when it is at most a quarter larger than asked. Without
+ *    it each such block was a fresh mapping, or heap memory that malloc
+ *    had just trimmed back: a page fault and a cleared page for every
+ *    4 KiB, on the thread that fills the block. The cache keeps at most
+ *    BIG_BYTES; a miss drops its oldest block, so blocks of sizes no
+ *    longer asked for do not stay. The block's size is kept in the
+ *    content (block), its origin in hint.
  */
 #include "msg/msg.h"
 
@@ -205,6 +215,99 @@ static void pool_free(void *p, int k)
     pool_give_batch(k, b);
 }
 
+/* --------------------------------------------------- large blocks */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_CACHE 0 /* no cache: a use after free stays visible */
+#else
+#define BIG_CACHE 1
+#endif
+#define BIG_MIN (64u * 1024)                  /* smallest block cached */
+#define BIG_MAX ((size_t)4 * 1024 * 1024 + 64 * 1024) /* largest */
+#define BIG_ROUND 4096u                       /* sizes rounded up to this */
+#define BIG_BYTES (8u << 20)                  /* the cache keeps at most this */
+#define BIG_SLOTS (BIG_BYTES / BIG_MIN)
+
+typedef struct big_slot {
+    void *p;
+    size_t size;
+} big_slot_t;
+
+/* The cached blocks, oldest first. */
+static struct {
+    pthread_mutex_t lk;
+    size_t n;     /* under lk */
+    size_t bytes; /* under lk */
+    big_slot_t slot[BIG_SLOTS];
+} big_cache = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {{NULL, 0}}};
+
+/* Whether a block of n bytes goes through the cache. */
+static bool big_sized(size_t n)
+{
+    return BIG_CACHE && n >= BIG_MIN && n <= BIG_MAX;
+}
+
+/* A block of at least n bytes (big_sized(n)); *got = its size. The newest
+ * fitting block is taken (its pages are the most likely to be warm); on a
+ * miss the oldest block is dropped and a block of n rounded up is
+ * allocated. NULL when out of memory. Any thread. */
+static void *big_alloc(size_t n, size_t *got)
+{
+    size_t r = (n + BIG_ROUND - 1) & ~(size_t)(BIG_ROUND - 1);
+    void *p = NULL, *stale = NULL;
+    pthread_mutex_lock(&big_cache.lk);
+    size_t i = big_cache.n;
+    bool hit = false;
+    while (i > 0 && !hit) {
+        const big_slot_t *b = &big_cache.slot[--i];
+        hit = b->size >= r && b->size - r <= r / 4;
+    }
+    if (hit) {
+        p = big_cache.slot[i].p;
+        *got = big_cache.slot[i].size;
+    } else if (big_cache.n > 0) {
+        i = 0; /* a miss: the oldest goes */
+        stale = big_cache.slot[0].p;
+    }
+    if (hit || stale != NULL) {
+        big_cache.bytes -= big_cache.slot[i].size;
+        big_cache.n--;
+        memmove(&big_cache.slot[i], &big_cache.slot[i + 1],
+                (big_cache.n - i) * sizeof big_cache.slot[0]);
+    }
+    pthread_mutex_unlock(&big_cache.lk);
+    free(stale);
+    if (p == NULL) {
+        p = malloc(r);
+        *got = r;
+    }
+    return p;
+}
+
+/* Gives a block from big_alloc back: kept when the cache has room, else
+ * freed. Any thread. */
+static void big_free(void *p, size_t size)
+{
+    pthread_mutex_lock(&big_cache.lk);
+    if (big_cache.n < BIG_SLOTS && big_cache.bytes + size <= BIG_BYTES) {
+        big_cache.slot[big_cache.n].p = p;
+        big_cache.slot[big_cache.n].size = size;
+        big_cache.n++;
+        big_cache.bytes += size;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&big_cache.lk);
+    free(p);
+}
+
+size_t zl_msg_big_cached_bytes(void)
+{
+    pthread_mutex_lock(&big_cache.lk);
+    size_t bytes = big_cache.bytes;
+    pthread_mutex_unlock(&big_cache.lk);
+    return bytes;
+}
+
 size_t zl_msg_pool_listed_bytes(void)
 {
     size_t total = 0;
@@ -231,14 +334,19 @@ static void content_destroy(zl_content_t *c)
     }
     case ZL_MSG_SLICE: {
         zl_chunk_t *ch = (zl_chunk_t *)(void *)((char *)c - offsetof(zl_chunk_t, c));
-        free(ch);
+        if (c->hint == (void *)&big_cache)
+            big_free(ch, c->block);
+        else
+            free(ch);
         break;
     }
     case ZL_MSG_HEAP: {
-        /* hint points at the class of a pooled block (HEAP uses it for
-         * nothing else). */
+        /* hint points at the class of a pooled block, or at the large-block
+         * cache (HEAP uses it for nothing else). */
         pool_class_t *pcl = c->hint;
-        if (pcl >= pool_classes && pcl < pool_classes + ZL_POOL_CLASSES)
+        if (c->hint == (void *)&big_cache)
+            big_free(c, c->block);
+        else if (pcl >= pool_classes && pcl < pool_classes + ZL_POOL_CLASSES)
             pool_free(c, (int)(pcl - pool_classes));
         else
             free(c);
@@ -290,18 +398,22 @@ int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size)
     }
     if (size > ZL_PAYLOAD_MAX)
         return ENOMEM;
-    int k = pool_class_of(ZL_HEAP_HDR + size);
-    zl_content_t *c = k >= 0 ? pool_alloc(k) : malloc(ZL_HEAP_HDR + size);
+    size_t total = ZL_HEAP_HDR + size;
+    int k = pool_class_of(total);
+    bool big = k < 0 && big_sized(total);
+    size_t block = 0;
+    zl_content_t *c = k >= 0 ? pool_alloc(k) : big ? big_alloc(total, &block) : malloc(total);
     if (c == NULL)
         return ENOMEM;
     unsigned char *payload = (unsigned char *)c + ZL_HEAP_HDR;
     atomic_init(&c->refs, 1);
     c->kind = ZL_MSG_HEAP;
     c->ffn = NULL;
-    /* hint marks a pooled HEAP block with its class (HEAP never uses hint
-     * otherwise). */
-    c->hint = k >= 0 ? (void *)&pool_classes[k] : NULL;
-    c->data = payload;
+    /* hint marks a pooled HEAP block with its class, or a cached one with
+     * the cache and block its size (HEAP never uses them otherwise). */
+    c->hint = k >= 0 ? (void *)&pool_classes[k] : big ? (void *)&big_cache : NULL;
+    if (big)
+        c->block = block;
     if (data != NULL)
         memcpy(payload, data, size);
     x->type = ZL_MSG_HEAP;
@@ -317,14 +429,21 @@ zl_chunk_t *zl_chunk_new(size_t cap)
 {
     if (cap > ZL_PAYLOAD_MAX)
         return NULL;
-    zl_chunk_t *ch = malloc(sizeof(zl_chunk_t) + cap);
+    size_t total = sizeof(zl_chunk_t) + cap;
+    bool big = big_sized(total);
+    size_t block = 0;
+    zl_chunk_t *ch = big ? big_alloc(total, &block) : malloc(total);
     if (ch == NULL)
         return NULL;
     atomic_init(&ch->c.refs, 1);
     ch->c.kind = ZL_MSG_SLICE;
     ch->c.ffn = NULL;
-    ch->c.hint = NULL;
-    ch->c.data = ch->data;
+    /* A cached block: hint says so, block gives its size (content_destroy). */
+    ch->c.hint = big ? (void *)&big_cache : NULL;
+    if (big)
+        ch->c.block = block;
+    else
+        ch->c.data = ch->data;
     ch->cap = cap;
     return ch;
 }

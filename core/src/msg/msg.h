@@ -41,8 +41,13 @@ typedef struct zl_content {
     _Atomic uint32_t refs;
     uint32_t kind;        /* enum zl_msg_type of the owner: HEAP, EXT or SLICE */
     zlink_free_fn *ffn;   /* EXT only */
-    void *hint;           /* EXT only */
-    void *data;           /* EXT: the user's pointer (passed to ffn) */
+    void *hint;           /* EXT: the user's hint; HEAP, SLICE: where the
+                             block goes back to (msg.c) */
+    union {
+        void *data;       /* EXT: the user's pointer (passed to ffn) */
+        size_t block;     /* HEAP, SLICE from the large-block cache: the
+                             block's bytes (msg.c) */
+    };
 } zl_content_t;
 
 /* A receive chunk: engines read into it and hand out SLICE messages. The
@@ -157,6 +162,9 @@ int zl_msg_init_copy(zlink_msg_t *m, const void *data, size_t size);
  * keeps at most 8 MiB there; 0 when the pool is not built in, under
  * AddressSanitizer). Any thread. */
 size_t zl_msg_pool_listed_bytes(void);
+/* Bytes the large-block cache keeps (tests: at most 8 MiB; 0 under
+ * AddressSanitizer, which has no cache). Any thread. */
+size_t zl_msg_big_cached_bytes(void);
 
 /* Allocates a receive chunk with cap payload bytes and one reference held by
  * the caller. Returns NULL on allocation failure. */
