@@ -110,11 +110,11 @@ struct string_cache {
 
 } // namespace
 
-/* JavaScript thread. Takes everything queued and calls on_events once,
- * records in arrival order, as numbers (a Float64Array, ZN_STRIDE slots a
- * record), the values that are not numbers (objs) and the string cache
- * (strs), so that a record costs no call into the engine but for the
- * payload's Buffer:
+/* JavaScript thread. zn_drain takes everything queued and deliver() calls
+ * on_events once for it, records in arrival order, as numbers (a
+ * Float64Array, ZN_STRIDE slots a record), the values that are not numbers
+ * (objs) and the string cache (strs), so that a record costs no call into
+ * the engine but for the payload's Buffer:
  *   completion  1, id, result, remoteCode, message, payload, packet, contentType, -, size
  *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence, size
  * A string is an index into strs (>= 0), -1 for none, or -2 - i for objs[i];
@@ -129,18 +129,39 @@ struct string_cache {
 static const size_t ZN_STRIDE = 10;
 /* Payloads up to this size share one ArrayBuffer per batch (pool). */
 static const size_t ZN_POOLED_MAX = 4096;
+/* One wake-up delivers batches while events keep arriving during the
+ * delivery, until it has delivered this many records (then the rest wait
+ * for the next loop iteration, after libuv's other work). */
+static const size_t ZN_WAKE_RECORDS = 256;
+
+/* Delivers one batch: the records taken from the queue (not empty). */
+static void deliver(zn_env *ed);
 
 void zn_drain(zn_env *ed)
 {
-    std::vector<zn_rec> &batch = ed->batch;
-    {
-        std::lock_guard<std::mutex> g(ed->mu);
-        batch.swap(ed->queue);
-        if (batch.empty()) {
-            ed->scheduled = false;
-            return;
+    ed->wakeups++;
+    size_t delivered = 0;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> g(ed->mu);
+            if (ed->queue.empty()) {
+                ed->scheduled = false;
+                return;
+            }
+            if (delivered >= ZN_WAKE_RECORDS) {
+                uv_async_send(&ed->async); /* the rest after libuv's other work */
+                return;
+            }
+            ed->batch.swap(ed->queue);
         }
+        delivered += ed->batch.size();
+        deliver(ed);
     }
+}
+
+static void deliver(zn_env *ed)
+{
+    std::vector<zn_rec> &batch = ed->batch;
     Napi::Env env(ed->env);
     napi_env e = ed->env;
     {
@@ -252,11 +273,6 @@ void zn_drain(zn_env *ed)
         if (r.kind == 1)
             zl.zlink_call_callback_done(static_cast<zlink_call_t *>(r.b));
     batch.clear();
-    std::lock_guard<std::mutex> g(ed->mu);
-    if (ed->queue.empty())
-        ed->scheduled = false;
-    else
-        uv_async_send(&ed->async); /* more arrived: the next batch after libuv's other work */
 }
 
 void zn_abandon(std::vector<zn_rec> &recs)
@@ -768,6 +784,7 @@ Napi::Value diagnostics(const Napi::CallbackInfo &info)
     o.Set("turnsDelivered", num(env, (int64_t)ed->turns_delivered));
     o.Set("outstanding", num(env, ed->outstanding));
     o.Set("batches", num(env, (int64_t)ed->batches));
+    o.Set("wakeups", num(env, (int64_t)ed->wakeups));
     return o;
 }
 

@@ -324,5 +324,11 @@ test('many requests at once: each turn runs once, each reply reaches its own cal
   assert.equal(after.turnsDelivered - before.turnsDelivered, n);
   assert.equal(after.completionsDelivered - before.completionsDelivered, n);
   assert.equal(after.completionsPosted - before.completionsPosted, n);
+  // A wake-up of the loop delivers one batch or more (the events that
+  // arrived while it delivered), never none: at most one wake-up a batch.
+  const wakeups = after.wakeups - before.wakeups;
+  const batches = after.batches - before.batches;
+  assert.ok(wakeups >= 1 && wakeups <= batches, `${wakeups} wake-ups for ${batches} batches`);
+  assert.ok(batches <= 2 * n, 'no batch without a record');
   await p.close();
 });
