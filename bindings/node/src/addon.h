@@ -69,10 +69,20 @@ struct zn_env {
     std::atomic<uint64_t> completions_posted{0}, turns_posted{0};
     uint64_t completions_delivered = 0, turns_delivered = 0, batches = 0;
     uint64_t wakeups = 0;                  /* zn_drain runs (uv_async callbacks) */
-    Napi::FunctionReference on_events;     /* (records array) */
+    Napi::FunctionReference on_events;     /* (nums, count, objs, strs, pool) */
     Napi::ObjectReference resource;        /* the async resource of on_events' calls */
     napi_async_context actx = nullptr;
     void *strings = nullptr;               /* framework.cc's string cache */
+    /* framework.cc's delivery buffers (JavaScript thread only): the
+     * records' numbers, reused by every batch (JavaScript reads them during
+     * on_events only), and the slab the small payloads are copied into,
+     * used up batch after batch (the payloads' views keep theirs alive). */
+    Napi::ObjectReference nums;            /* a Float64Array of nums_cap slots */
+    double *nums_data = nullptr;
+    size_t nums_cap = 0;
+    Napi::ObjectReference slab;            /* an ArrayBuffer of slab_cap bytes */
+    uint8_t *slab_data = nullptr;
+    size_t slab_cap = 0, slab_used = 0;
     void hold(Napi::Env env);
     void release(Napi::Env env);
     /* From any thread: false when the environment no longer takes events. */
