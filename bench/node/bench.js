@@ -25,6 +25,14 @@ function error(what) {
   process.exit(1);
 }
 
+// ZLINK_BENCH_DIAG=1: the addon's event counts (zlink.diagnostics()) on
+// stderr at the end, for profiling; the driver reads stdout only.
+function diag(side) {
+  if (process.env.ZLINK_BENCH_DIAG === '1') {
+    process.stderr.write(`DIAG,${side},${JSON.stringify(zlink.diagnostics())}\n`);
+  }
+}
+
 function version() {
   const v = zlink.version();
   return `${v.major}.${v.minor}.${v.patch}`;
@@ -40,6 +48,7 @@ function server() {
   process.stdout.write('READY,port=' + ep.slice(ep.lastIndexOf(':') + 1) + '\n');
   process.stdin.on('data', () => {});
   process.stdin.on('end', async () => {
+    diag('server');
     try {
       await host.shutdown();
       host.destroy();
@@ -92,6 +101,7 @@ function client(args) {
     if (inflight > 0) error(`${inflight} calls still in flight 20 s after the window`);
     if (failure) error(failure);
     if (samples.length === 0) error('no call completed inside the measuring window');
+    diag('client');
     await host.shutdown();
     host.destroy();
     samples.sort((a, b) => a - b);

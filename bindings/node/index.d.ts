@@ -180,7 +180,7 @@ export declare function msToNs(ms: number | bigint): bigint;
 export declare function inRuntimeContext(): boolean;
 export declare function diagnostics(): {
   completionsPosted: number; completionsDelivered: number; turnsPosted: number;
-  turnsDelivered: number; outstanding: number;
+  turnsDelivered: number; outstanding: number; batches: number; wakeups: number;
 };
 
 // ------------------------------------------------------------------ Core

@@ -193,10 +193,11 @@ const pending = [];
 const freeIds = [];
 
 // One batch of records from the addon (src/framework.cc, zn_drain), in
-// arrival order: numbers (STRIDE a record), the other values (objs) and
-// the addon's string cache (strs). The addon gives each completion's held
-// slot back after this function and the microtasks it queued (the
-// promises' reactions) ran.
+// arrival order: numbers (STRIDE a record, the first `count` slots of an
+// array the addon reuses), the other values (objs), the addon's string
+// cache (strs) and the slab small payloads are views of (pool). The addon
+// gives each completion's held slot back after this function and the
+// microtasks it queued (the promises' reactions) ran.
 const STRIDE = 10;
 function payloadOf(v, size, objs, pool) {
   if (v >= 0) return Buffer.from(pool, v, size);
@@ -206,9 +207,9 @@ function str(v, objs, strs) {
   if (v >= 0) return strs[v];
   return v === -1 ? null : objs[-2 - v];
 }
-function onEvents(nums, objs, strs, pool) {
+function onEvents(nums, count, objs, strs, pool) {
   let first = null;
-  for (let at = 0; at < nums.length; at += STRIDE) {
+  for (let at = 0; at < count; at += STRIDE) {
     try {
       if (nums[at] === 1) {
         const id = nums[at + 1];

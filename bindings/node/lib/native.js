@@ -49,8 +49,8 @@ function load() {
   process.dlopen(mod, addonPath());
   const addon = mod.exports;
   const lib = libraryPath();
-  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (nums, objs, strs, pool) =>
-    eventDispatcher(nums, objs, strs, pool),
+  const version = addon.load(lib, tables.EXPORTS, tables.VERSION.major, (nums, count, objs, strs, pool) =>
+    eventDispatcher(nums, count, objs, strs, pool),
   );
   addon.libraryPath = lib;
   addon.libraryVersion = Object.freeze(version);

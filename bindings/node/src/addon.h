@@ -9,9 +9,12 @@
  * is pending yet: while the JavaScript thread has a batch scheduled or is
  * delivering one, posting is a push. The JavaScript thread takes the whole
  * queue at once and hands it to JavaScript in one call (framework.cc,
- * zn_drain), records in arrival order; when more arrived meanwhile it wakes
- * itself again, so libuv's other work runs between batches. Batching moves
- * the same events in the same order; it decides nothing.
+ * zn_drain), records in arrival order; when more arrived meanwhile it
+ * delivers that too in the same wake-up (a handler turn that ended on this
+ * thread lets the gate's next turn in while the delivery finishes), until
+ * the wake-up has delivered ZN_WAKE_RECORDS records; then it wakes itself
+ * again, so libuv's other work runs between batches. Batching moves the
+ * same events in the same order; it decides nothing.
  *
  * Threads: an env_state is created and used on its JavaScript thread; ZLink's
  * threads touch only post() (queue, scheduled and closing, under `mu`) and
@@ -60,14 +63,26 @@ struct zn_env {
     std::vector<zn_rec> batch;             /* JavaScript thread only */
     int outstanding = 0;                   /* JavaScript thread only */
     /* Counts for tests (zlink.diagnostics()): events posted by ZLink's
-     * threads and delivered on the JavaScript thread, and the batches
-     * (JavaScript calls) that delivered them. */
+     * threads and delivered on the JavaScript thread, the batches
+     * (JavaScript calls) that delivered them and the wake-ups that ran
+     * those batches. */
     std::atomic<uint64_t> completions_posted{0}, turns_posted{0};
     uint64_t completions_delivered = 0, turns_delivered = 0, batches = 0;
-    Napi::FunctionReference on_events;     /* (records array) */
+    uint64_t wakeups = 0;                  /* zn_drain runs (uv_async callbacks) */
+    Napi::FunctionReference on_events;     /* (nums, count, objs, strs, pool) */
     Napi::ObjectReference resource;        /* the async resource of on_events' calls */
     napi_async_context actx = nullptr;
     void *strings = nullptr;               /* framework.cc's string cache */
+    /* framework.cc's delivery buffers (JavaScript thread only): the
+     * records' numbers, reused by every batch (JavaScript reads them during
+     * on_events only), and the slab the small payloads are copied into,
+     * used up batch after batch (the payloads' views keep theirs alive). */
+    Napi::ObjectReference nums;            /* a Float64Array of nums_cap slots */
+    double *nums_data = nullptr;
+    size_t nums_cap = 0;
+    Napi::ObjectReference slab;            /* an ArrayBuffer of slab_cap bytes */
+    uint8_t *slab_data = nullptr;
+    size_t slab_cap = 0, slab_used = 0;
     void hold(Napi::Env env);
     void release(Napi::Env env);
     /* From any thread: false when the environment no longer takes events. */

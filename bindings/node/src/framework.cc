@@ -110,37 +110,78 @@ struct string_cache {
 
 } // namespace
 
-/* JavaScript thread. Takes everything queued and calls on_events once,
- * records in arrival order, as numbers (a Float64Array, ZN_STRIDE slots a
- * record), the values that are not numbers (objs) and the string cache
- * (strs), so that a record costs no call into the engine but for the
- * payload's Buffer:
+/* JavaScript thread. zn_drain takes everything queued and deliver() calls
+ * on_events(nums, count, objs, strs, pool) once for it, records in arrival
+ * order, as numbers (the first count slots of a Float64Array that every
+ * batch reuses, ZN_STRIDE slots a record), the values that are not numbers
+ * (objs) and the string cache (strs), so that a record costs no call into
+ * the engine but for the payload's Buffer:
  *   completion  1, id, result, remoteCode, message, payload, packet, contentType, -, size
  *   turn        2, handlerId, turn, kind, packet, contentType, payload, source, sequence, size
  * A string is an index into strs (>= 0), -1 for none, or -2 - i for objs[i];
  * an object (source, turn, message) is an index into objs, -1 for none.
  * A payload is -1 for none (a completion's: null; a turn's: empty), an
- * offset into pool (>= 0, `size` bytes: small payloads share one copy per
- * batch) or -2 - i for objs[i] (a Buffer of its own).
+ * offset into pool (>= 0, `size` bytes: small payloads are copied into a
+ * slab that batches fill one after the other, so a batch allocates no
+ * buffer for them) or -2 - i for objs[i] (a Buffer of its own).
  * on_events runs through napi_make_callback, so the microtasks its promise
  * settlements queued (the promises' reactions, await continuations) have all
  * run when it returns; only then is each completion's held slot given back
  * (zlink_call_callback_done), as seed 000 §17 wants. */
 static const size_t ZN_STRIDE = 10;
-/* Payloads up to this size share one ArrayBuffer per batch (pool). */
+/* Payloads up to this size are copied into the slab (pool). */
 static const size_t ZN_POOLED_MAX = 4096;
+/* One wake-up delivers batches while events keep arriving during the
+ * delivery, until it has delivered this many records (then the rest wait
+ * for the next loop iteration, after libuv's other work). */
+static const size_t ZN_WAKE_RECORDS = 256;
+
+/* Payloads of a batch are copied into a slab of at least this many bytes,
+ * which later batches go on filling. */
+static const size_t ZN_SLAB_BYTES = 64 * 1024;
+
+/* Delivers one batch: the records taken from the queue (not empty); false
+ * when there was no memory to deliver them (they are queued again). */
+static bool deliver(zn_env *ed);
+
+/* Puts the batch back in front of what was queued since. */
+static void requeue(zn_env *ed)
+{
+    std::lock_guard<std::mutex> g(ed->mu);
+    ed->batch.insert(ed->batch.end(), ed->queue.begin(), ed->queue.end());
+    ed->queue.swap(ed->batch);
+    ed->batch.clear();
+}
 
 void zn_drain(zn_env *ed)
 {
-    std::vector<zn_rec> &batch = ed->batch;
-    {
-        std::lock_guard<std::mutex> g(ed->mu);
-        batch.swap(ed->queue);
-        if (batch.empty()) {
-            ed->scheduled = false;
+    ed->wakeups++;
+    size_t delivered = 0;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> g(ed->mu);
+            if (ed->queue.empty()) {
+                ed->scheduled = false;
+                return;
+            }
+            if (delivered >= ZN_WAKE_RECORDS) {
+                uv_async_send(&ed->async); /* the rest after libuv's other work */
+                return;
+            }
+            ed->batch.swap(ed->queue);
+        }
+        delivered += ed->batch.size();
+        if (!deliver(ed)) {
+            std::lock_guard<std::mutex> g(ed->mu);
+            uv_async_send(&ed->async); /* try again on the next loop iteration */
             return;
         }
     }
+}
+
+static bool deliver(zn_env *ed)
+{
+    std::vector<zn_rec> &batch = ed->batch;
     Napi::Env env(ed->env);
     napi_env e = ed->env;
     {
@@ -152,13 +193,27 @@ void zn_drain(zn_env *ed)
         }
         string_cache &strings = *static_cast<string_cache *>(ed->strings);
         uint64_t batch_no = ++ed->batches;
-        napi_value ab, nums_v, objs;
-        void *raw = nullptr;
         size_t n = batch.size() * ZN_STRIDE;
-        napi_create_arraybuffer(e, n * sizeof(double), &raw, &ab);
-        napi_create_typedarray(e, napi_float64_array, n, ab, 0, &nums_v);
+        if (n > ed->nums_cap) {
+            size_t cap = ed->nums_cap == 0 ? 64 * ZN_STRIDE : ed->nums_cap;
+            while (cap < n)
+                cap *= 2;
+            napi_value ab, arr;
+            void *raw = nullptr;
+            if (napi_create_arraybuffer(e, cap * sizeof(double), &raw, &ab) != napi_ok ||
+                napi_create_typedarray(e, napi_float64_array, cap, ab, 0, &arr) != napi_ok) {
+                /* No memory for the numbers: the records stay queued for
+                 * the next wake-up rather than being lost. */
+                requeue(ed);
+                return false;
+            }
+            ed->nums = Napi::Persistent(Napi::Object(env, arr));
+            ed->nums_data = static_cast<double *>(raw);
+            ed->nums_cap = cap;
+        }
+        napi_value nums_v = ed->nums.Value(), objs;
         napi_create_array(e, &objs);
-        double *nums = static_cast<double *>(raw);
+        double *nums = ed->nums_data;
         uint32_t nobj = 0;
         auto obj = [&](napi_value v) -> double {
             napi_set_element(e, objs, nobj, v);
@@ -176,11 +231,22 @@ void zn_drain(zn_env *ed)
             if (size <= ZN_POOLED_MAX)
                 pooled += size;
         }
-        napi_value pool_v;
-        void *pool_raw = nullptr;
-        napi_create_arraybuffer(e, pooled, &pool_raw, &pool_v);
-        uint8_t *pool = static_cast<uint8_t *>(pool_raw);
-        size_t pool_at = 0;
+        if (ed->slab_data == nullptr || ed->slab_cap - ed->slab_used < pooled) {
+            size_t cap = pooled > ZN_SLAB_BYTES ? pooled : ZN_SLAB_BYTES;
+            napi_value ab;
+            void *raw = nullptr;
+            if (napi_create_arraybuffer(e, cap, &raw, &ab) != napi_ok) {
+                requeue(ed);
+                return false;
+            }
+            ed->slab = Napi::Persistent(Napi::Object(env, ab));
+            ed->slab_data = static_cast<uint8_t *>(raw);
+            ed->slab_cap = cap;
+            ed->slab_used = 0;
+        }
+        napi_value pool_v = ed->slab.Value();
+        uint8_t *pool = ed->slab_data;
+        size_t pool_at = ed->slab_used;
         auto payload = [&](const void *p, size_t size) -> double {
             if (p == nullptr)
                 return -1;
@@ -239,9 +305,12 @@ void zn_drain(zn_env *ed)
                 x[8] = (double)zl.zlink_turn_sequence(t);
             }
         }
+        ed->slab_used = pool_at;
         try {
             ed->on_events.MakeCallback(ed->resource.Value(),
-                                       {nums_v, objs, strings.vals.Value(), pool_v}, ed->actx);
+                                       {nums_v, Napi::Number::New(env, (double)n), objs,
+                                        strings.vals.Value(), pool_v},
+                                       ed->actx);
         } catch (const Napi::Error &err) {
             /* A JavaScript exception escaped the dispatcher: report it as
              * the process's uncaught exception, as any callback's would be. */
@@ -252,11 +321,7 @@ void zn_drain(zn_env *ed)
         if (r.kind == 1)
             zl.zlink_call_callback_done(static_cast<zlink_call_t *>(r.b));
     batch.clear();
-    std::lock_guard<std::mutex> g(ed->mu);
-    if (ed->queue.empty())
-        ed->scheduled = false;
-    else
-        uv_async_send(&ed->async); /* more arrived: the next batch after libuv's other work */
+    return true;
 }
 
 void zn_abandon(std::vector<zn_rec> &recs)
@@ -768,6 +833,7 @@ Napi::Value diagnostics(const Napi::CallbackInfo &info)
     o.Set("turnsDelivered", num(env, (int64_t)ed->turns_delivered));
     o.Set("outstanding", num(env, ed->outstanding));
     o.Set("batches", num(env, (int64_t)ed->batches));
+    o.Set("wakeups", num(env, (int64_t)ed->wakeups));
     return o;
 }
 

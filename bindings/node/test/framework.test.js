@@ -324,5 +324,43 @@ test('many requests at once: each turn runs once, each reply reaches its own cal
   assert.equal(after.turnsDelivered - before.turnsDelivered, n);
   assert.equal(after.completionsDelivered - before.completionsDelivered, n);
   assert.equal(after.completionsPosted - before.completionsPosted, n);
+  // A wake-up of the loop delivers one batch or more (the events that
+  // arrived while it delivered), never none: at most one wake-up a batch.
+  const wakeups = after.wakeups - before.wakeups;
+  const batches = after.batches - before.batches;
+  assert.ok(wakeups >= 1 && wakeups <= batches, `${wakeups} wake-ups for ${batches} batches`);
+  assert.ok(batches <= 2 * n, 'no batch without a record');
+  await p.close();
+});
+
+test('payloads stay their own across batches: small ones share the slab, large ones are copied alone', async () => {
+  const kept = []; // every turn's payload, read again after later batches reused the slab
+  const p = pair((s) => {
+    s.handle({ channel: 'svc' }, 'request', 'echo', (turn) => {
+      kept.push(turn.payload);
+      turn.respond('echo', turn.payload);
+    });
+  });
+  const fill = (i, size) => Buffer.alloc(size, i % 251);
+  // One at a time (a batch each), then 40 at once of the largest pooled
+  // size (a batch wider than one slab), then some past the pooled size.
+  const sizes = [];
+  for (let i = 0; i < 50; i++) sizes.push(1 + (i * 37) % 200);
+  const replies = [];
+  for (let i = 0; i < sizes.length; i++) {
+    replies.push(await p.client.requestToChannel('svc').payload('echo', fill(i, sizes[i])).timeout(10000).submit());
+  }
+  const wide = Array.from({ length: 40 }, (_, k) => sizes.push(4096) - 1);
+  const big = [4097, 100000].map((n) => sizes.push(n) - 1);
+  replies.push(...await Promise.all([...wide, ...big].map((i) =>
+    p.client.requestToChannel('svc').payload('echo', fill(i, sizes[i])).timeout(10000).submit())));
+  assert.equal(kept.length, sizes.length);
+  replies.forEach((r, i) => assert.ok(r.payload.equals(fill(i, sizes[i])), `reply ${i} (${sizes[i]} bytes) intact`));
+  // The turns' own payloads, read after every batch: the sequential ones
+  // in order, the concurrent ones as a set (each request's exactly once).
+  for (let i = 0; i < 50; i++) assert.ok(kept[i].equals(fill(i, sizes[i])), `turn ${i}'s payload intact`);
+  const rest = kept.slice(50).map((b) => b.toString('hex')).sort();
+  const want = sizes.slice(50).map((n, k) => fill(50 + k, n).toString('hex')).sort();
+  assert.deepEqual(rest, want);
   await p.close();
 });
