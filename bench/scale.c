@@ -16,6 +16,8 @@
  *                average, at most 20 s (window_ms in the REP line);
  *   fairness     the smallest over the largest per-connection count in
  *                that window (1 = every connection got the same share);
+ *   receive CPU  the ROUTER's receiving thread's CPU time in that window
+ *                per record received (its own work, not the I/O thread's);
  *   idle memory  the ROUTER process's RSS growth from before the first
  *                connection to all N connected and idle, per connection;
  *   send cost    ns per zlink_send_rid / zmq_send(rid frame + payload) from
@@ -35,13 +37,14 @@
  *   HEADER,...
  *   REP,<lib>,<conns>,<rep>,throughput=<msgs/s>,fairness=<min/max>,
  *       idle_bytes_per_conn=<b>,send_ns=<ns>,send_cpu_ns=<ns>,
- *       send_hot_cpu_ns=<ns>,window_ms=<ms>,
+ *       send_hot_cpu_ns=<ns>,recv_cpu_ns=<ns>,window_ms=<ms>,
  *       dealer_full=<DONTWAIT sends refused in the window>
  *   RESULT,<lib>,<conns>,throughput_msgs_per_s|fairness_min_max|
  *       idle_bytes_per_conn|router_send_ns|router_send_cpu_ns|
- *       router_send_hot_cpu_ns,<median>
+ *       router_send_hot_cpu_ns|router_recv_cpu_ns,<median>
  *   RATIO,scale,<conns>,throughput|idle_bytes_per_conn|router_send_ns|
- *       router_send_cpu_ns|router_send_hot_cpu_ns,zlink_vs_libzmq,
+ *       router_send_cpu_ns|router_send_hot_cpu_ns|router_recv_cpu_ns,
+ *       zlink_vs_libzmq,
  *       <zlink / libzmq>
  *   RATIO,scale,router_send_growth,<lib>,<send_ns at the last count /
  *       at the first count of at least 100> (with one peer every send
@@ -64,7 +67,8 @@
  *            ids "d0".."d<N-1>") said hello, prints
  *            "CONNECTED,rss0=<bytes>,rss1=<bytes>", waits for "GO", counts
  *            records per connection for the window and prints
- *            "TRAFFIC,received=<n>,min=<n>,max=<n>,window_ms=<ms>", waits
+ *            "TRAFFIC,received=<n>,min=<n>,max=<n>,window_ms=<ms>,
+ *            cpu_ns=<receiving CPU ns per record>", waits
  *            for "SEND" (the clients have stopped), times the sends by
  *            routing id and prints "SEND,sends=<n>,ns=<ns per send>,
  *            cpu_ns=<ns>,hot_sends=<n>,hot_ns=<ns>,hot_cpu_ns=<ns>", then
@@ -263,7 +267,7 @@ static int run_router(const sc_role_opts_t *o)
         goto out;
 
     /* The traffic window. */
-    uint64_t start = rr_now_ns(), now = start, received = 0;
+    uint64_t start = rr_now_ns(), now = start, received = 0, cpu0 = thread_cpu_ns();
     uint64_t least = start + (uint64_t)o->duration_ms * 1000000ull;
     uint64_t most = start + (uint64_t)SC_MAX_WINDOW_MS * 1000000ull;
     uint64_t want = (uint64_t)n * SC_RECORDS_PER_CONN;
@@ -282,9 +286,10 @@ static int run_router(const sc_role_opts_t *o)
         lo = per[i] < lo ? per[i] : lo;
         hi = per[i] > hi ? per[i] : hi;
     }
-    printf("TRAFFIC,received=%llu,min=%llu,max=%llu,window_ms=%.1f\n",
+    double recv_cpu = received > 0 ? (double)(thread_cpu_ns() - cpu0) / (double)received : 0;
+    printf("TRAFFIC,received=%llu,min=%llu,max=%llu,window_ms=%.1f,cpu_ns=%.1f\n",
            (unsigned long long)received, (unsigned long long)lo, (unsigned long long)hi,
-           (double)(now - start) / 1e6);
+           (double)(now - start) / 1e6, recv_cpu);
     fflush(stdout);
     /* The clients stop first, so that no incoming traffic competes with
      * the timed sends. */
@@ -395,7 +400,7 @@ typedef struct sc_opts {
 } sc_opts_t;
 
 typedef struct sc_rep {
-    double thr, fair, idle, send_ns, send_cpu_ns, hot_cpu_ns, window_ms, full;
+    double thr, fair, idle, send_ns, send_cpu_ns, hot_cpu_ns, recv_cpu_ns, window_ms, full;
 } sc_rep_t;
 
 /* One case: a ROUTER and its clients for lib at n connections. */
@@ -443,6 +448,7 @@ static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res
     if (bp_expect_line(router, "router", "TRAFFIC,", line, sizeof line, bound, NULL) != 0)
         goto fail;
     res->window_ms = bp_field(line, "window_ms");
+    res->recv_cpu_ns = bp_field(line, "cpu_ns");
     res->thr = res->window_ms > 0 ? bp_field(line, "received") * 1000.0 / res->window_ms : 0;
     double hi = bp_field(line, "max");
     res->fair = hi > 0 ? bp_field(line, "min") / hi : 0;
@@ -549,13 +555,15 @@ static int parse_opts(int argc, char **argv, sc_opts_t *o)
 }
 
 /* The per-case metrics, in sc_rep_t's order, and their names. */
-#define SC_METRICS 6
+#define SC_METRICS 7
 static const char *const metric[SC_METRICS] = {
-    "throughput_msgs_per_s", "fairness_min_max",   "idle_bytes_per_conn",
-    "router_send_ns",        "router_send_cpu_ns", "router_send_hot_cpu_ns"};
+    "throughput_msgs_per_s",  "fairness_min_max",   "idle_bytes_per_conn",
+    "router_send_ns",         "router_send_cpu_ns", "router_send_hot_cpu_ns",
+    "router_recv_cpu_ns"};
 static const char *const ratio_name[SC_METRICS] = {
     "throughput",     "fairness",           "idle_bytes_per_conn",
-    "router_send_ns", "router_send_cpu_ns", "router_send_hot_cpu_ns"};
+    "router_send_ns", "router_send_cpu_ns", "router_send_hot_cpu_ns",
+    "router_recv_cpu_ns"};
 static const char *const growth_name[3] = {"router_send_growth", "router_send_cpu_growth",
                                            "router_send_hot_cpu_growth"};
 
@@ -598,10 +606,10 @@ static int run_driver(const sc_opts_t *o)
                 }
                 done[l]++;
                 printf("REP,%s,%ld,%d,throughput=%.0f,fairness=%.3f,idle_bytes_per_conn=%.0f,"
-                       "send_ns=%.1f,send_cpu_ns=%.1f,send_hot_cpu_ns=%.1f,window_ms=%.0f,"
-                       "dealer_full=%.0f\n",
+                       "send_ns=%.1f,send_cpu_ns=%.1f,send_hot_cpu_ns=%.1f,recv_cpu_ns=%.1f,"
+                       "window_ms=%.0f,dealer_full=%.0f\n",
                        o->libs[l]->name, n, rep + 1, r->thr, r->fair, r->idle, r->send_ns,
-                       r->send_cpu_ns, r->hot_cpu_ns, r->window_ms, r->full);
+                       r->send_cpu_ns, r->hot_cpu_ns, r->recv_cpu_ns, r->window_ms, r->full);
                 fflush(stdout);
             }
         }
@@ -617,6 +625,7 @@ static int run_driver(const sc_opts_t *o)
                 v[3][k] = reps[l][k].send_ns;
                 v[4][k] = reps[l][k].send_cpu_ns;
                 v[5][k] = reps[l][k].hot_cpu_ns;
+                v[6][k] = reps[l][k].recv_cpu_ns;
             }
             for (int m = 0; m < SC_METRICS; m++) {
                 med[l][m] = median(v[m], done[l]);
