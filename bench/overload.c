@@ -678,17 +678,6 @@ fail:
     return -1;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, int first, ov_opts_t *o)
 {
     *o = (ov_opts_t){.clients = 4, .duration_ms = 5000, .idle_ms = 2000, .job_us = 200,
@@ -699,25 +688,25 @@ static int parse_opts(int argc, char **argv, int first, ov_opts_t *o)
         if (i + 1 >= argc)
             goto usage;
         const char *val = argv[++i];
-        if (strcmp(k, "--clients") == 0 && parse_long(val, 1, OV_MAX_CLIENTS, &v) == 0)
+        if (strcmp(k, "--clients") == 0 && bp_parse_long(val, 1, OV_MAX_CLIENTS, &v) == 0)
             o->clients = (int)v;
-        else if (strcmp(k, "--duration-ms") == 0 && parse_long(val, 1, 600000, &v) == 0)
+        else if (strcmp(k, "--duration-ms") == 0 && bp_parse_long(val, 1, 600000, &v) == 0)
             o->duration_ms = v;
-        else if (strcmp(k, "--idle-ms") == 0 && parse_long(val, 1, 600000, &v) == 0)
+        else if (strcmp(k, "--idle-ms") == 0 && bp_parse_long(val, 1, 600000, &v) == 0)
             o->idle_ms = v;
-        else if (strcmp(k, "--job-us") == 0 && parse_long(val, 0, 1000000, &v) == 0)
+        else if (strcmp(k, "--job-us") == 0 && bp_parse_long(val, 0, 1000000, &v) == 0)
             o->job_us = v;
-        else if (strcmp(k, "--max-jobs") == 0 && parse_long(val, 1, 1L << 30, &v) == 0)
+        else if (strcmp(k, "--max-jobs") == 0 && bp_parse_long(val, 1, 1L << 30, &v) == 0)
             o->max_jobs = v;
-        else if (strcmp(k, "--size") == 0 && parse_long(val, 1, 1L << 20, &v) == 0)
+        else if (strcmp(k, "--size") == 0 && bp_parse_long(val, 1, 1L << 20, &v) == 0)
             o->size = v;
-        else if (strcmp(k, "--window") == 0 && parse_long(val, 1, ZLINK_ADMISSION_WAITERS, &v) == 0)
+        else if (strcmp(k, "--window") == 0 && bp_parse_long(val, 1, ZLINK_ADMISSION_WAITERS, &v) == 0)
             o->window = v;
-        else if (strcmp(k, "--samples") == 0 && parse_long(val, 0, 100000, &v) == 0)
+        else if (strcmp(k, "--samples") == 0 && bp_parse_long(val, 0, 100000, &v) == 0)
             o->samples = v;
-        else if (strcmp(k, "--hwm") == 0 && parse_long(val, 0, 1L << 30, &v) == 0)
+        else if (strcmp(k, "--hwm") == 0 && bp_parse_long(val, 0, 1L << 30, &v) == 0)
             o->hwm = v;
-        else if (strcmp(k, "--port") == 0 && parse_long(val, 1, 65535, &v) == 0)
+        else if (strcmp(k, "--port") == 0 && bp_parse_long(val, 1, 65535, &v) == 0)
             o->port = (int)v;
         else
             goto usage;

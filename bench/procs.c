@@ -242,3 +242,14 @@ uint64_t bp_proc_status(const char *key)
     fclose(f);
     return v;
 }
+
+int bp_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}

@@ -1,6 +1,6 @@
 /*
  * procs.h — child processes for the multi-process benchmarks
- * (bench/overload.c, bench/scale.c): a driver re-executes its own binary
+ * (bench/overload.c, bench/scale.c, bench/soak.c): a driver re-executes its own binary
  * (/proc/self/exe) for each role and talks to the children through their
  * standard streams only, one line per message.
  *
@@ -14,7 +14,8 @@
  *
  * Threads: one. The driver's functions (bp_spawn .. bp_field) are for the
  * driver's thread; bp_stdin_line and bp_proc_status for a role's main
- * thread. Messages go to stderr, prefixed with bp_name.
+ * thread; bp_parse_long for any thread. Messages go to stderr, prefixed
+ * with bp_name.
  */
 #ifndef BENCH_PROCS_H
 #define BENCH_PROCS_H
@@ -59,6 +60,11 @@ int bp_expect_line(bp_child_t *c, const char *who, const char *prefix, char *lin
 int bp_say(bp_child_t *c, const char *text);
 /* The value of ",key=<v>" in line, or 0. */
 double bp_field(const char *line, const char *key);
+
+/* A whole decimal number within [lo, hi] (the command lines of the
+ * drivers and their roles): 0 with *out set, or -1 (*out untouched) for
+ * anything else, an empty string, trailing characters or overflow. */
+int bp_parse_long(const char *s, long lo, long hi, long *out);
 
 /* A role's side: reads one line of stdin into buf (without '\n'),
  * blocking up to timeout_ms (-1: no bound). 1 with a line, 0 on timeout,

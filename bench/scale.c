@@ -10,10 +10,14 @@
  * case: a ROUTER in one process, N DEALERs spread over min(P, N) client
  * processes (default P = 4), all over tcp on 127.0.0.1. It reports
  *   throughput   records of S bytes (default 64) the ROUTER received in a
- *                window of D ms (default 2,000), per second, while every
- *                DEALER sends as fast as DONTWAIT sends let it;
+ *                window, per second, while every DEALER sends as fast as
+ *                DONTWAIT sends let it; the window lasts D ms (default
+ *                2,000) and until 50 records per connection came on
+ *                average, at most 20 s (window_ms in the REP line);
  *   fairness     the smallest over the largest per-connection count in
  *                that window (1 = every connection got the same share);
+ *   receive CPU  the ROUTER's receiving thread's CPU time in that window
+ *                per record received (its own work, not the I/O thread's);
  *   idle memory  the ROUTER process's RSS growth from before the first
  *                connection to all N connected and idle, per connection;
  *   send cost    ns per zlink_send_rid / zmq_send(rid frame + payload) from
@@ -21,20 +25,33 @@
  *                per peer (at most 200,000), so no pipe reaches its HWM:
  *                the cost of finding the route and queueing the record.
  *                A hash lookup does not grow with N (core/src/sock/pipe.c
- *                zl_socket_route).
+ *                zl_socket_route). Timed by the clock (send_ns) and by the
+ *                sending thread's CPU time (send_cpu_ns), which leaves out
+ *                the time the thread waited for a core on a loaded machine;
+ *   hot send     the same (CPU time), aimed at the first min(N, 100) peers
+ *                only (200 each): the lookups still search N routes, but
+ *                only 100 pipes' memory is touched, so hot send at N
+ *                against send at 100 tells the lookup from the memory.
  *
  * Output: one comma-separated record per line:
  *   HEADER,...
  *   REP,<lib>,<conns>,<rep>,throughput=<msgs/s>,fairness=<min/max>,
- *       idle_bytes_per_conn=<b>,send_ns=<ns>
+ *       idle_bytes_per_conn=<b>,send_ns=<ns>,send_cpu_ns=<ns>,
+ *       send_hot_cpu_ns=<ns>,recv_cpu_ns=<ns>,window_ms=<ms>,
+ *       dealer_full=<DONTWAIT sends refused in the window>
  *   RESULT,<lib>,<conns>,throughput_msgs_per_s|fairness_min_max|
- *       idle_bytes_per_conn|router_send_ns,<median>
- *   RATIO,scale,<conns>,throughput|idle_bytes_per_conn|router_send_ns,
- *       zlink_vs_libzmq,<zlink / libzmq>
+ *       idle_bytes_per_conn|router_send_ns|router_send_cpu_ns|
+ *       router_send_hot_cpu_ns|router_recv_cpu_ns,<median>
+ *   RATIO,scale,<conns>,throughput|idle_bytes_per_conn|router_send_ns|
+ *       router_send_cpu_ns|router_send_hot_cpu_ns|router_recv_cpu_ns,
+ *       zlink_vs_libzmq,
+ *       <zlink / libzmq>
  *   RATIO,scale,router_send_growth,<lib>,<send_ns at the last count /
  *       at the first count of at least 100> (with one peer every send
  *       finds its pipe awake; from 100 peers on nearly every send wakes
  *       another pipe, so only the lookup can grow)
+ *   RATIO,scale,router_send_cpu_growth|router_send_hot_cpu_growth,<lib>,
+ *       <the same for the CPU times>
  *   ERROR,<lib>,<conns>,<what failed>
  * Exit status: 0, 1 when a case failed, 2 for bad usage.
  *
@@ -49,17 +66,23 @@
  *            "READY,port=<p>"; receives until each of the N DEALERs (routing
  *            ids "d0".."d<N-1>") said hello, prints
  *            "CONNECTED,rss0=<bytes>,rss1=<bytes>", waits for "GO", counts
- *            records per connection for D ms and prints
- *            "TRAFFIC,received=<n>,min=<n>,max=<n>", times the sends by
- *            routing id and prints "SEND,sends=<n>,ns=<ns per send>", then
+ *            records per connection for the window and prints
+ *            "TRAFFIC,received=<n>,min=<n>,max=<n>,window_ms=<ms>,
+ *            cpu_ns=<receiving CPU ns per record>", waits
+ *            for "SEND" (the clients have stopped), times the sends by
+ *            routing id and prints "SEND,sends=<n>,ns=<ns per send>,
+ *            cpu_ns=<ns>,hot_sends=<n>,hot_ns=<ns>,hot_cpu_ns=<ns>", then
  *            "DONE", and stays until stdin's end of file.
  *   clients  K DEALERs "d<F>".."d<F+K-1>" in one context; each connects and
  *            sends a hello (blocking, SNDTIMEO 20 s); prints "CONNECTED";
  *            after "GO" sends S-byte records round-robin over its DEALERs
- *            with DONTWAIT (a full pipe is skipped, not waited for) for D
- *            ms, prints "SENT,ok=<n>,full=<n>" and stays until stdin's end
- *            of file (it never reads what the ROUTER sends it).
- *   driver   as above; every wait on a child is bounded.
+ *            with DONTWAIT (a full pipe is skipped, not waited for) until
+ *            "STOP" (stdin is looked at every millisecond), prints
+ *            "SENT,ok=<n>,full=<n>" and stays until stdin's end of file
+ *            (it never reads what the ROUTER sends it).
+ *   driver   GO to the router, then to the clients; after the router's
+ *            TRAFFIC line STOP to the clients, after their SENT lines SEND
+ *            to the router. Every wait on a child is bounded.
  *
  * Each side has one context with one I/O thread, as in core_vs_libzmq; a
  * client context takes up to SC_MAX_PER_PROC sockets (libzmq's default
@@ -72,7 +95,6 @@
 #include "rr_common.h"
 #include "scale_libs.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +112,17 @@ const char *bp_name = "scale";
 #define SC_SENDS_PER_PEER 200
 #define SC_MAX_SENDS 200000
 #define SC_STALL_NS (30ull * 1000 * 1000 * 1000)
+/* The traffic window lasts D ms and until the ROUTER received this many
+ * records per connection on average, up to SC_MAX_WINDOW_MS (whichever
+ * ends last): a min/max share among 5,000 connections means little when
+ * each got a handful. */
+#define SC_RECORDS_PER_CONN 50
+#define SC_MAX_WINDOW_MS 20000
+/* The second send phase: the same lookups among N routes, aimed at this
+ * many peers only (so only their pipes' memory is touched). */
+#define SC_HOT_PEERS 100
+/* A client looks at its stdin (for STOP) at most this often. */
+#define SC_CHECK_NS (1000ull * 1000)
 
 static const sc_lib_t *lib_named(const char *name)
 {
@@ -143,6 +176,48 @@ static long rid_index(const char *rid, long n)
     return *end == '\0' && i < n ? i : -1;
 }
 
+/* This thread's CPU time in ns (not the time it waited for a core). */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* count sends by routing id to peers "d0".."d<peers-1>" picked at random
+ * (xorshift; the names made before the clock starts). ns per send of the
+ * clock and of this thread's CPU (*cpu_ns), or -1 after a message. */
+static double timed_sends(const sc_lib_t *L, void *r, long peers, long count,
+                          const void *payload, size_t size, double *cpu_ns)
+{
+    char (*rids)[SC_RID_CAP] = malloc((size_t)count * SC_RID_CAP);
+    if (rids == NULL) {
+        rr_error("router: out of memory");
+        return -1;
+    }
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (long k = 0; k < count; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        snprintf(rids[k], SC_RID_CAP, "d%u", (unsigned)(x % (uint64_t)peers));
+    }
+    uint64_t t0 = rr_now_ns(), c0 = thread_cpu_ns();
+    for (long k = 0; k < count; k++) {
+        int rc = L->router_send(r, rids[k], payload, size);
+        if (rc != 0) {
+            if (rc > 0)
+                rr_error("router: no room for send %ld (below every HWM)", k);
+            free(rids);
+            return -1;
+        }
+    }
+    uint64_t t1 = rr_now_ns(), c1 = thread_cpu_ns();
+    free(rids);
+    *cpu_ns = (double)(c1 - c0) / (double)count;
+    return (double)(t1 - t0) / (double)count;
+}
+
 static int run_router(const sc_role_opts_t *o)
 {
     const sc_lib_t *L = o->lib;
@@ -192,8 +267,11 @@ static int run_router(const sc_role_opts_t *o)
         goto out;
 
     /* The traffic window. */
-    uint64_t end = rr_now_ns() + (uint64_t)o->duration_ms * 1000000ull, received = 0;
-    while (rr_now_ns() < end) {
+    uint64_t start = rr_now_ns(), now = start, received = 0, cpu0 = thread_cpu_ns();
+    uint64_t least = start + (uint64_t)o->duration_ms * 1000000ull;
+    uint64_t most = start + (uint64_t)SC_MAX_WINDOW_MS * 1000000ull;
+    uint64_t want = (uint64_t)n * SC_RECORDS_PER_CONN;
+    while ((now = rr_now_ns()) < least || (received < want && now < most)) {
         int rc = L->router_recv(r, rid, buf, (size_t)o->size + 64, &got);
         if (rc < 0)
             goto out;
@@ -208,37 +286,31 @@ static int run_router(const sc_role_opts_t *o)
         lo = per[i] < lo ? per[i] : lo;
         hi = per[i] > hi ? per[i] : hi;
     }
-    printf("TRAFFIC,received=%llu,min=%llu,max=%llu\n", (unsigned long long)received,
-           (unsigned long long)lo, (unsigned long long)hi);
+    double recv_cpu = received > 0 ? (double)(thread_cpu_ns() - cpu0) / (double)received : 0;
+    printf("TRAFFIC,received=%llu,min=%llu,max=%llu,window_ms=%.1f,cpu_ns=%.1f\n",
+           (unsigned long long)received, (unsigned long long)lo, (unsigned long long)hi,
+           (double)(now - start) / 1e6, recv_cpu);
     fflush(stdout);
-
-    /* Sends by routing id to peers picked at random (xorshift), timed. */
-    long sends = n * SC_SENDS_PER_PEER < SC_MAX_SENDS ? n * SC_SENDS_PER_PEER : SC_MAX_SENDS;
-    char (*rids)[SC_RID_CAP] = malloc((size_t)sends * SC_RID_CAP);
-    if (rids == NULL) {
-        rr_error("router: out of memory");
+    /* The clients stop first, so that no incoming traffic competes with
+     * the timed sends. */
+    if (wait_word("SEND") != 0)
         goto out;
-    }
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (long k = 0; k < sends; k++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        snprintf(rids[k], SC_RID_CAP, "d%u", (unsigned)(x % (uint64_t)n));
-    }
-    uint64_t t0 = rr_now_ns();
-    for (long k = 0; k < sends; k++) {
-        int rc = L->router_send(r, rids[k], payload, (size_t)o->size);
-        if (rc != 0) {
-            if (rc > 0)
-                rr_error("router: no room for send %ld (below every HWM)", k);
-            free(rids);
-            goto out;
-        }
-    }
-    uint64_t t1 = rr_now_ns();
-    free(rids);
-    printf("SEND,sends=%ld,ns=%.1f\nDONE\n", sends, (double)(t1 - t0) / (double)sends);
+
+    /* Sends by routing id to peers picked at random, timed: first among
+     * all N, then among the first SC_HOT_PEERS only. */
+    long sends = n * SC_SENDS_PER_PEER < SC_MAX_SENDS ? n * SC_SENDS_PER_PEER : SC_MAX_SENDS;
+    long hot = n < SC_HOT_PEERS ? n : SC_HOT_PEERS;
+    long hot_sends = hot * SC_SENDS_PER_PEER < sends ? hot * SC_SENDS_PER_PEER : sends;
+    double cpu_all = 0, cpu_hot = 0;
+    double ns_all = timed_sends(L, r, n, sends, payload, (size_t)o->size, &cpu_all);
+    double ns_hot = ns_all < 0 ? -1
+                               : timed_sends(L, r, hot, hot_sends, payload, (size_t)o->size,
+                                             &cpu_hot);
+    if (ns_hot < 0)
+        goto out;
+    printf("SEND,sends=%ld,ns=%.1f,cpu_ns=%.1f,hot_sends=%ld,hot_ns=%.1f,hot_cpu_ns=%.1f\n"
+           "DONE\n",
+           sends, ns_all, cpu_all, hot_sends, ns_hot, cpu_hot);
     fflush(stdout);
     status = 0;
     wait_eof();
@@ -280,8 +352,19 @@ static int run_clients(const sc_role_opts_t *o)
     fflush(stdout);
     if (wait_word("GO") != 0)
         goto out;
-    uint64_t end = rr_now_ns() + (uint64_t)o->duration_ms * 1000000ull, ok = 0, full = 0;
-    while (rr_now_ns() < end) {
+    /* Until the driver says STOP (the ROUTER's window is over), bounded. */
+    uint64_t now = rr_now_ns(), next_check = now + SC_CHECK_NS, ok = 0, full = 0;
+    uint64_t bound = now + ((uint64_t)o->duration_ms + SC_MAX_WINDOW_MS) * 1000000ull + SC_STALL_NS;
+    char line[BP_LINE];
+    for (;;) {
+        if ((now = rr_now_ns()) >= next_check) {
+            int got = bp_stdin_line(line, sizeof line, 0);
+            if (got < 0 || now >= bound)
+                goto out;
+            if (got > 0 && strcmp(line, "STOP") == 0)
+                break;
+            next_check = now + SC_CHECK_NS;
+        }
         for (long i = 0; i < o->count; i++) {
             int rc = L->send(d[i], payload, (size_t)o->size, 1);
             if (rc < 0)
@@ -317,19 +400,8 @@ typedef struct sc_opts {
 } sc_opts_t;
 
 typedef struct sc_rep {
-    double thr, fair, idle, send_ns;
+    double thr, fair, idle, send_ns, send_cpu_ns, hot_cpu_ns, recv_cpu_ns, window_ms, full;
 } sc_rep_t;
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* One case: a ROUTER and its clients for lib at n connections. */
 static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res)
@@ -372,18 +444,29 @@ static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res
     for (long p = 0; p < nprocs; p++)
         if (bp_say(clients[p], "GO\n") != 0)
             goto fail;
-    bound = rr_now_ns() + (uint64_t)o->duration_ms * 1000000ull + SC_STALL_NS;
-    for (long p = 0; p < nprocs; p++)
-        if (bp_expect_line(clients[p], "clients", "SENT,", line, sizeof line, bound, NULL) != 0)
-            goto fail;
+    bound = rr_now_ns() + ((uint64_t)o->duration_ms + SC_MAX_WINDOW_MS) * 1000000ull + SC_STALL_NS;
     if (bp_expect_line(router, "router", "TRAFFIC,", line, sizeof line, bound, NULL) != 0)
         goto fail;
-    res->thr = bp_field(line, "received") * 1000.0 / (double)o->duration_ms;
+    res->window_ms = bp_field(line, "window_ms");
+    res->recv_cpu_ns = bp_field(line, "cpu_ns");
+    res->thr = res->window_ms > 0 ? bp_field(line, "received") * 1000.0 / res->window_ms : 0;
     double hi = bp_field(line, "max");
     res->fair = hi > 0 ? bp_field(line, "min") / hi : 0;
-    if (bp_expect_line(router, "router", "SEND,", line, sizeof line, bound, NULL) != 0)
+    for (long p = 0; p < nprocs; p++)
+        if (bp_say(clients[p], "STOP\n") != 0)
+            goto fail;
+    res->full = 0;
+    for (long p = 0; p < nprocs; p++) {
+        if (bp_expect_line(clients[p], "clients", "SENT,", line, sizeof line, bound, NULL) != 0)
+            goto fail;
+        res->full += bp_field(line, "full");
+    }
+    if (bp_say(router, "SEND\n") != 0 ||
+        bp_expect_line(router, "router", "SEND,", line, sizeof line, bound, NULL) != 0)
         goto fail;
     res->send_ns = bp_field(line, "ns");
+    res->send_cpu_ns = bp_field(line, "cpu_ns");
+    res->hot_cpu_ns = bp_field(line, "hot_cpu_ns");
     if (bp_expect_line(router, "router", "DONE", line, sizeof line, bound, NULL) != 0)
         goto fail;
     int failed = 0;
@@ -434,19 +517,19 @@ static int parse_opts(int argc, char **argv, sc_opts_t *o)
             o->ncounts = 0;
             for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
                  t = strtok_r(NULL, ",", &save)) {
-                if (o->ncounts == SC_MAX_COUNTS || parse_long(t, 1, SC_MAX_CONNS, &x) != 0)
+                if (o->ncounts == SC_MAX_COUNTS || bp_parse_long(t, 1, SC_MAX_CONNS, &x) != 0)
                     return -1;
                 o->counts[o->ncounts++] = x;
             }
             if (o->ncounts == 0)
                 return -1;
-        } else if (strcmp(k, "--procs") == 0 && parse_long(v, 1, SC_MAX_PROCS, &x) == 0) {
+        } else if (strcmp(k, "--procs") == 0 && bp_parse_long(v, 1, SC_MAX_PROCS, &x) == 0) {
             o->procs = x;
-        } else if (strcmp(k, "--duration-ms") == 0 && parse_long(v, 100, 600000, &x) == 0) {
+        } else if (strcmp(k, "--duration-ms") == 0 && bp_parse_long(v, 100, 600000, &x) == 0) {
             o->duration_ms = x;
-        } else if (strcmp(k, "--size") == 0 && parse_long(v, 1, 1 << 20, &x) == 0) {
+        } else if (strcmp(k, "--size") == 0 && bp_parse_long(v, 1, 1 << 20, &x) == 0) {
             o->size = x;
-        } else if (strcmp(k, "--reps") == 0 && parse_long(v, 1, SC_MAX_REPS, &x) == 0) {
+        } else if (strcmp(k, "--reps") == 0 && bp_parse_long(v, 1, SC_MAX_REPS, &x) == 0) {
             o->reps = (int)x;
         } else if (strcmp(k, "--libs") == 0) {
             char buf[64];
@@ -471,6 +554,19 @@ static int parse_opts(int argc, char **argv, sc_opts_t *o)
     return 0;
 }
 
+/* The per-case metrics, in sc_rep_t's order, and their names. */
+#define SC_METRICS 7
+static const char *const metric[SC_METRICS] = {
+    "throughput_msgs_per_s",  "fairness_min_max",   "idle_bytes_per_conn",
+    "router_send_ns",         "router_send_cpu_ns", "router_send_hot_cpu_ns",
+    "router_recv_cpu_ns"};
+static const char *const ratio_name[SC_METRICS] = {
+    "throughput",     "fairness",           "idle_bytes_per_conn",
+    "router_send_ns", "router_send_cpu_ns", "router_send_hot_cpu_ns",
+    "router_recv_cpu_ns"};
+static const char *const growth_name[3] = {"router_send_growth", "router_send_cpu_growth",
+                                           "router_send_hot_cpu_growth"};
+
 static int run_driver(const sc_opts_t *o)
 {
     char zl[32], zm[32];
@@ -485,7 +581,8 @@ static int run_driver(const sc_opts_t *o)
            o->reps);
     fflush(stdout);
     int failed = 0;
-    double send_first[2] = {0, 0}, send_last[2] = {0, 0};
+    /* Per library, the three send costs (clock, CPU, hot CPU). */
+    double send_first[2][3] = {{0}}, send_last[2][3] = {{0}};
     /* The growth of the send cost is taken from the first count of at
      * least 100 peers: with one peer every send finds its pipe already
      * awake, from 100 on nearly every send wakes another pipe, whatever N. */
@@ -509,46 +606,52 @@ static int run_driver(const sc_opts_t *o)
                 }
                 done[l]++;
                 printf("REP,%s,%ld,%d,throughput=%.0f,fairness=%.3f,idle_bytes_per_conn=%.0f,"
-                       "send_ns=%.1f\n",
-                       o->libs[l]->name, n, rep + 1, r->thr, r->fair, r->idle, r->send_ns);
+                       "send_ns=%.1f,send_cpu_ns=%.1f,send_hot_cpu_ns=%.1f,recv_cpu_ns=%.1f,"
+                       "window_ms=%.0f,dealer_full=%.0f\n",
+                       o->libs[l]->name, n, rep + 1, r->thr, r->fair, r->idle, r->send_ns,
+                       r->send_cpu_ns, r->hot_cpu_ns, r->recv_cpu_ns, r->window_ms, r->full);
                 fflush(stdout);
             }
         }
-        double med[2][4];
+        double med[2][SC_METRICS];
         for (int l = 0; l < o->nlibs; l++) {
             if (bad[l])
                 continue;
-            double v[4][SC_MAX_REPS];
+            double v[SC_METRICS][SC_MAX_REPS];
             for (int k = 0; k < done[l]; k++) {
                 v[0][k] = reps[l][k].thr;
                 v[1][k] = reps[l][k].fair;
                 v[2][k] = reps[l][k].idle;
                 v[3][k] = reps[l][k].send_ns;
+                v[4][k] = reps[l][k].send_cpu_ns;
+                v[5][k] = reps[l][k].hot_cpu_ns;
+                v[6][k] = reps[l][k].recv_cpu_ns;
             }
-            static const char *const metric[4] = {"throughput_msgs_per_s", "fairness_min_max",
-                                                  "idle_bytes_per_conn", "router_send_ns"};
-            for (int m = 0; m < 4; m++) {
+            for (int m = 0; m < SC_METRICS; m++) {
                 med[l][m] = median(v[m], done[l]);
                 printf("RESULT,%s,%ld,%s,%.3f\n", o->libs[l]->name, n, metric[m], med[l][m]);
             }
-            if (c == growth_base)
-                send_first[l] = med[l][3];
-            send_last[l] = med[l][3];
+            for (int m = 0; m < 3; m++) {
+                if (c == growth_base)
+                    send_first[l][m] = med[l][3 + m];
+                send_last[l][m] = med[l][3 + m];
+            }
         }
         if (o->nlibs == 2 && !bad[0] && !bad[1]) {
-            printf("RATIO,scale,%ld,throughput,%s_vs_%s,%.3f\n", n, o->libs[0]->name,
-                   o->libs[1]->name, med[0][0] / med[1][0]);
-            printf("RATIO,scale,%ld,idle_bytes_per_conn,%s_vs_%s,%.3f\n", n, o->libs[0]->name,
-                   o->libs[1]->name, med[1][2] > 0 ? med[0][2] / med[1][2] : 0);
-            printf("RATIO,scale,%ld,router_send_ns,%s_vs_%s,%.3f\n", n, o->libs[0]->name,
-                   o->libs[1]->name, med[0][3] / med[1][3]);
+            /* Every metric but fairness (a share, not a cost). */
+            for (int m = 0; m < SC_METRICS; m++)
+                if (m != 1)
+                    printf("RATIO,scale,%ld,%s,%s_vs_%s,%.3f\n", n, ratio_name[m],
+                           o->libs[0]->name, o->libs[1]->name,
+                           med[1][m] > 0 ? med[0][m] / med[1][m] : 0);
         }
         fflush(stdout);
     }
     if (!failed && growth_base + 1 < o->ncounts)
         for (int l = 0; l < o->nlibs; l++)
-            printf("RATIO,scale,router_send_growth,%s,%.3f\n", o->libs[l]->name,
-                   send_last[l] / send_first[l]);
+            for (int m = 0; m < 3; m++)
+                printf("RATIO,scale,%s,%s,%.3f\n", growth_name[m], o->libs[l]->name,
+                       send_first[l][m] > 0 ? send_last[l][m] / send_first[l][m] : 0);
     return failed;
 }
 
@@ -562,7 +665,7 @@ static int parse_role(int argc, char **argv, sc_role_opts_t *o)
             o->lib = lib_named(v);
             continue;
         }
-        if (parse_long(v, 0, 1L << 40, &x) != 0)
+        if (bp_parse_long(v, 0, 1L << 40, &x) != 0)
             return -1;
         if (strcmp(k, "--conns") == 0)
             o->conns = x;

@@ -828,33 +828,22 @@ static int run_driver(const soak_opts_t *o)
     return bad ? 1 : 0;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && strcmp(argv[1], "server") == 0) {
         long port = 0;
-        if (argc != 6 || strcmp(argv[2], "--port") != 0 || parse_long(argv[3], 1, 65535, &port) ||
+        if (argc != 6 || strcmp(argv[2], "--port") != 0 || bp_parse_long(argv[3], 1, 65535, &port) ||
             strcmp(argv[4], "--channel") != 0)
             return 2;
         return run_server((int)port, argv[5]);
     }
     if (argc >= 2 && strcmp(argv[1], "client") == 0) {
         long id = 0, p0 = 0, p1 = 0, w = 0, k = 0;
-        if (argc != 12 || parse_long(argv[3], 1, 1L << 30, &id) ||
-            parse_long(argv[5], 1, 65535, &p0) || parse_long(argv[7], 1, 65535, &p1) ||
-            parse_long(argv[9], 1, SOAK_MAX_WINDOW, &w) || parse_long(argv[11], 0, 64, &k))
+        if (argc != 12 || bp_parse_long(argv[3], 1, 1L << 30, &id) ||
+            bp_parse_long(argv[5], 1, 65535, &p0) || bp_parse_long(argv[7], 1, 65535, &p1) ||
+            bp_parse_long(argv[9], 1, SOAK_MAX_WINDOW, &w) || bp_parse_long(argv[11], 0, 64, &k))
             return 2;
         int ports[SOAK_CHANNELS] = {(int)p0, (int)p1};
         return run_client((uint64_t)id, ports, (int)w, (int)k);
@@ -863,17 +852,17 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i += 2) {
         long v = 0;
         const char *k = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
-        if (strcmp(k, "--minutes") == 0 && parse_long(val, 1, 24 * 60, &v) == 0)
+        if (strcmp(k, "--minutes") == 0 && bp_parse_long(val, 1, 24 * 60, &v) == 0)
             o.seconds = v * 60;
-        else if (strcmp(k, "--seconds") == 0 && parse_long(val, 1, 24 * 3600, &v) == 0)
+        else if (strcmp(k, "--seconds") == 0 && bp_parse_long(val, 1, 24 * 3600, &v) == 0)
             o.seconds = v;
-        else if (strcmp(k, "--clients") == 0 && parse_long(val, 1, SOAK_MAX_CLIENTS, &v) == 0)
+        else if (strcmp(k, "--clients") == 0 && bp_parse_long(val, 1, SOAK_MAX_CLIENTS, &v) == 0)
             o.clients = v;
-        else if (strcmp(k, "--window") == 0 && parse_long(val, 1, SOAK_MAX_WINDOW, &v) == 0)
+        else if (strcmp(k, "--window") == 0 && bp_parse_long(val, 1, SOAK_MAX_WINDOW, &v) == 0)
             o.window = v;
-        else if (strcmp(k, "--oneway-per-ms") == 0 && parse_long(val, 0, 64, &v) == 0)
+        else if (strcmp(k, "--oneway-per-ms") == 0 && bp_parse_long(val, 0, 64, &v) == 0)
             o.ow_per_ms = v;
-        else if (strcmp(k, "--seed") == 0 && parse_long(val, 1, 1L << 62, &v) == 0)
+        else if (strcmp(k, "--seed") == 0 && bp_parse_long(val, 1, 1L << 62, &v) == 0)
             o.seed = (unsigned long)v;
         else {
             fprintf(stderr, "usage: soak [--minutes M] [--seconds S] [--clients C] [--window W] "

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- helpers */
@@ -678,6 +679,62 @@ static void router_many_peers_by_rid(void)
     }
 }
 
+/* The fair queue over many peers (core/src/sock/recv.c: a receive looks
+ * only at the pipes that may hold records; a pipe found empty comes back
+ * through its input queue's notify). Every peer sends three times, one
+ * record at a time, in an order unlike the attach order, each after its
+ * pipe was found empty: each record is received, from its own peer. Over
+ * inproc, where a record is queued when its send returns, every peer then
+ * queues two records: the first NPEERS receives name every peer once
+ * (each its first record), and so do the next NPEERS (each its second). */
+static void router_many_peers_fair_queue(void)
+{
+    printf("# covers core-contract §8 (ROUTER fair queue) with %d peers\n", NPEERS);
+    ZLT_EACH_TRANSPORT(tr, ctx) {
+        char ep[256], name[32], text[48];
+        void *r = zlt_sock(ctx, ZLINK_ROUTER);
+        zlt_bind(r, tr, ep, sizeof ep);
+        void *d[NPEERS];
+        for (int i = 0; i < NPEERS; i++) {
+            snprintf(name, sizeof name, "peer-%d", i);
+            d[i] = zlt_dealer_to(ctx, r, ep, name);
+        }
+        zlt_router_expect_no_data(r);
+        for (int k = 0; k < 3 * NPEERS; k++) {
+            int i = (k * 37) % NPEERS;
+            snprintf(name, sizeof name, "peer-%d", i);
+            snprintf(text, sizeof text, "one-%d", k);
+            ZT_EQ_INT(zlt_send_str(d[i], text, 0), ZLINK_SUBMIT_OK);
+            zlt_router_expect(r, name, text);
+        }
+        zlt_router_expect_no_data(r);
+        if (zlt_is_tcp(tr))
+            continue;
+        for (int i = 0; i < NPEERS; i++) {
+            for (int m = 0; m < 2; m++) {
+                snprintf(text, sizeof text, "%d:%d", m, i);
+                ZT_EQ_INT(zlt_send_str(d[i], text, 0), ZLINK_SUBMIT_OK);
+            }
+        }
+        for (int m = 0; m < 2; m++) {
+            bool seen[NPEERS] = {false};
+            for (int k = 0; k < NPEERS; k++) {
+                char buf[64];
+                zlink_routing_id_t got;
+                ZT_EQ_INT(zlt_router_recv_str(r, &got, buf, sizeof buf, 0), ZLINK_RECV_OK);
+                char *colon = strchr(buf, ':');
+                ZT_CHECK(colon != NULL && buf[0] - '0' == m);
+                int i = atoi(colon + 1);
+                ZT_CHECK(i >= 0 && i < NPEERS && !seen[i]);
+                seen[i] = true;
+                snprintf(name, sizeof name, "peer-%d", i);
+                ZT_CHECK(zlt_rid_is(&got, name));
+            }
+        }
+        zlt_router_expect_no_data(r);
+    }
+}
+
 static const zt_case_t cases[] = {
     ZT_CASE(router_01_get_writes_optvallen),
     ZT_CASE(router_02_defaults),
@@ -696,6 +753,7 @@ static const zt_case_t cases[] = {
     ZT_CASE(router_default_rid_uuid4),
     ZT_CASE(router_duplicate_rid_rejected),
     ZT_CASE(router_many_peers_by_rid),
+    ZT_CASE(router_many_peers_fair_queue),
 };
 
 int main(int argc, char **argv)

@@ -50,7 +50,10 @@ static int stream_notice(zl_socket_t *s, zl_pipe_t *p)
     zl_frame_t f;
     memset(&f, 0, sizeof f);
     zl_msg_init_empty(&f.msg);
-    return zl_q_inject(p->in, &f, 1) == ZL_Q_OK ? 0 : ENOMEM;
+    if (zl_q_inject(p->in, &f, 1) != ZL_Q_OK)
+        return ENOMEM;
+    zl_pipe_rx_ready(s, p); /* an inject notifies nobody */
+    return 0;
 }
 
 static int stream_attach(zl_socket_t *s, zl_pipe_t *p)

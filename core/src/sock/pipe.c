@@ -70,7 +70,7 @@ static zl_pipe_t *socket_pipe_new(zl_socket_t *s, const zl_tran_pipe_args_t *a, 
     zl_mutex_lock(&s->lk);
     uint64_t sndhwm = s->opts.sndhwm, rcvhwm = s->opts.rcvhwm;
     zl_mutex_unlock(&s->lk);
-    zl_q_end_t me = {zl_socket_notify, s};
+    zl_q_end_t me = {zl_pipe_in_notify, p};
     zl_q_end_t credit = {zl_pipe_credit_notify, p};
     p->out = zl_q_new(sndhwm, a->out_reader, credit);
     p->in = zl_q_new(rcvhwm, me, a->in_writer);
@@ -144,6 +144,9 @@ static void pipe_link(zl_socket_t *s, zl_pipe_t *p)
     s->npipes++;
     zl_hmap_insert(&s->pipes_by_rid, &p->rid_node, pipe_rid_key(&p->rid));
     p->linked = true;
+    /* Records may have come before anybody looked (the queue's reader
+     * notify is armed only once a reader found it empty). */
+    zl_pipe_rx_ready(s, p);
 }
 
 static void pipe_unlink(zl_socket_t *s, zl_pipe_t *p)
@@ -154,8 +157,7 @@ static void pipe_unlink(zl_socket_t *s, zl_pipe_t *p)
         s->pipes = p->next;
     if (p->next != NULL)
         p->next->prev = p->prev;
-    if (s->rr_next == p)
-        s->rr_next = p->next;
+    zl_pipe_rx_idle(s, p);
     s->npipes--;
     zl_hmap_remove(&s->pipes_by_rid, &p->rid_node);
     p->next = p->prev = NULL;
@@ -372,8 +374,10 @@ static zl_pipe_t *tran_pipe_new_inproc(zl_tran_sock_t *ts, const zl_tran_pipe_ar
             p->peer.rid = alias;
     }
     atomic_init(&p->refs, 2);
-    /* Readers are notified as sockets; writers as pipes (credit edges). */
-    *reader = (zl_q_end_t){zl_socket_notify, s};
+    /* Readers are notified as pipes (the ready inbox; the Completion
+     * lane's queue gets the same end, a spurious post there only costs one
+     * look at an empty input); writers as pipes too (credit edges). */
+    *reader = (zl_q_end_t){zl_pipe_in_notify, p};
     *writer = (zl_q_end_t){zl_pipe_credit_notify, p};
     return p;
 }

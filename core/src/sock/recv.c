@@ -78,9 +78,100 @@ static int pipe_pop(zl_socket_t *s, zl_pipe_t *p, size_t cap, size_t *n)
     return 0;
 }
 
-/* Under s->lk: one fair-queue pass. Returns 0 with the record in s->rx
- * (*n frames, *src pipe), EAGAIN when nothing is ready, ENOBUFS when the
- * next record has more than cap frames (*n = its count), ENOMEM. */
+/* ------------------------------------------------------- ready ring
+ *
+ * The fair queue rotates over the pipes that may hold records, not over
+ * every pipe: with thousands of connected peers of which few have sent
+ * anything, a receive must not look at (and lock the queue of) each idle
+ * one. A pipe is on the ring from its link until a look finds its input
+ * empty; that look (zl_q_take_all) arms the queue's reader notify, so the
+ * next record into it calls zl_pipe_in_notify, which posts the pipe on the
+ * socket's inbox; the next pass moves the inbox onto the ring. A pipe is
+ * taken off only with nothing in its rxq and its queue found empty, so a
+ * record is never left where no pass looks. */
+
+void zl_pipe_rx_ready(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (p->rx_ready || !p->linked)
+        return;
+    p->rx_ready = true;
+    zl_pipe_t *h = s->rx_ring;
+    if (h == NULL) {
+        p->rx_next = p->rx_prev = p;
+        s->rx_ring = p;
+    } else {
+        /* Just behind the rotor: looked at last in the current round. */
+        p->rx_next = h;
+        p->rx_prev = h->rx_prev;
+        h->rx_prev->rx_next = p;
+        h->rx_prev = p;
+    }
+    s->rx_nready++;
+}
+
+void zl_pipe_rx_idle(zl_socket_t *s, zl_pipe_t *p)
+{
+    if (!p->rx_ready)
+        return;
+    p->rx_ready = false;
+    if (p->rx_next == p) {
+        s->rx_ring = NULL;
+    } else {
+        p->rx_prev->rx_next = p->rx_next;
+        p->rx_next->rx_prev = p->rx_prev;
+        if (s->rx_ring == p)
+            s->rx_ring = p->rx_next;
+    }
+    p->rx_next = p->rx_prev = NULL;
+    s->rx_nready--;
+}
+
+/* Takes the whole inbox (one exchange), oldest post first. Each pipe is
+ * unmarked before it joins the ring, so a notify after the exchange either
+ * posts it again or finds it marked while it is about to be on the ring. */
+static zl_pipe_t *rx_inbox_take(zl_socket_t *s)
+{
+    if (atomic_load_explicit(&s->rx_inbox, memory_order_acquire) == NULL)
+        return NULL;
+    zl_pipe_t *p = atomic_exchange(&s->rx_inbox, NULL), *fifo = NULL;
+    while (p != NULL) {
+        zl_pipe_t *next = p->rx_post_next;
+        p->rx_post_next = fifo;
+        fifo = p;
+        p = next;
+    }
+    return fifo;
+}
+
+/* Under s->lk: moves the posted pipes onto the ring and drops the
+ * references their posts took. */
+static void rx_take_posted(zl_socket_t *s)
+{
+    zl_pipe_t *p = rx_inbox_take(s);
+    while (p != NULL) {
+        zl_pipe_t *next = p->rx_post_next;
+        atomic_store(&p->rx_posted, false);
+        zl_pipe_rx_ready(s, p); /* a reaped pipe is not linked: skipped */
+        zl_pipe_unref(p);
+        p = next;
+    }
+}
+
+void zl_socket_rx_inbox_clear(zl_socket_t *s)
+{
+    zl_pipe_t *p = rx_inbox_take(s);
+    while (p != NULL) {
+        zl_pipe_t *next = p->rx_post_next;
+        atomic_store(&p->rx_posted, false);
+        zl_pipe_unref(p);
+        p = next;
+    }
+}
+
+/* Under s->lk: one fair-queue pass over the ready ring. Returns 0 with the
+ * record in s->rx (*n frames, *src pipe), EAGAIN when nothing is ready,
+ * ENOBUFS when the next record has more than cap frames (*n = its count),
+ * ENOMEM. */
 static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
 {
     if (s->stash_n > 0) {
@@ -94,21 +185,22 @@ static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
         s->stash_n = 0;
         return 0;
     }
-    size_t tries = s->npipes;
-    zl_pipe_t *p = s->rr_next != NULL ? s->rr_next : s->pipes;
+    rx_take_posted(s);
+    size_t tries = s->rx_nready;
+    zl_pipe_t *p = s->rx_ring;
     while (tries-- > 0 && p != NULL) {
-        zl_pipe_t *next = p->next != NULL ? p->next : s->pipes;
+        zl_pipe_t *next = p->rx_next;
         size_t got = 0;
         int r = pipe_pop(s, p, cap, &got);
         if (r == ENOBUFS) {
             *n = got;
-            s->rr_next = p;
+            s->rx_ring = p;
             return ENOBUFS;
         }
         if (r == ENOMEM)
             return ENOMEM;
         if (r == 0) {
-            s->rr_next = next;
+            s->rx_ring = next;
             if (s->ops->accept != NULL && !s->ops->accept(s, p, s->rx, got)) {
                 zl_frames_release(s->rx, got);
                 tries++; /* look at this pipe again */
@@ -119,12 +211,14 @@ static int fair_pop(zl_socket_t *s, size_t cap, size_t *n, zl_pipe_t **src)
             return 0;
         }
         if (r == EPIPE && p->ended) {
-            if (s->rr_next == p)
-                s->rr_next = next == p ? NULL : next;
-            zl_socket_reap_pipe(s, p);
-            if (s->npipes == 0)
-                break;
+            zl_socket_reap_pipe(s, p); /* off the ring; p may be freed */
+        } else if (r == EAGAIN && p->rxq.count == 0) {
+            /* Found empty: the queue's notify is armed (a ROUTER's pipe
+             * held by the token limit keeps its rxq and stays). */
+            zl_pipe_rx_idle(s, p);
         }
+        if (s->rx_ring == NULL)
+            break;
         p = next;
     }
     return EAGAIN;

@@ -160,6 +160,14 @@ struct zl_pipe {
     zl_inproc_link_t *link;   /* inproc: the link to the peer's pipe */
     int link_side;            /* inproc: our side of it (engine.h) */
     struct zl_pipe *next, *prev; /* s->pipes */
+    /* Receive readiness (recv.c): the fair queue looks only at the pipes on
+     * the socket's ready ring. A pipe leaves it when the queue was found
+     * empty (which arms the queue's reader notify), and comes back through
+     * the socket's lock-free inbox when that notify fires. */
+    bool rx_ready;            /* on s->rx_ring (under s->lk) */
+    struct zl_pipe *rx_next, *rx_prev; /* the ring, circular (under s->lk) */
+    _Atomic bool rx_posted;   /* on s->rx_inbox, holding a reference */
+    struct zl_pipe *rx_post_next; /* the inbox's link (set by the poster) */
     _Atomic int refs;
     void *proto;              /* pattern data (PUB subscriptions ...) */
 };
@@ -209,6 +217,10 @@ struct zl_socket {
     char pad_wake[64];
     _Atomic uint32_t wseq;            /* bumped by every zl_socket_wake;
                                          blocked callers wait on it */
+    _Atomic(zl_pipe_t *) rx_inbox;    /* pipes whose input became non-empty,
+                                         pushed by their writers' notify
+                                         (zl_pipe_in_notify), taken whole by
+                                         the fair queue */
     _Atomic int waiters;
     _Atomic int ctl_pending;          /* inproc control frames to apply */
     _Atomic int nwakers;              /* pollers watching (fast check) */
@@ -251,7 +263,9 @@ struct zl_socket {
     size_t npipes;
     zl_hmap_t pipes_by_rid;           /* the linked pipes by their rid (ROUTER
                                          and STREAM find a route here) */
-    zl_pipe_t *rr_next;               /* fair-queue rotor (receive) */
+    zl_pipe_t *rx_ring;               /* the ready ring at its rotor: the
+                                         next pipe the fair queue looks at */
+    size_t rx_nready;                 /* pipes on the ring */
     uint64_t attach_counter;
     zl_endpoint_t **eps;              /* bound and connected endpoints */
     struct zl_alias {

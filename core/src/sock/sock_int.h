@@ -30,5 +30,11 @@ void zl_frames_release(zl_frame_t *frames, size_t n);
 /* recv.c, under s->lk: makes the receive scratch hold at least n frames.
  * 0 or ENOMEM (the scratch unchanged). */
 int zl_socket_rx_reserve(zl_socket_t *s, size_t n);
+/* recv.c, under s->lk: p leaves the ready ring (it was found empty, or is
+ * being unlinked). Idempotent. */
+void zl_pipe_rx_idle(zl_socket_t *s, zl_pipe_t *p);
+/* recv.c: drops the inbox's pipes and their references (socket teardown,
+ * when no writer can post any more). */
+void zl_socket_rx_inbox_clear(zl_socket_t *s);
 
 #endif /* ZL_SOCK_INT_H */

@@ -175,6 +175,25 @@ void zl_socket_notify(void *arg)
     zl_socket_wake(arg);
 }
 
+void zl_pipe_in_notify(void *arg)
+{
+    zl_pipe_t *p = arg;
+    zl_socket_t *s = p->sock;
+    /* The writer holds the pipe (the engine's reference, or the inproc
+     * link's) while it pushes, so the reference taken here is not the
+     * first one. The fair queue clears rx_posted after it took the inbox:
+     * a notify that finds it still set is covered, because that pipe is
+     * then on the ring before the consumer looks at the ring again. */
+    if (!atomic_exchange(&p->rx_posted, true)) {
+        atomic_fetch_add(&p->refs, 1);
+        zl_pipe_t *head = atomic_load(&s->rx_inbox);
+        do {
+            p->rx_post_next = head;
+        } while (!atomic_compare_exchange_weak(&s->rx_inbox, &head, p));
+    }
+    zl_socket_wake(s);
+}
+
 void zl_pipe_stamp(zl_pipe_t *p)
 {
     uint64_t v = atomic_fetch_add(&p->sock->credit_seq, 1) + 1;
@@ -397,6 +416,7 @@ void zl_socket_free(zl_socket_t *s)
     for (size_t i = 0; i < s->naliases; i++)
         free(s->aliases[i].endpoint);
     free(s->aliases);
+    zl_socket_rx_inbox_clear(s);
     zl_hmap_fini(&s->pipes_by_rid);
     zl_mutex_fini(&s->wake_lk);
     zl_mutex_fini(&s->lk);

@@ -138,6 +138,11 @@ int zl_cq_recv(zl_socket_t *s, zlink_completion_t *out, int flags);
 void zl_socket_wake(zl_socket_t *s);
 /* Queue-end notify adapter: arg is the socket. */
 void zl_socket_notify(void *arg);
+/* The reader-end notify of a pipe's input queue (arg is the pipe): a record
+ * came into the empty queue. Posts the pipe on its socket's ready inbox
+ * (once until the fair queue takes it, with a reference) and wakes the
+ * socket. Any thread, no locks held, no socket lock taken. */
+void zl_pipe_in_notify(void *arg);
 
 /* ---- pipes (socket.c) ----
  *
@@ -413,6 +418,11 @@ int zl_socket_broadcast_control(zl_socket_t *s, uint8_t flags, const void *body,
  * lookup (s->pipes_by_rid), so its cost does not grow with the number of
  * peers. */
 zl_pipe_t *zl_socket_route(zl_socket_t *s, const zlink_routing_id_t *rid);
+
+/* Under s->lk: p may hold records that came without its input's notify
+ * (a record the reader injected itself, a pipe just linked): the fair
+ * queue looks at it again. No effect on a pipe that is not linked. */
+void zl_pipe_rx_ready(zl_socket_t *s, zl_pipe_t *p);
 
 /* Removes an ended and drained pipe from the socket (under s->lk). */
 void zl_socket_reap_pipe(zl_socket_t *s, zl_pipe_t *p);
