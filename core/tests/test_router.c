@@ -630,23 +630,33 @@ static void router_duplicate_rid_rejected(void)
     }
 }
 
+#define NPEERS 200
+
+/* A ROUTER bound on transport tr and NPEERS DEALERs connected to it, peer i
+ * with routing id "peer-<i>" in d[i]. Returns the ROUTER. */
+static void *router_with_peers(void *ctx, const char *tr, void *d[NPEERS])
+{
+    char ep[256], name[32];
+    void *r = zlt_sock(ctx, ZLINK_ROUTER);
+    zlt_bind(r, tr, ep, sizeof ep);
+    for (int i = 0; i < NPEERS; i++) {
+        snprintf(name, sizeof name, "peer-%d", i);
+        d[i] = zlt_dealer_to(ctx, r, ep, name);
+    }
+    return r;
+}
+
 /* Many peers on one ROUTER: every send by routing id reaches its own peer
  * (the route is a hash lookup, core/src/sock/pipe.c zl_socket_route, whose
  * table doubles several times on the way to NPEERS); a peer removed by id is
  * no route any more while every other one still is. */
-#define NPEERS 200
 static void router_many_peers_by_rid(void)
 {
     printf("# covers core-contract §1 (ROUTER send by routing id) with %d peers\n", NPEERS);
     ZLT_EACH_TRANSPORT(tr, ctx) {
-        char ep[256], name[32], text[48];
-        void *r = zlt_sock(ctx, ZLINK_ROUTER);
-        zlt_bind(r, tr, ep, sizeof ep);
+        char name[32], text[48];
         void *d[NPEERS];
-        for (int i = 0; i < NPEERS; i++) {
-            snprintf(name, sizeof name, "peer-%d", i);
-            d[i] = zlt_dealer_to(ctx, r, ep, name);
-        }
+        void *r = router_with_peers(ctx, tr, d);
         /* In an order unlike the attach order. */
         for (int k = 0; k < NPEERS; k++) {
             int i = (k * 7) % NPEERS;
@@ -691,14 +701,9 @@ static void router_many_peers_fair_queue(void)
 {
     printf("# covers core-contract §8 (ROUTER fair queue) with %d peers\n", NPEERS);
     ZLT_EACH_TRANSPORT(tr, ctx) {
-        char ep[256], name[32], text[48];
-        void *r = zlt_sock(ctx, ZLINK_ROUTER);
-        zlt_bind(r, tr, ep, sizeof ep);
+        char name[32], text[48];
         void *d[NPEERS];
-        for (int i = 0; i < NPEERS; i++) {
-            snprintf(name, sizeof name, "peer-%d", i);
-            d[i] = zlt_dealer_to(ctx, r, ep, name);
-        }
+        void *r = router_with_peers(ctx, tr, d);
         zlt_router_expect_no_data(r);
         for (int k = 0; k < 3 * NPEERS; k++) {
             int i = (k * 37) % NPEERS;
