@@ -27,7 +27,7 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define ZLINK_VERSION_MAJOR 1
-#define ZLINK_VERSION_MINOR 3
+#define ZLINK_VERSION_MINOR 4
 #define ZLINK_VERSION_PATCH 0
 
 #define ZLINK_MAKE_VERSION(major, minor, patch) \

@@ -323,6 +323,7 @@ typedef struct zf_handler {
     char packet[ZF_NAME_MAX + 1];
     zlink_handler_fn fn;
     void *user;
+    bool handoff;               /* ZLINK_HANDLER_HANDOFF: fn only hands the turn over */
     struct zf_gate *gate;
     struct zf_handler *next;
 } zf_handler_t;

@@ -956,12 +956,13 @@ static zf_handler_t *find_handler(zf_host_t *h, int owner, const char *owner_nam
     return NULL;
 }
 
-ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host,
-                                                      zlink_owner_kind_t owner,
-                                                      const char *owner_name,
-                                                      zlink_message_kind_t kind,
-                                                      const char *packet, zlink_handler_fn fn,
-                                                      void *user)
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler_ex(zlink_host_t *host,
+                                                         zlink_owner_kind_t owner,
+                                                         const char *owner_name,
+                                                         zlink_message_kind_t kind,
+                                                         const char *packet,
+                                                         zlink_handler_fn fn, void *user,
+                                                         uint32_t flags)
 {
     zf_host_t *h;
     int rc = prepare_enter(host, &h);
@@ -970,7 +971,7 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host,
     if ((owner != ZLINK_OWNER_CHANNEL && owner != ZLINK_OWNER_NODE) ||
         (kind != ZLINK_MESSAGE_SEND && kind != ZLINK_MESSAGE_REQUEST) ||
         !zf_name_ok(owner_name, ZF_NAME_MAX) || !zf_name_ok(packet, ZF_NAME_MAX) ||
-        fn == NULL) {
+        fn == NULL || (flags & ~(uint32_t)ZLINK_HANDLER_HANDOFF) != 0) {
         prepare_leave(h);
         return ZLINK_FW_INVALID_ARGUMENT;
     }
@@ -992,11 +993,22 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host,
     snprintf(x->packet, sizeof x->packet, "%s", packet);
     x->fn = fn;
     x->user = user;
+    x->handoff = (flags & ZLINK_HANDLER_HANDOFF) != 0;
     x->gate = g;
     x->next = h->handlers;
     h->handlers = x;
     prepare_leave(h);
     return ZLINK_FW_OK;
+}
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host,
+                                                      zlink_owner_kind_t owner,
+                                                      const char *owner_name,
+                                                      zlink_message_kind_t kind,
+                                                      const char *packet, zlink_handler_fn fn,
+                                                      void *user)
+{
+    return zlink_host_add_handler_ex(host, owner, owner_name, kind, packet, fn, user, 0);
 }
 
 /* Start-time checks of handlers against the topology: a channel handler
@@ -1090,6 +1102,19 @@ static zf_gate_t *runq_pop(zf_host_t *h)
 static _Thread_local zf_turn_t *tl_running;
 static _Thread_local bool tl_ended_inline;
 
+static void run_gate(zf_host_t *h, zf_gate_t *g);
+
+/* Under h->lk, g's turn just ended on a thread that runs no turn: whether
+ * this thread opens g's next turn itself. Only for a handoff handler
+ * (its function just hands the turn to the binding's executor), so the
+ * thread that ended the turn - typically that executor - gets the next one
+ * without a host thread's wake-up in between. */
+static bool handoff_here(const zf_host_t *h, const zf_gate_t *g)
+{
+    return tl_running == NULL && !g->busy && !g->in_runq && g->head != NULL && !h->stop &&
+           g->head->handler->handoff;
+}
+
 /* A turn ended (turn.c, any thread): its gate opens for the next turn. */
 void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t)
 {
@@ -1103,6 +1128,8 @@ void zf_gate_turn_ended(zf_host_t *h, zf_turn_t *t)
         h->turns_running--;
     if (t == tl_running)
         tl_ended_inline = true;
+    else if (handoff_here(h, g))
+        run_gate(h, g); /* returns with h->lk held, as it took it */
     else
         gate_schedule(h, g);
     bool draining = h->stop_waits;

@@ -463,6 +463,11 @@ static long long c_host_add_handler(void *h)
     return zlink_host_add_handler(h, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "x",
                                   fw_never, NULL);
 }
+static long long c_host_add_handler_ex(void *h)
+{
+    return zlink_host_add_handler_ex(h, ZLINK_OWNER_CHANNEL, "svc", ZLINK_MESSAGE_SEND, "x",
+                                     fw_never, NULL, ZLINK_HANDLER_HANDOFF);
+}
 static long long c_host_start(void *h) { return zlink_host_start(h); }
 static long long c_host_shutdown(void *h) { return zlink_host_shutdown(h, ZLINK_MS(100)); }
 static long long c_host_destroy(void *h) { return zlink_host_destroy(h); }
@@ -712,6 +717,7 @@ static const entry_t entries[] = {
     H(zlink_host_endpoint, ROLE_HOST, c_host_endpoint, FW_IH, FW_IH),
     H(zlink_mesh_ready_peers, ROLE_HOST, c_mesh_ready_peers, FW_IH, FW_IH),
     H(zlink_host_add_handler, ROLE_HOST, c_host_add_handler, FW_IH, FW_IH),
+    H(zlink_host_add_handler_ex, ROLE_HOST, c_host_add_handler_ex, FW_IH, FW_IH),
     H(zlink_host_start, ROLE_HOST, c_host_start, FW_IH, FW_IH),
     H(zlink_host_shutdown, ROLE_HOST, c_host_shutdown, FW_IH, FW_IH),
     H(zlink_host_destroy, ROLE_HOST, c_host_destroy, FW_IH, FW_IH),

@@ -853,6 +853,8 @@ PIN(ZLINK_METADATA_MAX, 1024);
 PIN(sizeof(zlink_owner_kind_t), 4);
 PIN(ZLINK_OWNER_CHANNEL, 1);
 PIN(ZLINK_OWNER_NODE, 2);
+PIN(sizeof(zlink_handler_flags_t), 4);
+PIN(ZLINK_HANDLER_HANDOFF, 1);
 PIN(sizeof(zlink_message_kind_t), 4);
 PIN(ZLINK_MESSAGE_SEND, 1);
 PIN(ZLINK_MESSAGE_REQUEST, 2);
@@ -921,6 +923,7 @@ SIG(zlink_mesh_set_weight, zlink_fw_result_t, (zlink_host_t *, const char *, con
 SIG(zlink_host_endpoint, zlink_fw_result_t, (zlink_host_t *, const char *, char *, size_t));
 SIG(zlink_mesh_ready_peers, int, (zlink_host_t *, const char *, zlink_fw_result_t *));
 SIG(zlink_host_add_handler, zlink_fw_result_t, (zlink_host_t *, zlink_owner_kind_t, const char *, zlink_message_kind_t, const char *, zlink_handler_fn, void *));
+SIG(zlink_host_add_handler_ex, zlink_fw_result_t, (zlink_host_t *, zlink_owner_kind_t, const char *, zlink_message_kind_t, const char *, zlink_handler_fn, void *, uint32_t));
 SIG(zlink_host_start, zlink_fw_result_t, (zlink_host_t *));
 SIG(zlink_host_shutdown, zlink_fw_result_t, (zlink_host_t *, int64_t));
 SIG(zlink_host_destroy, zlink_fw_result_t, (zlink_host_t *));

@@ -271,6 +271,29 @@ ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler(zlink_host_t *host, zlink_
                                         const char *owner_name, zlink_message_kind_t kind,
                                         const char *packet, zlink_handler_fn fn, void *user);
 
+/* Since ZLINK_1.4: zlink_host_add_handler with flags (0 is the same as
+ * zlink_host_add_handler; an unknown bit is INVALID_ARGUMENT).
+ * ZLINK_HANDLER_HANDOFF says fn is a binding's trampoline: it hands the
+ * turn to an executor of the binding's own (an event loop, a pump) and
+ * returns at once, running no application code. The runtime may then call
+ * fn on any thread, and does so on the thread that ends the previous turn
+ * of the same gate (zlink_turn_end / zlink_turn_respond outside a handler
+ * function) when the gate has a turn waiting: a busy gate's next turn
+ * reaches the executor without waking a host thread. Turns of one gate
+ * still never overlap, and each turn is handed to fn exactly once. So fn
+ * may run inside zlink_turn_end / zlink_turn_respond: their caller must not
+ * hold a lock that fn takes. */
+typedef enum zlink_handler_flags {
+    ZLINK_HANDLER_HANDOFF = 1
+} zlink_handler_flags_t;
+
+ZLINK_EXPORT zlink_fw_result_t zlink_host_add_handler_ex(zlink_host_t *host,
+                                                         zlink_owner_kind_t owner,
+                                                         const char *owner_name,
+                                                         zlink_message_kind_t kind,
+                                                         const char *packet, zlink_handler_fn fn,
+                                                         void *user, uint32_t flags);
+
 /* PREPARING -> SERVING: binds, connects, starts the host's threads. Any
  * failure leaves the host FAILED (it never serves) and names the cause:
  * INVALID_ARGUMENT for bad configuration, UNAVAILABLE for an endpoint that

@@ -5,7 +5,7 @@
 
 exports.VERSION = Object.freeze({
   "major": 1,
-  "minor": 3,
+  "minor": 4,
   "patch": 0
 });
 
@@ -389,5 +389,6 @@ exports.EXPORTS = Object.freeze([
   "zlink_host_reset_metrics",
   "zlink_turn_sequence",
   "zlink_call_callback_done",
-  "zlink_call_start_held"
+  "zlink_call_start_held",
+  "zlink_host_add_handler_ex"
 ]);

@@ -67,7 +67,8 @@ void on_complete(zlink_call_t *call, const zlink_outcome_t *out, void *user)
     }
 }
 
-/* Worker thread: hand the open turn to the JavaScript thread. */
+/* A host thread, or the JavaScript thread ending the gate's previous turn
+ * (a handoff handler): hand the open turn to the JavaScript thread. */
 void on_turn(zlink_turn_t *turn, void *user)
 {
     zn_handler *h = static_cast<zn_handler *>(user);
@@ -488,10 +489,14 @@ Napi::Value host_add_handler(const Napi::CallbackInfo &info)
     zn_env *ed = zn_env_of(info.Env());
     zn_host *hb = host_of(info[0]);
     auto *reg = new zn_handler{ed, (uint32_t)zn_int64(info[5])};
-    int rc = zl.zlink_host_add_handler(hb->h, (zlink_owner_kind_t)zn_int64(info[1]),
-                                       zn_string(info[2]).c_str(),
-                                       (zlink_message_kind_t)zn_int64(info[3]),
-                                       zn_string(info[4]).c_str(), on_turn, reg);
+    /* on_turn only posts: the turn that ends on this thread may hand the
+     * gate's next one to it here (ZLINK_HANDLER_HANDOFF), with no host
+     * thread woken in between. */
+    int rc = zl.zlink_host_add_handler_ex(hb->h, (zlink_owner_kind_t)zn_int64(info[1]),
+                                          zn_string(info[2]).c_str(),
+                                          (zlink_message_kind_t)zn_int64(info[3]),
+                                          zn_string(info[4]).c_str(), on_turn, reg,
+                                          ZLINK_HANDLER_HANDOFF);
     if (rc == 0)
         hb->handlers.push_back(reg);
     else

@@ -42,6 +42,7 @@
     X(zlink_mesh_get_option) X(zlink_mesh_add_channel_client)                    \
     X(zlink_mesh_add_channel_server) X(zlink_mesh_set_weight)                    \
     X(zlink_host_endpoint) X(zlink_mesh_ready_peers) X(zlink_host_add_handler)   \
+    X(zlink_host_add_handler_ex)                                                 \
     X(zlink_host_start) X(zlink_host_shutdown) X(zlink_host_destroy)             \
     X(zlink_host_state) X(zlink_host_status) X(zlink_host_capacity)              \
     X(zlink_host_owner_status) X(zlink_host_reset_metrics) X(zlink_host_metric)  \

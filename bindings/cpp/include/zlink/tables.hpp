@@ -12,7 +12,7 @@
 namespace zlink::tables {
 
 inline constexpr int version_major = 1;
-inline constexpr int version_minor = 3;
+inline constexpr int version_minor = 4;
 inline constexpr int version_patch = 0;
 
 struct result_row {
@@ -347,7 +347,7 @@ struct export_row {
 };
 
 // Every function of abi/zlink.map, in version-script order.
-inline constexpr std::array<export_row, 129> exports{{
+inline constexpr std::array<export_row, 130> exports{{
     {"zlink_bind", "ZLINK_1.0"},
     {"zlink_close", "ZLINK_1.0"},
     {"zlink_completion_close", "ZLINK_1.0"},
@@ -477,6 +477,7 @@ inline constexpr std::array<export_row, 129> exports{{
     {"zlink_turn_sequence", "ZLINK_1.2"},
     {"zlink_call_callback_done", "ZLINK_1.3"},
     {"zlink_call_start_held", "ZLINK_1.3"},
+    {"zlink_host_add_handler_ex", "ZLINK_1.4"},
 }};
 
 } // namespace zlink::tables

@@ -432,7 +432,7 @@ public static class Errnos
 public static class AbiTable
 {
     public const int Major = 1;
-    public const int Minor = 3;
+    public const int Minor = 4;
     public const int Patch = 0;
     /// <summary>Every export of abi/zlink.map, in its order (name, version node).</summary>
     public static readonly (string Name, string Node)[] Exports =
@@ -566,5 +566,6 @@ public static class AbiTable
         ("zlink_turn_sequence", "ZLINK_1.2"),
         ("zlink_call_callback_done", "ZLINK_1.3"),
         ("zlink_call_start_held", "ZLINK_1.3"),
+        ("zlink_host_add_handler_ex", "ZLINK_1.4"),
     };
 }

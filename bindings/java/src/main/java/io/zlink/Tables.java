@@ -8,9 +8,9 @@ public final class Tables {
 
     /** The ABI version this table was generated from. */
     public static final int MAJOR = 1;
-    public static final int MINOR = 3;
+    public static final int MINOR = 4;
     public static final int PATCH = 0;
-    public static final String VERSION = "1.3.0";
+    public static final String VERSION = "1.4.0";
 
     // The framework family (zlink_fw_result_t).
     public static final int FW_OK = 0;
@@ -342,6 +342,7 @@ public final class Tables {
         "zlink_turn_sequence", // ZLINK_1.2
         "zlink_call_callback_done", // ZLINK_1.3
         "zlink_call_start_held", // ZLINK_1.3
+        "zlink_host_add_handler_ex", // ZLINK_1.4
     };
 
     /** The symbolic name of a result value (any family), for messages. */
