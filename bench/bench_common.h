@@ -61,8 +61,17 @@ typedef struct bench_case {
     uint32_t rtt_warmup;         /* latency: unrecorded round trips first */
     uint32_t rtt_count;          /* latency: recorded round trips */
     int print_settings;          /* nonzero: print a SETTINGS line (first rep) */
-    const unsigned char *payload; /* size bytes, copied into every message */
+    const unsigned char *payload; /* size bytes: every message's content */
+    uint64_t zlink_hwm;          /* zlink SNDHWM = RCVHWM in bytes; 0: its default */
 } bench_case_t;
+
+/* From this size on, zlink and libzmq send the payload by reference (the
+ * zero-copy path: zlink_msg_init_data / zmq_msg_init_data borrowing
+ * c->payload, which outlives the run's context), so that a large message
+ * costs the transport's work and not the sender's copy of it; below it,
+ * each message gets a copy, as an application building messages would.
+ * nng always copies (nng_send). */
+#define BENCH_ZERO_COPY_MIN ((size_t)64 * 1024)
 
 /* A library half. Each call returns 0 on success; on failure it has already
  * printed an ERROR line and returns -1. Both create and destroy everything

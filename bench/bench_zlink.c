@@ -108,6 +108,16 @@ static void *new_socket(zl_run_t *r, int side, int type)
         rc = set_int(r, s, ZLINK_RCVTIMEO, -1, "setsockopt(RCVTIMEO)");
     if (rc == 0)
         rc = set_int(r, s, ZLINK_LINGER, 0, "setsockopt(LINGER)");
+    for (int opt = ZLINK_SNDHWM; rc == 0 && r->c->zlink_hwm > 0; opt = ZLINK_RCVHWM) {
+        uint64_t v = r->c->zlink_hwm;
+        zlink_config_result_t cr = zlink_setsockopt(s, opt, &v, sizeof v);
+        if (cr != ZLINK_CONFIG_OK) {
+            run_fail(r, "setsockopt(HWM)", cr);
+            rc = -1;
+        }
+        if (opt == ZLINK_RCVHWM)
+            break;
+    }
     if (rc == 0 && type == ZLINK_PUB)
         rc = set_int(r, s, ZLINK_PUB_NODROP, 1, "setsockopt(PUB_NODROP)");
     if (rc == 0 && type == ZLINK_SUB) {
@@ -276,6 +286,14 @@ static int send_record(zl_run_t *r, void *s, send_kind_t kind, const zlink_routi
 
 static int make_msg(zl_run_t *r, zlink_msg_t *m, const unsigned char *payload, size_t size)
 {
+    if (payload != NULL && size >= BENCH_ZERO_COPY_MIN) {
+        zlink_config_result_t rc = zlink_msg_init_data(m, (void *)payload, size, NULL, NULL);
+        if (rc != ZLINK_CONFIG_OK) {
+            run_fail(r, "zlink_msg_init_data", rc);
+            return -1;
+        }
+        return 0;
+    }
     zlink_config_result_t rc = zlink_msg_init_size(m, size);
     if (rc != ZLINK_CONFIG_OK) {
         run_fail(r, "zlink_msg_init_size", rc);
@@ -426,12 +444,8 @@ static void *thr_sender(void *arg)
     }
     for (; i < c->count; i++) {
         zlink_msg_t part;
-        zlink_config_result_t cr = zlink_msg_init_size(&part, c->size);
-        if (cr != ZLINK_CONFIG_OK) {
-            run_fail(r, "zlink_msg_init_size", cr);
+        if (make_msg(r, &part, c->payload, c->size) != 0)
             return NULL;
-        }
-        memcpy(zlink_msg_data(&part), c->payload, c->size);
         if (send_record(r, s, kind, &rid, BENCH_TOPIC_DATA, &part, 1) != 0)
             return NULL;
         bench_progress_set(0, i + 1);

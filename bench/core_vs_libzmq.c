@@ -5,6 +5,7 @@
  *   core_vs_libzmq --pattern P --transport T --size N [--count M] [--reps R]
  *                  [--rtt-count K] [--rtt-warmup W]
  *   core_vs_libzmq --all [--sizes 64,1k,64k,1m] [--reps R]
+ *   either with [--zlink-hwm-msgs H]
  *
  * P: pair | dealer_router | router_router | pub_sub; T: inproc | ipc | tcp.
  *
@@ -59,6 +60,7 @@ typedef struct options {
     long rtt_warmup;      /* -1: by size */
     size_t sizes[MAX_SIZES];
     int nsizes;
+    long zlink_hwm_msgs;  /* 0: zlink's default byte HWM */
 } options_t;
 
 static void usage(FILE *f)
@@ -72,15 +74,23 @@ static void usage(FILE *f)
             "  N: payload bytes (>= 1)\n"
             "  M: throughput messages (default 1,000,000 up to 256 B, fewer above)\n"
             "  R: repetitions per library, interleaved (default 3)\n"
-            "  K, W: recorded / warm-up round trips (default 10,000 / 1,000)\n");
+            "  K, W: recorded / warm-up round trips (default 10,000 / 1,000)\n"
+            "  H: zlink's byte HWM sized to H messages of the case, H x (N + 64) bytes\n"
+            "     (libzmq's default is 1,000 messages; default: zlink's own 4,096,000 bytes)\n");
 }
 
 /* Throughput message count: 1,000,000 up to 256 B; above, about 512 MiB of
- * payload per run (at least 2,000 messages), so a run lasts about 0.5-2 s. */
-static uint64_t default_count(size_t size)
+ * payload per run (at least 2,000 messages), so a run lasts about 0.5-2 s;
+ * 200,000 for the zero-copy sizes over inproc. */
+static uint64_t default_count(size_t size, bench_transport_t transport)
 {
     if (size <= 256)
         return 1000000;
+    /* Zero-copy inproc moves pointers only: count as for small messages
+     * (0.2 M; nng, which copies, takes 6-25 s for them), or a run would
+     * last a millisecond. */
+    if (transport == BENCH_INPROC && size >= BENCH_ZERO_COPY_MIN)
+        return 200000;
     uint64_t m = (512ull << 20) / size;
     if (m > 1000000)
         m = 1000000;
@@ -197,6 +207,12 @@ static int parse_args(int argc, char **argv, options_t *o)
                 fprintf(stderr, "core_vs_libzmq: --rtt-count must be 1..10000000\n");
                 return -1;
             }
+        } else if (strcmp(a, "--zlink-hwm-msgs") == 0) {
+            o->zlink_hwm_msgs = atol(v);
+            if (o->zlink_hwm_msgs < 1 || o->zlink_hwm_msgs > 1000000) {
+                fprintf(stderr, "core_vs_libzmq: --zlink-hwm-msgs must be 1..1000000\n");
+                return -1;
+            }
         } else if (strcmp(a, "--rtt-warmup") == 0) {
             o->rtt_warmup = atol(v);
             if (o->rtt_warmup < 0 || o->rtt_warmup > 10000000) {
@@ -265,7 +281,7 @@ typedef struct lib_results {
 static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport_t transport,
                     size_t size)
 {
-    uint64_t count = o->count ? o->count : default_count(size);
+    uint64_t count = o->count ? o->count : default_count(size, transport);
     uint32_t rtt_count = o->rtt_count > 0 ? (uint32_t)o->rtt_count : default_rtt_count(size);
     uint32_t rtt_warmup = o->rtt_warmup >= 0 ? (uint32_t)o->rtt_warmup : rtt_count / 10;
 
@@ -306,6 +322,7 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
                 .rtt_count = rtt_count,
                 .print_settings = rep == 0,
                 .payload = payload,
+                .zlink_hwm = (uint64_t)o->zlink_hwm_msgs * (size + 64),
             };
             bench_watch_case(&c);
             double thr = 0;
