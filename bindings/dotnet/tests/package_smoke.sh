@@ -23,7 +23,7 @@ cat >"$work/app/smoke.csproj" <<'PROJ'
     <NuGetAudit>false</NuGetAudit>
   </PropertyGroup>
   <ItemGroup>
-    <PackageReference Include="ZLink" Version="1.3.0" />
+    <PackageReference Include="ZLink" Version="1.4.0" />
   </ItemGroup>
 </Project>
 PROJ
