@@ -63,7 +63,15 @@ typedef struct bench_case {
     int print_settings;          /* nonzero: print a SETTINGS line (first rep) */
     const unsigned char *payload; /* size bytes: every message's content */
     uint64_t zlink_hwm;          /* zlink SNDHWM = RCVHWM in bytes; 0: its default */
+    int zlink_spin_us;           /* zlink's ZLINK_SPIN_US on every context (0: off) */
+    int zlink_io_spin_us;        /* zlink's ZLINK_IO_SPIN_US on every context (0: off) */
 } bench_case_t;
+
+/* The low-latency window core_vs_libzmq gives zlink's waiters unless
+ * --no-spin or --spin-us says otherwise; its I/O threads get none unless
+ * --io-spin-us asks (on 2 cores a polling I/O thread slows the round trip;
+ * doc/performance.md). */
+#define BENCH_SPIN_US_DFLT 50
 
 /* From this size on, zlink and libzmq send the payload by reference (the
  * zero-copy path: zlink_msg_init_data / zmq_msg_init_data borrowing

@@ -203,6 +203,14 @@ static int run_open(zl_run_t *r, const bench_case_t *c)
             run_close(r);
             return -1;
         }
+        rc = zlink_ctx_set(r->ctx[i], ZLINK_SPIN_US, c->zlink_spin_us);
+        if (rc == ZLINK_CONFIG_OK)
+            rc = zlink_ctx_set(r->ctx[i], ZLINK_IO_SPIN_US, c->zlink_io_spin_us);
+        if (rc != ZLINK_CONFIG_OK) {
+            run_fail(r, "zlink_ctx_set(SPIN_US, IO_SPIN_US)", rc);
+            run_close(r);
+            return -1;
+        }
     }
     return 0;
 }

@@ -5,7 +5,7 @@
  *   core_vs_libzmq --pattern P --transport T --size N [--count M] [--reps R]
  *                  [--rtt-count K] [--rtt-warmup W]
  *   core_vs_libzmq --all [--sizes 64,1k,64k,1m] [--reps R]
- *   either with [--zlink-hwm-msgs H]
+ *   either with [--zlink-hwm-msgs H] [--spin-us S | --no-spin] [--io-spin-us S]
  *
  * P: pair | dealer_router | router_router | pub_sub; T: inproc | ipc | tcp.
  *
@@ -61,6 +61,8 @@ typedef struct options {
     size_t sizes[MAX_SIZES];
     int nsizes;
     long zlink_hwm_msgs;  /* 0: zlink's default byte HWM */
+    int spin_us;          /* zlink's low-latency window (ZLINK_SPIN_US) */
+    int io_spin_us;       /* its I/O threads' window (ZLINK_IO_SPIN_US) */
 } options_t;
 
 static void usage(FILE *f)
@@ -76,7 +78,11 @@ static void usage(FILE *f)
             "  R: repetitions per library, interleaved (default 3)\n"
             "  K, W: recorded / warm-up round trips (default 10,000 / 1,000)\n"
             "  H: zlink's byte HWM sized to H messages of the case, H x (N + 64) bytes\n"
-            "     (libzmq's default is 1,000 messages; default: zlink's own 4,096,000 bytes)\n");
+            "     (libzmq's default is 1,000 messages; default: zlink's own 4,096,000 bytes)\n"
+            "  S: zlink's low-latency window, ZLINK_SPIN_US (0..10000 us, default %d);\n"
+            "     --no-spin is --spin-us 0 (the library's own default); --io-spin-us S\n"
+            "     sets ZLINK_IO_SPIN_US (default 0)\n",
+            BENCH_SPIN_US_DFLT);
 }
 
 /* Throughput message count: 1,000,000 up to 256 B; above, about 512 MiB of
@@ -133,6 +139,7 @@ static int parse_args(int argc, char **argv, options_t *o)
     o->reps = 3;
     o->rtt_count = -1;
     o->rtt_warmup = -1;
+    o->spin_us = BENCH_SPIN_US_DFLT;
     /* --all's sizes: small, medium, and the two of the zero-copy path. */
     o->sizes[0] = 64;
     o->sizes[1] = 1024;
@@ -147,6 +154,9 @@ static int parse_args(int argc, char **argv, options_t *o)
             exit(0);
         } else if (strcmp(a, "--all") == 0) {
             o->all = 1;
+            continue;
+        } else if (strcmp(a, "--no-spin") == 0) {
+            o->spin_us = 0;
             continue;
         }
         if (!v) {
@@ -213,6 +223,14 @@ static int parse_args(int argc, char **argv, options_t *o)
                 fprintf(stderr, "core_vs_libzmq: --zlink-hwm-msgs must be 1..1000000\n");
                 return -1;
             }
+        } else if (strcmp(a, "--spin-us") == 0 || strcmp(a, "--io-spin-us") == 0) {
+            char *end;
+            long us = strtol(v, &end, 10);
+            if (*end != '\0' || us < 0 || us > 10000) {
+                fprintf(stderr, "core_vs_libzmq: %s must be 0..10000\n", a);
+                return -1;
+            }
+            *(a[2] == 's' ? &o->spin_us : &o->io_spin_us) = (int)us;
         } else if (strcmp(a, "--rtt-warmup") == 0) {
             o->rtt_warmup = atol(v);
             if (o->rtt_warmup < 0 || o->rtt_warmup > 10000000) {
@@ -263,9 +281,10 @@ static void print_header(const options_t *o)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    printf("HEADER,nproc=%ld,cpu=%s,host=%s,date=%s,zlink=%s,libzmq=%s,nng=%s,reps=%d,mode=%s\n",
+    printf("HEADER,nproc=%ld,cpu=%s,host=%s,date=%s,zlink=%s,libzmq=%s,nng=%s,reps=%d,mode=%s,"
+           "zlink_spin_us=%d,zlink_io_spin_us=%d\n",
            sysconf(_SC_NPROCESSORS_ONLN), cpu, host, date, zl, zm, nn, o->reps,
-           o->all ? "all" : "single");
+           o->all ? "all" : "single", o->spin_us, o->io_spin_us);
 }
 
 /* The per-library results of one case. */
@@ -323,6 +342,8 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
                 .print_settings = rep == 0,
                 .payload = payload,
                 .zlink_hwm = (uint64_t)o->zlink_hwm_msgs * (size + 64),
+                .zlink_spin_us = o->spin_us,
+                .zlink_io_spin_us = o->io_spin_us,
             };
             bench_watch_case(&c);
             double thr = 0;

@@ -5,6 +5,7 @@
  *   framework --language L [--quick] [--only core|grpc|framework|L]
  *             [--reps R] [--duration-ms D] [--warmup-ms W]
  *             [--core-bin P] [--grpc-bin P] [--framework-bin P] [--binding-bin P]
+ *             [--core-spin-us S]
  *
  * Design notes
  * ------------
@@ -38,6 +39,10 @@
  * the implementation, the in-flight count and the cause, and the exit
  * status 1. Every wait on a child is bounded (poll on its stdout pipe with
  * a deadline); a child past its bound is killed with SIGKILL.
+ *
+ * --core-spin-us S gives the core implementation's contexts (client and
+ * server) the low-latency window ZLINK_SPIN_US = S through the environment
+ * variable ZLINK_RR_CORE_SPIN_US, which rr_core.c reads; default 0.
  *
  * Threads: one. The driver owns every child it starts and reaps each one.
  */
@@ -121,14 +126,15 @@ static void usage(FILE *f)
             "usage: framework --language L [--quick] [--only core|grpc|framework|L]\n"
             "                 [--reps R] [--duration-ms D] [--warmup-ms W]\n"
             "                 [--core-bin PATH] [--grpc-bin PATH] [--framework-bin PATH]\n"
-            "                 [--binding-bin PATH]\n"
+            "                 [--binding-bin PATH] [--core-spin-us S]\n"
             "  --language L   the framework binding to measure beside the C one: c, cpp,\n"
             "                 java, dotnet or node\n"
             "  --quick        smoke run: 1 repetition of 300 ms after 100 ms of warm-up\n"
             "  --only I       measure one implementation\n"
             "  R, D, W        repetitions (default 3), measuring window per run (2000 ms),\n"
             "                 unrecorded warm-up per run (500 ms)\n"
-            "  --*-bin        the programs to run (default: beside this binary)\n");
+            "  --*-bin        the programs to run (default: beside this binary)\n"
+            "  --core-spin-us the core programs' ZLINK_SPIN_US (0..10000, default 0)\n");
 }
 
 /* ------------------------------------------------------------------ arguments */
@@ -210,6 +216,12 @@ static int parse_args(int argc, char **argv, options_t *o, char *dir, size_t dir
             o->bin[IMPL_FRAMEWORK] = v;
         } else if (strcmp(a, "--binding-bin") == 0) {
             o->bin[IMPL_BINDING] = v;
+        } else if (strcmp(a, "--core-spin-us") == 0) {
+            if (parse_long(v, 0, 10000, &n) != 0) {
+                fprintf(stderr, "framework: --core-spin-us %s: expected 0..10000\n", v);
+                return -1;
+            }
+            setenv("ZLINK_RR_CORE_SPIN_US", v, 1); /* inherited by the core programs */
         } else {
             fprintf(stderr, "framework: unknown option %s\n", a);
             return -1;

@@ -26,7 +26,9 @@
  * repeated while the DEALER has no peer yet) so the connection is up
  * before the rest go out; all of it happens inside the warm-up.
  *
- * Settings: ZLink defaults (byte HWM, TCP_NODELAY 1) except LINGER 0,
+ * Settings: ZLink defaults (byte HWM, TCP_NODELAY 1, no spinning unless
+ * ZLINK_RR_CORE_SPIN_US names a ZLINK_SPIN_US window: framework_driver.c's
+ * --core-spin-us) except LINGER 0,
  * blocking calls without a time limit on the server (SNDTIMEO = RCVTIMEO
  * = -1), and on the client RCVTIMEO = RR_STALL_NS as the failure bound of
  * one completion wait and a request timeout of 60 s, far above anything a
@@ -76,6 +78,15 @@ static void *new_ctx(void)
         rr_error("zlink_ctx_set(IO_THREADS): %s", zlink_result_name(rc));
         zlink_ctx_term(ctx);
         return NULL;
+    }
+    const char *spin = getenv("ZLINK_RR_CORE_SPIN_US");
+    if (spin != NULL) {
+        rc = zlink_ctx_set(ctx, ZLINK_SPIN_US, atoi(spin));
+        if (rc != ZLINK_CONFIG_OK) {
+            rr_error("zlink_ctx_set(SPIN_US, %s): %s", spin, zlink_result_name(rc));
+            zlink_ctx_term(ctx);
+            return NULL;
+        }
     }
     return ctx;
 }

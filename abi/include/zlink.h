@@ -578,6 +578,19 @@ ZLINK_EXPORT int zlink_has(const char *what);
 #define ZLINK_AUTO_HWM_MEMORY_LIMIT_BYTES 19
 #define ZLINK_RUNTIME_MEMORY_LIMIT_BYTES 20
 #define ZLINK_CORE_BUDGET_BYTES 21
+/* Low-latency mode (1.4). ZLINK_SPIN_US: how long, in microseconds, a
+ * caller blocked in a send or receive keeps polling before it sleeps;
+ * ZLINK_IO_SPIN_US: how long an I/O thread with nothing to do keeps polling
+ * its connections and task queue before it sleeps. 0 (the default) never
+ * spins; at most ZLINK_SPIN_US_MAX. Adaptive: a waiter spins only while its
+ * last wait ended within the window (with a probe every eighth wait
+ * otherwise), an I/O thread only after activity within one window, so an
+ * idle context uses no CPU. A polling I/O thread needs a core of its own:
+ * with fewer cores than busy threads it slows every round trip
+ * (doc/performance.md). Changes apply from the next wait on. */
+#define ZLINK_SPIN_US 22
+#define ZLINK_IO_SPIN_US 23
+#define ZLINK_SPIN_US_MAX 10000
 
 #define ZLINK_IO_THREADS_DFLT 4
 #define ZLINK_MAX_SOCKETS_DFLT 4095

@@ -246,7 +246,7 @@ static void test_set_bad_option_or_value(void)
 {
     void *ctx = zlt_ctx_new();
     /* Unknown options. */
-    const int unknown[] = {0, 11, 13, 15, 16, 18, 22, 99, -1, 0x3012};
+    const int unknown[] = {0, 11, 13, 15, 16, 18, 24, 99, -1, 0x3012};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         ZT_EQ_INT(zlink_ctx_set(ctx, unknown[i], 1), ZLINK_CONFIG_INVALID_ARGUMENT);
         ZT_EQ_INT(zlink_errno(), EINVAL);
@@ -263,6 +263,8 @@ static void test_set_bad_option_or_value(void)
         {ZLINK_AUTO_HWM_ENABLE, 2},     {ZLINK_PROFILE, -1},
         {ZLINK_PROFILE, 4},             {ZLINK_MAX_MSGSZ, -1},
         {ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, -1},
+        {ZLINK_SPIN_US, -1},            {ZLINK_SPIN_US, ZLINK_SPIN_US_MAX + 1},
+        {ZLINK_IO_SPIN_US, -1},         {ZLINK_IO_SPIN_US, ZLINK_SPIN_US_MAX + 1},
         /* read-only */
         {ZLINK_SOCKET_LIMIT, 10},       {ZLINK_MSG_T_SIZE, 64},
     };
@@ -342,6 +344,8 @@ static void test_option_defaults(void)
         {ZLINK_AUTO_HWM_ENABLE, 1},
         {ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS, 3000},
         {ZLINK_PROFILE, ZLINK_PROFILE_BALANCED},
+        {ZLINK_SPIN_US, 0},
+        {ZLINK_IO_SPIN_US, 0},
     };
     for (size_t i = 0; i < sizeof dflt / sizeof dflt[0]; i++) {
         zlink_config_result_t r = ZLINK_CONFIG_INTERNAL;

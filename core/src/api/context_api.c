@@ -82,6 +82,19 @@ static zlink_config_result_t ctx_set(zl_ctx_t *c, int option, int value)
     case ZLINK_THREAD_AFFINITY_CPU_REMOVE:
         if (value < 0) rc = EINVAL;
         break;
+    case ZLINK_SPIN_US:
+        if (value < 0 || value > ZLINK_SPIN_US_MAX) rc = EINVAL;
+        else atomic_store(&c->spin_us, value);
+        break;
+    case ZLINK_IO_SPIN_US:
+        if (value < 0 || value > ZLINK_SPIN_US_MAX) {
+            rc = EINVAL;
+        } else {
+            c->io_spin_us = value;
+            for (int i = 0; i < c->nios; i++)
+                zl_io_set_spin(c->ios[i], (int64_t)value * 1000);
+        }
+        break;
     default:
         rc = EINVAL; /* unknown, read-only (SOCKET_LIMIT, MSG_T_SIZE) or removed (18) */
         break;
@@ -115,6 +128,8 @@ static int ctx_get(zl_ctx_t *c, int option, zlink_config_result_t *result)
     case ZLINK_AUTO_HWM_ENABLE: v = c->auto_hwm; break;
     case ZLINK_AUTO_HWM_RECALC_DEBOUNCE_MS: v = c->recalc_debounce_ms; break;
     case ZLINK_PROFILE: v = c->profile; break;
+    case ZLINK_SPIN_US: v = atomic_load(&c->spin_us); break;
+    case ZLINK_IO_SPIN_US: v = c->io_spin_us; break;
     default: rc = EINVAL; break;
     }
     zl_mutex_unlock(&c->lk);

@@ -516,6 +516,7 @@ void zl_conn_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     zl_conn_t *c = s->data;
     ZL_UNUSED(buf);
     if (nread > 0) {
+        c->io->activity++;
         c->rlen += (size_t)nread;
         zl_conn_parse(c);
         zl_conn_flush_batch(c);

@@ -58,6 +58,9 @@ zl_io_t *zl_io_new(const char *name);
 /* Stops the loop after every handle on it closed, joins, frees. Blocks.
  * Called by zlink_ctx_term after all sockets are gone. */
 void zl_io_destroy(zl_io_t *io);
+/* Sets the low-latency window (ns; 0 never spins) the loop uses from its
+ * next wait on (io.c, "Spinning"). Any thread. */
+void zl_io_set_spin(zl_io_t *io, int64_t ns);
 /* Queues t to run on io's loop thread. Any thread; never blocks long. */
 void zl_io_post(zl_io_t *io, zl_task_t *t);
 /* Runs fn(arg) on io's loop thread and waits for it to return. Any thread

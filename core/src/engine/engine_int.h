@@ -59,6 +59,12 @@ struct zl_io {
     pthread_t thread;
     _Atomic(zl_task_t *) tasks;   /* MPSC stack, newest first (atomic) */
     _Atomic bool closed;          /* wake handle closed: nothing runs anymore */
+    /* Low-latency mode (io.c, "Spinning"): the window in ns (0: off), set
+     * by the context from any thread; spinning is 1 while the loop polls
+     * instead of sleeping, so posters skip the wake-up. */
+    _Atomic int64_t spin_ns;
+    _Atomic int spinning;
+    uint64_t activity;            /* loop thread: tasks run and reads seen */
     bool stopping;                /* loop thread: destroy requested */
     int live;                     /* loop thread: listeners, connecters, conns */
     zl_conn_t *pool;              /* loop thread: closed conns to reuse */

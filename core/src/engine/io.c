@@ -17,6 +17,16 @@
  *    after the exchange finds the stack empty again and wakes the loop
  *    again, so nothing is stranded. Exchange-all cannot suffer ABA.
  *  - Locks: none, except the mutex + condvar a zl_io_call waiter sleeps on.
+ *  - Spinning (low-latency mode, ZLINK_IO_SPIN_US): with a window set, the
+ *    loop polls (uv_run NOWAIT plus the task stack) instead of sleeping
+ *    for as long as something happened within the last window, then sleeps
+ *    as usual; while it polls, io->spinning is 1 and a poster skips the
+ *    uv_async_send. The poster's push and the loop's clearing of spinning
+ *    are both followed by a sequentially consistent read of the other
+ *    word, so either the poster sees 0 and wakes the loop, or the loop
+ *    sees the task. Adaptive: after a quiet window the loop spins again
+ *    only when its sleep ended within one window, or on every eighth
+ *    sleep as a probe; an idle loop sleeps and costs nothing.
  *  - Signals: the thread runs with every signal blocked (see zl_io_new), so
  *    a reset peer cannot kill the process with SIGPIPE.
  *  - Shutdown (zl_io_destroy): a stop task marks the io stopping; once no
@@ -48,6 +58,8 @@ static void io_run_tasks(zl_io_t *io)
 {
     zl_task_t *t = atomic_exchange_explicit(&io->tasks, NULL, memory_order_acquire);
     zl_task_t *fifo = NULL;
+    if (t != NULL)
+        io->activity++;
     while (t != NULL) {
         zl_task_t *next = t->next;
         t->next = fifo;
@@ -71,10 +83,70 @@ void zl_io_post(zl_io_t *io, zl_task_t *t)
     zl_task_t *head = atomic_load_explicit(&io->tasks, memory_order_relaxed);
     do {
         t->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&io->tasks, &head, t, memory_order_release,
+    } while (!atomic_compare_exchange_weak_explicit(&io->tasks, &head, t, memory_order_seq_cst,
                                                     memory_order_relaxed));
-    if (head == NULL && !atomic_load_explicit(&io->closed, memory_order_acquire))
+    if (head == NULL && !atomic_load(&io->spinning) &&
+        !atomic_load_explicit(&io->closed, memory_order_acquire))
         uv_async_send(&io->wake);
+}
+
+void zl_io_set_spin(zl_io_t *io, int64_t ns)
+{
+    atomic_store_explicit(&io->spin_ns, ns, memory_order_relaxed);
+}
+
+/* Polls for one window past the last activity; returns whether the loop
+ * still has live handles (uv_run's answer) and sets *busy when anything
+ * ran. Loop thread. */
+static int io_spin(zl_io_t *io, int64_t ns, bool *busy)
+{
+    int alive = 1;
+    uint64_t seen = io->activity;
+    zl_spin_t sp;
+    *busy = false;
+    atomic_store(&io->spinning, 1);
+    zl_spin_begin(&sp, ns);
+    for (;;) {
+        if (atomic_load_explicit(&io->tasks, memory_order_relaxed) != NULL)
+            io_run_tasks(io);
+        alive = uv_run(&io->loop, UV_RUN_NOWAIT);
+        if (alive == 0 || io->stopping)
+            break;
+        if (io->activity != seen) {
+            seen = io->activity;
+            *busy = true;
+            zl_spin_begin(&sp, ns);
+        } else if (!zl_spin_step(&sp)) {
+            break;
+        }
+    }
+    atomic_store(&io->spinning, 0);
+    /* A poster that saw spinning == 1 did not wake us: take its task. */
+    if (atomic_load(&io->tasks) != NULL)
+        io_run_tasks(io);
+    return alive;
+}
+
+/* The loop: one sleep at a time (so a window set later is seen at the next
+ * wake-up), polling between them while a window is set ("Spinning"). */
+static void io_loop(zl_io_t *io)
+{
+    bool hot = true;
+    unsigned cold = 0;
+    for (;;) {
+        int64_t ns = atomic_load_explicit(&io->spin_ns, memory_order_relaxed);
+        if (ns > 0 && !io->stopping && (hot || (++cold & 7) == 0)) {
+            bool busy;
+            if (io_spin(io, ns, &busy) == 0)
+                return;
+            hot = busy;
+        }
+        int64_t t0 = ns > 0 ? zl_clock_ns() : 0;
+        if (uv_run(&io->loop, UV_RUN_ONCE) == 0)
+            return;
+        if (ns > 0)
+            hot = zl_clock_ns() - t0 <= ns;
+    }
 }
 
 /* ---------------------------------------------------------- zl_io_call */
@@ -158,7 +230,7 @@ static void *io_main(void *arg)
 #if defined(__linux__)
     pthread_setname_np(pthread_self(), io->name);
 #endif
-    uv_run(&io->loop, UV_RUN_DEFAULT);
+    io_loop(io);
     /* Tasks posted after the wake-up closed (none expected) still run, so a
      * zl_io_call never waits forever. */
     io_run_tasks(io);

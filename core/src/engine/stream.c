@@ -220,6 +220,7 @@ void zl_stream_on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     zl_conn_t *c = s->data;
     ZL_UNUSED(buf);
     if (nread > 0) {
+        c->io->activity++;
         c->rlen += (size_t)nread;
         if (c->state != ZL_CS_ACTIVE) {
             c->rpos = c->rlen; /* closing: nobody wants it */

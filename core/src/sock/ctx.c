@@ -73,6 +73,7 @@ zl_io_t *zl_ctx_pick_io(zl_ctx_t *ctx, uint64_t affinity)
                 zl_set_errno(e ? e : ENOMEM);
                 return NULL;
             }
+            zl_io_set_spin(ctx->ios[i], (int64_t)ctx->io_spin_us * 1000);
         }
         ctx->nios = n;
     }

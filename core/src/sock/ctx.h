@@ -38,6 +38,9 @@ struct zl_ctx {
     int profile;
     int auto_hwm;
     int recalc_debounce_ms;
+    _Atomic int spin_us;             /* ZLINK_SPIN_US: read by waiters
+                                        without c->lk */
+    int io_spin_us;                  /* ZLINK_IO_SPIN_US (under lk) */
     int sched_policy;
     int priority;
     char thread_name_prefix[16];

@@ -29,9 +29,40 @@
 #define SMALL_RECORD 8
 
 /* The wait discipline shared by submit and receive: attempt under s->lk;
- * on EAGAIN count ourselves as a waiter, attempt once more, then sleep
- * until a wake-up newer than the attempt or the deadline. */
+ * on EAGAIN, in low-latency mode, poll the wake word for up to the
+ * context's ZLINK_SPIN_US and attempt again when it moved; else count
+ * ourselves as a waiter, attempt once more, then sleep until a wake-up
+ * newer than the attempt or the deadline. */
 typedef int (*attempt_fn)(zl_socket_t *s, void *arg);
+
+/* Adaptive spinning: spin while the socket's last wait ended within the
+ * window, and on every eighth wait after one did not (a probe), so a
+ * socket whose peer went quiet stops burning CPU after one window. */
+static bool socket_should_spin(zl_socket_t *s)
+{
+    if (atomic_load_explicit(&s->spin_hot, memory_order_relaxed))
+        return true;
+    return (atomic_fetch_add_explicit(&s->spin_cold, 1, memory_order_relaxed) & 7) == 7;
+}
+
+/* Polls s->wseq for a change from seq for up to ns (never past deadline).
+ * True when it changed. No locks held. */
+static bool socket_spin(zl_socket_t *s, uint32_t seq, int64_t ns, int64_t deadline)
+{
+    if (deadline >= 0) {
+        int64_t left = deadline - zl_clock_ns();
+        if (left <= 0)
+            return false;
+        if (left < ns)
+            ns = left;
+    }
+    zl_spin_t sp;
+    zl_spin_begin(&sp, ns);
+    while (zl_spin_step(&sp))
+        if (atomic_load_explicit(&s->wseq, memory_order_acquire) != seq)
+            return true;
+    return false;
+}
 
 /* timeo_opt points into s->opts (sndtimeo or rcvtimeo); it is read under
  * s->lk at the first attempt (the snapshot) and the deadline is computed
@@ -39,7 +70,7 @@ typedef int (*attempt_fn)(zl_socket_t *s, void *arg);
 int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_fn attempt,
                        void *arg)
 {
-    int64_t deadline = 0;
+    int64_t deadline = 0, spin_ns = -1, wait_start = 0;
     int timeo = 0;
     bool first = true, counted = false;
     int rc;
@@ -66,6 +97,18 @@ int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_
             break;
         }
         if (!counted) {
+            if (spin_ns < 0) {
+                spin_ns = (int64_t)atomic_load_explicit(&s->ctx->spin_us, memory_order_relaxed) *
+                          1000;
+                if (spin_ns > 0)
+                    wait_start = zl_clock_ns();
+            }
+            if (spin_ns > 0 && socket_should_spin(s)) {
+                bool moved = socket_spin(s, seq, spin_ns, deadline);
+                atomic_store_explicit(&s->spin_hot, moved, memory_order_relaxed);
+                if (moved)
+                    continue;
+            }
             atomic_fetch_add(&s->waiters, 1);
             counted = true;
             continue;
@@ -78,8 +121,13 @@ int zl_socket_wait_for(zl_socket_t *s, int flags, const int *timeo_opt, attempt_
             until = rd;
         zl_socket_sleep(s, seq, until);
     }
-    if (counted)
+    if (counted) {
         atomic_fetch_sub(&s->waiters, 1);
+        /* A sleep that still ended within the window: the peer is quick
+         * again, so the next wait spins. */
+        if (spin_ns > 0 && rc != EAGAIN && zl_clock_ns() - wait_start <= spin_ns)
+            atomic_store_explicit(&s->spin_hot, true, memory_order_relaxed);
+    }
     return rc;
 }
 

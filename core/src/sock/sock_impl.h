@@ -221,7 +221,13 @@ struct zl_socket {
                                          pushed by their writers' notify
                                          (zl_pipe_in_notify), taken whole by
                                          the fair queue */
-    _Atomic int waiters;
+    _Atomic int waiters;              /* callers about to sleep on wseq (a
+                                         spinning caller is not one: its
+                                         wake costs no system call) */
+    _Atomic bool spin_hot;            /* low-latency mode: the last wait
+                                         ended within the window (send.c) */
+    _Atomic unsigned spin_cold;       /* waits since it did not: every
+                                         eighth spins as a probe */
     _Atomic int ctl_pending;          /* inproc control frames to apply */
     _Atomic int nwakers;              /* pollers watching (fast check) */
     zl_mutex_t wake_lk;               /* leaf: guards wakers */

@@ -298,6 +298,7 @@ zl_socket_t *zl_socket_new(zl_ctx_t *ctx, const zl_proto_ops_t *ops)
     zl_sockopts_init(&s->opts, ctx, type, ops);
     atomic_init(&s->maxmsgsize_now, s->opts.maxmsgsize);
     atomic_init(&s->events_fd, -1);
+    atomic_init(&s->spin_hot, true); /* a new socket spins at its first wait */
     s->flow_state = -1;
     atomic_init(&s->req_deadline, INT64_MAX);
     /* Reply tokens start far from any wire sequence a peer would use. */

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <time.h>
 #ifdef __linux__
@@ -160,4 +161,18 @@ void *zl_zalloc(size_t size)
     if (p != NULL)
         zero_bytes(p, size);
     return p;
+}
+
+bool zl_spin_step(zl_spin_t *sp)
+{
+    if ((++sp->turns & 15) == 0) {
+        if (zl_clock_ns() >= sp->end)
+            return false;
+        if (sp->turns >= 256) {
+            sched_yield();
+            return true;
+        }
+    }
+    zl_cpu_relax();
+    return true;
 }

@@ -75,6 +75,25 @@ static inline void zl_cpu_relax(void)
 #endif
 }
 
+/* A bounded spin (low-latency mode, ZLINK_SPIN_US): zl_spin_begin starts
+ * a budget of ns nanoseconds, zl_spin_step is one turn of the caller's
+ * polling loop and returns false once the budget is spent. It reads the
+ * clock every 16 turns and, past the first 256, yields the CPU on those
+ * turns: with as many busy threads as cores, the thread being waited for
+ * may need this core to make the progress the spinner is polling for. */
+typedef struct zl_spin {
+    int64_t end;
+    unsigned turns;
+} zl_spin_t;
+
+static inline void zl_spin_begin(zl_spin_t *sp, int64_t ns)
+{
+    sp->end = zl_clock_ns() + ns;
+    sp->turns = 0;
+}
+
+bool zl_spin_step(zl_spin_t *sp);
+
 #define ZL_UNUSED(x) ((void)(x))
 #define ZL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ZL_UNLIKELY(x) __builtin_expect(!!(x), 0)
