@@ -94,10 +94,50 @@ int bp_reap(bp_child_t *c, int kill_it)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+/* Prints the ERROR lines an ended child left unread (its last words). */
+static void relay_errors(bp_child_t *c)
+{
+    for (;;) {
+        char *nl;
+        while ((nl = memchr(c->buf, '\n', c->len)) != NULL) {
+            size_t n = (size_t)(nl - c->buf);
+            if (n >= 6 && memcmp(c->buf, "ERROR,", 6) == 0)
+                fprintf(stderr, "%s: child %d: %.*s\n", bp_name, (int)c->pid, (int)n, c->buf);
+            memmove(c->buf, nl + 1, c->len - n - 1);
+            c->len -= n + 1;
+        }
+        if (c->len == sizeof c->buf)
+            c->len = 0;
+        ssize_t got = read(c->out_fd, c->buf + c->len, sizeof c->buf - c->len);
+        if (got <= 0)
+            return; /* the writer is gone: end of file, nothing blocks */
+        c->len += (size_t)got;
+    }
+}
+
 void bp_reap_all(void)
 {
-    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++)
+    for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
+        pid_t pid = children[i].pid;
+        int st;
+        /* A child that already ended says how, so a failed case names its cause. */
+        if (pid != 0 && waitpid(pid, &st, WNOHANG) == pid) {
+            relay_errors(&children[i]);
+            if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+                fprintf(stderr, "%s: child %d exited with status %d\n", bp_name, (int)pid,
+                        WEXITSTATUS(st));
+            else if (WIFSIGNALED(st))
+                fprintf(stderr, "%s: child %d killed by signal %d\n", bp_name, (int)pid,
+                        WTERMSIG(st));
+            close(children[i].out_fd);
+            if (children[i].in_fd >= 0)
+                close(children[i].in_fd);
+            children[i].pid = 0;
+            children[i].in_fd = children[i].out_fd = -1;
+            continue;
+        }
         bp_reap(&children[i], 1);
+    }
 }
 
 int bp_finish(bp_child_t *c, const char *who, uint64_t bound_ns)
@@ -177,7 +217,12 @@ int bp_expect_line(bp_child_t *c, const char *who, const char *prefix, char *lin
 int bp_say(bp_child_t *c, const char *text)
 {
     size_t n = strlen(text);
-    return write(c->in_fd, text, n) == (ssize_t)n ? 0 : -1;
+    ssize_t put = write(c->in_fd, text, n);
+    if (put == (ssize_t)n)
+        return 0;
+    fprintf(stderr, "%s: child %d: write: %s\n", bp_name, (int)c->pid,
+            put < 0 ? strerror(errno) : "short");
+    return -1;
 }
 
 double bp_field(const char *line, const char *key)

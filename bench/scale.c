@@ -3,12 +3,15 @@
  * (//bench:scale, issue 11).
  *
  *   scale [--conns 1,100,1000,5000] [--procs P] [--duration-ms D] [--size S]
- *         [--reps R] [--libs zlink,libzmq]
+ *         [--reps R] [--libs zlink,libzmq] [--queue-records Q]
  *
  * For each connection count N, each repetition and each library (the
  * libraries interleaved, so drift of the machine hits both alike), one
  * case: a ROUTER in one process, N DEALERs spread over min(P, N) client
- * processes (default P = 4), all over tcp on 127.0.0.1. It reports
+ * processes (default P = 4), all over tcp on 127.0.0.1. Every socket keeps
+ * its library's default HWMs (ZLink 4,096,000 bytes, 32,000 records of
+ * 64 B; libzmq 1,000 messages), or with --queue-records Q both hold Q
+ * records of S bytes. It reports
  *   throughput   records of S bytes (default 64) the ROUTER received in a
  *                window, per second, while every DEALER sends as fast as
  *                DONTWAIT sends let it; the window lasts D ms (default
@@ -16,6 +19,10 @@
  *                average, at most 20 s (window_ms in the REP line);
  *   fairness     the smallest over the largest per-connection count in
  *                that window (1 = every connection got the same share);
+ *                the REP line splits it: the worst min/max among the
+ *                connections of one client process (fairness_in_proc) and
+ *                min/max of the processes' mean shares
+ *                (fairness_across_procs, how the processes were scheduled);
  *   receive CPU  the ROUTER's receiving thread's CPU time in that window
  *                per record received (its own work, not the I/O thread's);
  *   idle memory  the ROUTER process's RSS growth from before the first
@@ -38,7 +45,8 @@
  *   REP,<lib>,<conns>,<rep>,throughput=<msgs/s>,fairness=<min/max>,
  *       idle_bytes_per_conn=<b>,send_ns=<ns>,send_cpu_ns=<ns>,
  *       send_hot_cpu_ns=<ns>,recv_cpu_ns=<ns>,window_ms=<ms>,
- *       dealer_full=<DONTWAIT sends refused in the window>
+ *       dealer_full=<DONTWAIT sends refused or skipped in the window>,
+ *       fairness_in_proc=<min/max>,fairness_across_procs=<min/max>
  *   RESULT,<lib>,<conns>,throughput_msgs_per_s|fairness_min_max|
  *       idle_bytes_per_conn|router_send_ns|router_send_cpu_ns|
  *       router_send_hot_cpu_ns|router_recv_cpu_ns,<median>
@@ -68,7 +76,8 @@
  *            "CONNECTED,rss0=<bytes>,rss1=<bytes>", waits for "GO", counts
  *            records per connection for the window and prints
  *            "TRAFFIC,received=<n>,min=<n>,max=<n>,window_ms=<ms>,
- *            cpu_ns=<receiving CPU ns per record>", waits
+ *            cpu_ns=<receiving CPU ns per record>,in_proc=<min/max>,
+ *            across_procs=<min/max>", waits
  *            for "SEND" (the clients have stopped), times the sends by
  *            routing id and prints "SEND,sends=<n>,ns=<ns per send>,
  *            cpu_ns=<ns>,hot_sends=<n>,hot_ns=<ns>,hot_cpu_ns=<ns>", then
@@ -76,7 +85,9 @@
  *   clients  K DEALERs "d<F>".."d<F+K-1>" in one context; each connects and
  *            sends a hello (blocking, SNDTIMEO 20 s); prints "CONNECTED";
  *            after "GO" sends S-byte records round-robin over its DEALERs
- *            with DONTWAIT (a full pipe is skipped, not waited for) until
+ *            with DONTWAIT (a full pipe is skipped, not waited for; a ZLink
+ *            DEALER that was refused is skipped until it took the WRITABLE
+ *            record its refusal's wait token gives, scale_zlink.c) until
  *            "STOP" (stdin is looked at every millisecond), prints
  *            "SENT,ok=<n>,full=<n>" and stays until stdin's end of file
  *            (it never reads what the ROUTER sends it).
@@ -137,7 +148,7 @@ static const sc_lib_t *lib_named(const char *name)
 
 typedef struct sc_role_opts {
     const sc_lib_t *lib;
-    long conns, first, count, size, duration_ms, port;
+    long conns, first, count, size, duration_ms, port, procs, qrecs;
 } sc_role_opts_t;
 
 static void raise_fd_limit(void)
@@ -233,7 +244,7 @@ static int run_router(const sc_role_opts_t *o)
     if (ctx == NULL)
         return 1;
     int status = 1, port = 0;
-    void *r = L->router(ctx, &port);
+    void *r = L->router(ctx, &port, o->qrecs, o->size);
     if (r == NULL)
         goto out_ctx;
     uint64_t rss0 = bp_proc_status("VmRSS");
@@ -287,9 +298,31 @@ static int run_router(const sc_role_opts_t *o)
         hi = per[i] > hi ? per[i] : hi;
     }
     double recv_cpu = received > 0 ? (double)(thread_cpu_ns() - cpu0) / (double)received : 0;
-    printf("TRAFFIC,received=%llu,min=%llu,max=%llu,window_ms=%.1f,cpu_ns=%.1f\n",
+    /* The same shares split by client process (the driver gives process p
+     * the contiguous ids it gives run_clients): the worst min/max inside one
+     * process, which only the ROUTER's fair queue and the process's own
+     * round-robin shape, and min/max of the processes' mean shares, which
+     * is how the machine scheduled the processes. */
+    long nprocs = o->procs < 1 ? 1 : (o->procs < n ? o->procs : n);
+    double in_proc = 1, lo_mean = 0, hi_mean = 0;
+    for (long p = 0, first = 0; p < nprocs; p++) {
+        long count = n / nprocs + (p < n % nprocs ? 1 : 0);
+        uint64_t plo = per[first], phi = per[first], sum = 0;
+        for (long i = first; i < first + count; i++) {
+            plo = per[i] < plo ? per[i] : plo;
+            phi = per[i] > phi ? per[i] : phi;
+            sum += per[i];
+        }
+        double f = phi > 0 ? (double)plo / (double)phi : 0, mean = (double)sum / (double)count;
+        in_proc = f < in_proc ? f : in_proc;
+        lo_mean = p == 0 || mean < lo_mean ? mean : lo_mean;
+        hi_mean = p == 0 || mean > hi_mean ? mean : hi_mean;
+        first += count;
+    }
+    printf("TRAFFIC,received=%llu,min=%llu,max=%llu,window_ms=%.1f,cpu_ns=%.1f,in_proc=%.3f,"
+           "across_procs=%.3f\n",
            (unsigned long long)received, (unsigned long long)lo, (unsigned long long)hi,
-           (double)(now - start) / 1e6, recv_cpu);
+           (double)(now - start) / 1e6, recv_cpu, in_proc, hi_mean > 0 ? lo_mean / hi_mean : 0);
     fflush(stdout);
     /* The clients stop first, so that no incoming traffic competes with
      * the timed sends. */
@@ -342,7 +375,7 @@ static int run_clients(const sc_role_opts_t *o)
     for (; made < o->count; made++) {
         char rid[SC_RID_CAP];
         snprintf(rid, sizeof rid, "d%ld", o->first + made);
-        if ((d[made] = L->dealer(ctx, rid, (int)o->port)) == NULL)
+        if ((d[made] = L->dealer(ctx, rid, (int)o->port, o->qrecs, o->size)) == NULL)
             goto out;
     }
     for (long i = 0; i < o->count; i++)
@@ -393,7 +426,7 @@ out:
 typedef struct sc_opts {
     long counts[SC_MAX_COUNTS];
     int ncounts;
-    long procs, duration_ms, size;
+    long procs, duration_ms, size, qrecs;
     int reps;
     const sc_lib_t *libs[2];
     int nlibs;
@@ -401,6 +434,7 @@ typedef struct sc_opts {
 
 typedef struct sc_rep {
     double thr, fair, idle, send_ns, send_cpu_ns, hot_cpu_ns, recv_cpu_ns, window_ms, full;
+    double in_proc, across_procs;
 } sc_rep_t;
 
 /* One case: a ROUTER and its clients for lib at n connections. */
@@ -410,8 +444,11 @@ static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res
     snprintf(a_n, sizeof a_n, "%ld", n);
     snprintf(a_size, sizeof a_size, "%ld", o->size);
     snprintf(a_dur, sizeof a_dur, "%ld", o->duration_ms);
+    char a_procs[24], a_q[24];
+    snprintf(a_procs, sizeof a_procs, "%ld", o->procs);
+    snprintf(a_q, sizeof a_q, "%ld", o->qrecs);
     char *rargs[] = {"--lib", (char *)L->name, "--conns", a_n, "--size", a_size,
-                     "--duration-ms", a_dur, NULL};
+                     "--duration-ms", a_dur, "--procs", a_procs, "--queue-records", a_q, NULL};
     bp_child_t *router = bp_spawn("router", rargs);
     if (router == NULL ||
         bp_expect_line(router, "router", "READY,port=", line, sizeof line,
@@ -427,7 +464,8 @@ static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res
         snprintf(a_first, sizeof a_first, "%ld", first);
         snprintf(a_count, sizeof a_count, "%ld", count);
         char *cargs[] = {"--lib", (char *)L->name, "--port", a_port, "--first", a_first,
-                         "--count", a_count, "--size", a_size, "--duration-ms", a_dur, NULL};
+                         "--count", a_count, "--size", a_size, "--duration-ms", a_dur,
+                         "--queue-records", a_q, NULL};
         if ((clients[p] = bp_spawn("clients", cargs)) == NULL)
             goto fail;
         first += count;
@@ -452,6 +490,8 @@ static int one_case(const sc_opts_t *o, const sc_lib_t *L, long n, sc_rep_t *res
     res->thr = res->window_ms > 0 ? bp_field(line, "received") * 1000.0 / res->window_ms : 0;
     double hi = bp_field(line, "max");
     res->fair = hi > 0 ? bp_field(line, "min") / hi : 0;
+    res->in_proc = bp_field(line, "in_proc");
+    res->across_procs = bp_field(line, "across_procs");
     for (long p = 0; p < nprocs; p++)
         if (bp_say(clients[p], "STOP\n") != 0)
             goto fail;
@@ -529,6 +569,9 @@ static int parse_opts(int argc, char **argv, sc_opts_t *o)
             o->duration_ms = x;
         } else if (strcmp(k, "--size") == 0 && bp_parse_long(v, 1, 1 << 20, &x) == 0) {
             o->size = x;
+        } else if (strcmp(k, "--queue-records") == 0 &&
+                   bp_parse_long(v, 0, 1000000, &x) == 0) {
+            o->qrecs = x;
         } else if (strcmp(k, "--reps") == 0 && bp_parse_long(v, 1, SC_MAX_REPS, &x) == 0) {
             o->reps = (int)x;
         } else if (strcmp(k, "--libs") == 0) {
@@ -576,9 +619,9 @@ static int run_driver(const sc_opts_t *o)
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     printf("HEADER,nproc=%ld,date=%s,zlink=%s,libzmq=%s,procs=%ld,duration_ms=%ld,size=%ld,"
-           "reps=%d\n",
+           "reps=%d,queue_records=%ld\n",
            sysconf(_SC_NPROCESSORS_ONLN), date, zl, zm, o->procs, o->duration_ms, o->size,
-           o->reps);
+           o->reps, o->qrecs);
     fflush(stdout);
     int failed = 0;
     /* Per library, the three send costs (clock, CPU, hot CPU). */
@@ -607,9 +650,11 @@ static int run_driver(const sc_opts_t *o)
                 done[l]++;
                 printf("REP,%s,%ld,%d,throughput=%.0f,fairness=%.3f,idle_bytes_per_conn=%.0f,"
                        "send_ns=%.1f,send_cpu_ns=%.1f,send_hot_cpu_ns=%.1f,recv_cpu_ns=%.1f,"
-                       "window_ms=%.0f,dealer_full=%.0f\n",
+                       "window_ms=%.0f,dealer_full=%.0f,fairness_in_proc=%.3f,"
+                       "fairness_across_procs=%.3f\n",
                        o->libs[l]->name, n, rep + 1, r->thr, r->fair, r->idle, r->send_ns,
-                       r->send_cpu_ns, r->hot_cpu_ns, r->recv_cpu_ns, r->window_ms, r->full);
+                       r->send_cpu_ns, r->hot_cpu_ns, r->recv_cpu_ns, r->window_ms, r->full,
+                       r->in_proc, r->across_procs);
                 fflush(stdout);
             }
         }
@@ -679,6 +724,10 @@ static int parse_role(int argc, char **argv, sc_role_opts_t *o)
             o->duration_ms = x;
         else if (strcmp(k, "--port") == 0)
             o->port = x;
+        else if (strcmp(k, "--procs") == 0)
+            o->procs = x;
+        else if (strcmp(k, "--queue-records") == 0)
+            o->qrecs = x;
         else
             return -1;
     }
@@ -703,7 +752,7 @@ int main(int argc, char **argv)
     sc_opts_t o;
     if (parse_opts(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: scale [--conns 1,100,1000,5000] [--procs P] [--duration-ms D] "
-                        "[--size S] [--reps R] [--libs zlink,libzmq]\n");
+                        "[--size S] [--reps R] [--libs zlink,libzmq] [--queue-records Q]\n");
         return 2;
     }
     raise_fd_limit();

@@ -21,10 +21,14 @@ typedef struct sc_lib {
     void (*version)(char *buf, size_t cap);
     void *(*ctx_new)(void);
     void (*ctx_term)(void *ctx);
-    /* A bound ROUTER; *port gets its port. NULL after an ERROR line. */
-    void *(*router)(void *ctx, int *port);
-    /* A DEALER named rid, connecting to port. NULL after an ERROR line. */
-    void *(*dealer)(void *ctx, const char *rid, int port);
+    /* A bound ROUTER; *port gets its port. NULL after an ERROR line.
+     * qrecs > 0: both HWMs hold qrecs records of size bytes (ZLink: bytes
+     * qrecs * (size + 64), its charge per frame; libzmq: qrecs messages);
+     * 0: the library's defaults. */
+    void *(*router)(void *ctx, int *port, long qrecs, long size);
+    /* A DEALER named rid, connecting to port, HWMs as for router. NULL
+     * after an ERROR line. */
+    void *(*dealer)(void *ctx, const char *rid, int port, long qrecs, long size);
     /* One record of n bytes: 0 sent, 1 no room (dontwait), -1 error. */
     int (*send)(void *dealer, const void *buf, size_t n, int dontwait);
     /* One record into buf (up to cap bytes; *n its size) and its sender's

@@ -30,12 +30,24 @@ static void zm_ctx_term(void *ctx) { zmq_ctx_term(ctx); }
 
 static int zm_set_int(void *s, int opt, int v) { return zmq_setsockopt(s, opt, &v, sizeof v); }
 
-static void *zm_router(void *ctx, int *port)
+/* Both HWMs for qrecs messages (scale_libs.h); 0 keeps the defaults. */
+static int zm_set_hwm(void *s, long qrecs)
 {
+    if (qrecs <= 0)
+        return 0;
+    return zm_set_int(s, ZMQ_SNDHWM, (int)qrecs) == 0 && zm_set_int(s, ZMQ_RCVHWM, (int)qrecs) == 0
+               ? 0
+               : -1;
+}
+
+static void *zm_router(void *ctx, int *port, long qrecs, long size)
+{
+    (void)size; /* libzmq counts messages */
     void *r = zmq_socket(ctx, ZMQ_ROUTER);
     char ep[256];
     size_t len = sizeof ep;
     if (r == NULL || zm_set_int(r, ZMQ_LINGER, 0) != 0 || zm_set_int(r, ZMQ_RCVTIMEO, 100) ||
+        zm_set_hwm(r, qrecs) != 0 ||
         zm_set_int(r, ZMQ_ROUTER_MANDATORY, 1) != 0 || zmq_bind(r, "tcp://127.0.0.1:*") != 0 ||
         zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len) != 0 || strrchr(ep, ':') == NULL) {
         rr_error("zmq ROUTER: %s", zmq_strerror(errno));
@@ -47,14 +59,15 @@ static void *zm_router(void *ctx, int *port)
     return r;
 }
 
-static void *zm_dealer(void *ctx, const char *rid, int port)
+static void *zm_dealer(void *ctx, const char *rid, int port, long qrecs, long size)
 {
+    (void)size;
     void *d = zmq_socket(ctx, ZMQ_DEALER);
     char ep[64];
     snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
     if (d == NULL || zmq_setsockopt(d, ZMQ_ROUTING_ID, rid, strlen(rid)) != 0 ||
         zm_set_int(d, ZMQ_LINGER, 0) != 0 || zm_set_int(d, ZMQ_SNDTIMEO, 20000) != 0 ||
-        zmq_connect(d, ep) != 0) {
+        zm_set_hwm(d, qrecs) != 0 || zmq_connect(d, ep) != 0) {
         rr_error("zmq DEALER %s: %s", rid, zmq_strerror(errno));
         if (d != NULL)
             zmq_close(d);
