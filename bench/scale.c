@@ -29,7 +29,8 @@
  *                connection to all N connected and idle, per connection;
  *   send cost    ns per zlink_send_rid / zmq_send(rid frame + payload) from
  *                the ROUTER to peers picked at random by routing id, 200
- *                per peer (at most 200,000), so no pipe reaches its HWM:
+ *                per peer (Q / 2 when that is fewer; at most 200,000), so
+ *                no pipe reaches its HWM:
  *                the cost of finding the route and queueing the record.
  *                A hash lookup does not grow with N (core/src/sock/pipe.c
  *                zl_socket_route). Timed by the clock (send_ns) and by the
@@ -331,9 +332,13 @@ static int run_router(const sc_role_opts_t *o)
 
     /* Sends by routing id to peers picked at random, timed: first among
      * all N, then among the first SC_HOT_PEERS only. */
-    long sends = n * SC_SENDS_PER_PEER < SC_MAX_SENDS ? n * SC_SENDS_PER_PEER : SC_MAX_SENDS;
+    /* At most half of a --queue-records HWM per peer: no pipe may fill. */
+    long per_peer = o->qrecs > 0 && o->qrecs / 2 < SC_SENDS_PER_PEER
+                        ? (o->qrecs / 2 > 0 ? o->qrecs / 2 : 1)
+                        : SC_SENDS_PER_PEER;
+    long sends = n * per_peer < SC_MAX_SENDS ? n * per_peer : SC_MAX_SENDS;
     long hot = n < SC_HOT_PEERS ? n : SC_HOT_PEERS;
-    long hot_sends = hot * SC_SENDS_PER_PEER < sends ? hot * SC_SENDS_PER_PEER : sends;
+    long hot_sends = hot * per_peer < sends ? hot * per_peer : sends;
     double cpu_all = 0, cpu_hot = 0;
     double ns_all = timed_sends(L, r, n, sends, payload, (size_t)o->size, &cpu_all);
     double ns_hot = ns_all < 0 ? -1

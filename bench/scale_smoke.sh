@@ -12,7 +12,8 @@
 # got a share in so short a window depends on the machine's load: that is
 # the benchmark's finding, not the harness's.) The router's CONNECTED
 # line, which every run waits for, means each DEALER's hello arrived. Bad
-# usage is status 2.
+# usage is status 2. A run with --queue-records 100 passes and is refused
+# sends.
 . bench/smoke_lib.sh || exit 1
 
 prog=$1
@@ -22,7 +23,7 @@ smoke_run "" "$prog" --conns 1,100,200 --procs 2 --duration-ms 300 --size 64 --r
 num='[0-9]+(\.[0-9]+)?'
 for lib in zlink libzmq; do
     for n in 1 100 200; do
-        grep -Eq "^REP,$lib,$n,1,throughput=$num,fairness=$num,idle_bytes_per_conn=-?$num,send_ns=$num,send_cpu_ns=$num,send_hot_cpu_ns=$num,recv_cpu_ns=$num,window_ms=$num,dealer_full=$num$" <<<"$out" ||
+        grep -Eq "^REP,$lib,$n,1,throughput=$num,fairness=$num,idle_bytes_per_conn=-?$num,send_ns=$num,send_cpu_ns=$num,send_hot_cpu_ns=$num,recv_cpu_ns=$num,window_ms=$num,dealer_full=$num,fairness_in_proc=$num,fairness_across_procs=$num$" <<<"$out" ||
             fail "no REP line of $lib at $n"
         win=$(sed -n "s/^REP,$lib,$n,1,.*,window_ms=\([0-9.]*\),.*/\1/p" <<<"$out")
         awk -v w="${win:-0}" 'BEGIN { exit !(w >= 300) }' || fail "$lib at $n: window $win ms"
@@ -42,6 +43,16 @@ for n in 1 100 200; do
     done
 done
 
+# Both HWMs at 100 records: the DEALER is refused over and over, and every
+# refusal leaves a wait token, so the run passes only if the ZLink half takes
+# each WRITABLE record (with 65,536 tokens untaken a send fails).
+smoke_run "queue-records" "$prog" --conns 1 --libs zlink --queue-records 100 --duration-ms 500 \
+    --reps 1
+grep -q "^HEADER,.*,queue_records=100$" <<<"$out" || fail "no queue_records=100 in HEADER"
+grep -Eq "^REP,zlink,1,1,throughput=$num,.*,dealer_full=[1-9][0-9]*," <<<"$out" ||
+    fail "queue-records: no REP line with refused sends"
+
 smoke_refused "--conns 0" "$prog" --conns 0
+smoke_refused "--queue-records -1" "$prog" --queue-records -1
 
 smoke_verdict
