@@ -12,6 +12,11 @@
 /* A client context takes up to this many sockets (both libraries' default
  * limits are lower: ZLink 4,095, libzmq 1,023). */
 #define SC_MAX_PER_PROC 8000
+/* The ROUTER's listen backlog, both libraries (their default is 100): a
+ * burst of 5,000 connects overflowed a backlog of 100 some 19,000 times per
+ * run, and each dropped SYN waits the kernel's retry (1, 3, 7, 15 s), long
+ * enough for a DEALER's hello to miss its 20 s. */
+#define SC_BACKLOG 4096
 /* Routing ids "d<index>" fit in this many bytes with their NUL. */
 #define SC_RID_CAP 16
 

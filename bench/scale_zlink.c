@@ -76,7 +76,7 @@ static void *zl_router(void *ctx, int *port, long qrecs, long size)
     char ep[256];
     size_t len = sizeof ep;
     if (r == NULL || zl_set_int(r, ZLINK_LINGER, 0) != 0 || zl_set_int(r, ZLINK_RCVTIMEO, 100) ||
-        zl_set_hwm(r, qrecs, size) != 0 ||
+        zl_set_hwm(r, qrecs, size) != 0 || zl_set_int(r, ZLINK_BACKLOG, SC_BACKLOG) != 0 ||
         zlink_bind(r, "tcp://127.0.0.1:0") != 0 ||
         zlink_getsockopt(r, ZLINK_LAST_ENDPOINT, ep, &len) != 0 || strrchr(ep, ':') == NULL) {
         rr_error("zlink ROUTER: errno %d", zlink_errno());

@@ -47,7 +47,7 @@ static void *zm_router(void *ctx, int *port, long qrecs, long size)
     char ep[256];
     size_t len = sizeof ep;
     if (r == NULL || zm_set_int(r, ZMQ_LINGER, 0) != 0 || zm_set_int(r, ZMQ_RCVTIMEO, 100) ||
-        zm_set_hwm(r, qrecs) != 0 ||
+        zm_set_hwm(r, qrecs) != 0 || zm_set_int(r, ZMQ_BACKLOG, SC_BACKLOG) != 0 ||
         zm_set_int(r, ZMQ_ROUTER_MANDATORY, 1) != 0 || zmq_bind(r, "tcp://127.0.0.1:*") != 0 ||
         zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, ep, &len) != 0 || strrchr(ep, ':') == NULL) {
         rr_error("zmq ROUTER: %s", zmq_strerror(errno));
