@@ -9,7 +9,8 @@
 # libzmq and nng; router_router over tcp (none in nng) must print libzmq's
 # ratios and no nng line at all. The first runs with zlink's low-latency
 # window at its default (50 us) and none for the I/O threads, the second
-# with --no-spin --io-spin-us 20, as HEADER says. Both runs exit 0; bad usage is status 2.
+# with --no-spin --io-spin-us 20, as HEADER says. A pair inproc run with
+# --no-nng prints no nng line. Every run exits 0; bad usage is status 2.
 . bench/smoke_lib.sh || exit 1
 
 prog=$1
@@ -35,6 +36,11 @@ grep -q "^HEADER,.*,zlink_spin_us=0,zlink_io_spin_us=20$" <<<"$out" ||
 grep -Eq "^RATIO,router_router,tcp,64,throughput,zlink_vs_libzmq,[0-9]" <<<"$out" ||
     fail "router_router tcp: no throughput ratio against libzmq"
 grep -v "^HEADER" <<<"$out" | grep -q "nng" && fail "router_router tcp: an nng line"
+
+smoke_run "pair inproc --no-nng" "$prog" --pattern pair --transport inproc --no-nng "${small[@]}"
+grep -q "^HEADER,.*,no_nng=1$" <<<"$out" || fail "pair inproc --no-nng: no no_nng=1 in HEADER"
+grep -q "^REP,zlink,pair,inproc,64,1,[0-9]" <<<"$out" || fail "pair inproc --no-nng: no REP line of zlink"
+grep -v "^HEADER" <<<"$out" | grep -q "nng" && fail "pair inproc --no-nng: an nng line"
 
 smoke_refused "an unknown pattern" "$prog" --pattern nope --transport tcp --size 64
 smoke_refused "a window above 10,000 us" "$prog" --pattern pair --transport tcp --size 64 --spin-us 10001

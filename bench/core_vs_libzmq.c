@@ -6,6 +6,7 @@
  *                  [--rtt-count K] [--rtt-warmup W]
  *   core_vs_libzmq --all [--sizes 64,1k,64k,1m] [--reps R]
  *   either with [--zlink-hwm-msgs H] [--spin-us S | --no-spin] [--io-spin-us S]
+ *               [--no-nng]
  *
  * P: pair | dealer_router | router_router | pub_sub; T: inproc | ipc | tcp.
  *
@@ -63,6 +64,7 @@ typedef struct options {
     long zlink_hwm_msgs;  /* 0: zlink's default byte HWM */
     int spin_us;          /* zlink's low-latency window (ZLINK_SPIN_US) */
     int io_spin_us;       /* its I/O threads' window (ZLINK_IO_SPIN_US) */
+    int no_nng;           /* leave nng out (a profile of the other two) */
 } options_t;
 
 static void usage(FILE *f)
@@ -81,7 +83,8 @@ static void usage(FILE *f)
             "     (libzmq's default is 1,000 messages; default: zlink's own 4,096,000 bytes)\n"
             "  S: zlink's low-latency window, ZLINK_SPIN_US (0..10000 us, default %d);\n"
             "     --no-spin is --spin-us 0 (the library's own default); --io-spin-us S\n"
-            "     sets ZLINK_IO_SPIN_US (default 0)\n",
+            "     sets ZLINK_IO_SPIN_US (default 0)\n"
+            "  --no-nng: zlink and libzmq only (no nng lines or ratios)\n",
             BENCH_SPIN_US_DFLT);
 }
 
@@ -157,6 +160,9 @@ static int parse_args(int argc, char **argv, options_t *o)
             continue;
         } else if (strcmp(a, "--no-spin") == 0) {
             o->spin_us = 0;
+            continue;
+        } else if (strcmp(a, "--no-nng") == 0) {
+            o->no_nng = 1;
             continue;
         }
         if (!v) {
@@ -282,9 +288,9 @@ static void print_header(const options_t *o)
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     printf("HEADER,nproc=%ld,cpu=%s,host=%s,date=%s,zlink=%s,libzmq=%s,nng=%s,reps=%d,mode=%s,"
-           "zlink_spin_us=%d,zlink_io_spin_us=%d\n",
+           "zlink_spin_us=%d,zlink_io_spin_us=%d%s\n",
            sysconf(_SC_NPROCESSORS_ONLN), cpu, host, date, zl, zm, nn, o->reps,
-           o->all ? "all" : "single", o->spin_us, o->io_spin_us);
+           o->all ? "all" : "single", o->spin_us, o->io_spin_us, o->no_nng ? ",no_nng=1" : "");
 }
 
 /* The per-library results of one case. */
@@ -323,8 +329,8 @@ static int run_case(const options_t *o, bench_pattern_t pattern, bench_transport
     res[1].lib = &bench_lib_zmq;
     res[2].lib = &bench_lib_nng;
     int nlibs = NLIBS;
-    if (res[2].lib->supports != NULL && !res[2].lib->supports(pattern))
-        nlibs = 2; /* no nng equivalent: no nng line, no nng ratio */
+    if (o->no_nng || (res[2].lib->supports != NULL && !res[2].lib->supports(pattern)))
+        nlibs = 2; /* left out, or no nng equivalent: no nng line, no nng ratio */
 
     for (int rep = 0; rep < o->reps; rep++) {
         for (int l = 0; l < nlibs; l++) {
