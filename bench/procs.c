@@ -120,8 +120,11 @@ void bp_reap_all(void)
     for (size_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         pid_t pid = children[i].pid;
         int st;
-        /* A child that already ended says how, so a failed case names its cause. */
-        if (pid != 0 && waitpid(pid, &st, WNOHANG) == pid) {
+        /* A child that already ended says how, so a failed case names its
+         * cause; bp_reap then only closes its pipes (its waitpid finds the
+         * child reaped already). */
+        int ended = pid != 0 && waitpid(pid, &st, WNOHANG) == pid;
+        if (ended) {
             relay_errors(&children[i]);
             if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
                 fprintf(stderr, "%s: child %d exited with status %d\n", bp_name, (int)pid,
@@ -129,14 +132,8 @@ void bp_reap_all(void)
             else if (WIFSIGNALED(st))
                 fprintf(stderr, "%s: child %d killed by signal %d\n", bp_name, (int)pid,
                         WTERMSIG(st));
-            close(children[i].out_fd);
-            if (children[i].in_fd >= 0)
-                close(children[i].in_fd);
-            children[i].pid = 0;
-            children[i].in_fd = children[i].out_fd = -1;
-            continue;
         }
-        bp_reap(&children[i], 1);
+        bp_reap(&children[i], !ended);
     }
 }
 
