@@ -232,36 +232,157 @@ static void completion_fn(zlink_call_t *call, const zlink_outcome_t *oc, void *u
 
 /* ------------------------------------------------------------- helpers */
 
-/* A Java string as modified UTF-8: a short one (names, packets, content
- * types) is copied into the handle itself, so it costs no malloc. */
+/* Strings cross as UTF-8, the encoding C validates and puts on the wire
+ * (JNI's own "modified UTF-8" writes a character outside the BMP as two
+ * 3-byte surrogates and U+0000 as C0 80, which C refuses as text). A Java
+ * string that has no UTF-8 form C can take as a C string (a U+0000, which
+ * would cut it short, or a lone surrogate) is refused: str_get gives NULL
+ * and h->fail = ZLINK_FW_INVALID_ARGUMENT (INTERNAL_FAILURE when there is
+ * no memory), and the function returns that result without calling C. A
+ * short string (names, packets, content types) is converted on the stack,
+ * so it costs no malloc. */
 typedef struct {
-    JNIEnv *env;
-    jstring js;
-    const char *s;
-    char small[128];
+    char *heap;      /* the UTF-8 when it did not fit small */
+    int fail;        /* 0, or the result a refused string gives */
+    char small[256];
 } zj_str_t;
+
+enum { ZJ_UNITS = 128 }; /* UTF-16 units read onto the stack at once */
+
+/* Appends the UTF-8 of units u[0..n) at out (room for 3 bytes per unit);
+ * *hi carries a high surrogate over from the previous chunk. Returns the
+ * end, or NULL for a U+0000 or a lone surrogate. */
+static char *utf8_put(char *out, const jchar *u, jsize n, jchar *hi)
+{
+    for (jsize i = 0; i < n; i++) {
+        uint32_t c = u[i];
+        if (*hi) {
+            if (c < 0xDC00 || c > 0xDFFF)
+                return NULL;
+            c = 0x10000 + (((uint32_t)*hi - 0xD800) << 10) + (c - 0xDC00);
+            *hi = 0;
+            *out++ = (char)(0xF0 | c >> 18);
+            *out++ = (char)(0x80 | (c >> 12 & 0x3F));
+            *out++ = (char)(0x80 | (c >> 6 & 0x3F));
+            *out++ = (char)(0x80 | (c & 0x3F));
+        } else if (c == 0 || (c >= 0xDC00 && c <= 0xDFFF)) {
+            return NULL;
+        } else if (c >= 0xD800 && c <= 0xDBFF) {
+            *hi = (jchar)c;
+        } else if (c < 0x80) {
+            *out++ = (char)c;
+        } else if (c < 0x800) {
+            *out++ = (char)(0xC0 | c >> 6);
+            *out++ = (char)(0x80 | (c & 0x3F));
+        } else {
+            *out++ = (char)(0xE0 | c >> 12);
+            *out++ = (char)(0x80 | (c >> 6 & 0x3F));
+            *out++ = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    return out;
+}
 
 static const char *str_get(JNIEnv *env, jstring js, zj_str_t *h)
 {
-    h->env = env;
-    h->js = js;
-    h->s = NULL;
+    h->heap = NULL;
+    h->fail = 0;
     if (!js)
         return NULL;
     jsize len = (*env)->GetStringLength(env, js);
-    if (len < (jsize)sizeof h->small / 3) {
-        (*env)->GetStringUTFRegion(env, js, 0, len, h->small);
-        h->small[(*env)->GetStringUTFLength(env, js)] = 0;
-        return h->small;
+    char *dst = h->small;
+    if ((size_t)len * 3 + 1 > sizeof h->small) {
+        dst = h->heap = malloc((size_t)len * 3 + 1);
+        if (!dst) {
+            h->fail = ZLINK_FW_INTERNAL_FAILURE;
+            return NULL;
+        }
     }
-    h->s = (*env)->GetStringUTFChars(env, js, NULL);
-    return h->s;
+    jchar units[ZJ_UNITS], hi = 0;
+    char *w = dst;
+    for (jsize at = 0; at < len && w; at += ZJ_UNITS) {
+        jsize n = len - at < ZJ_UNITS ? len - at : ZJ_UNITS;
+        (*env)->GetStringRegion(env, js, at, n, units);
+        w = utf8_put(w, units, n, &hi);
+    }
+    if (!w || hi) {
+        free(h->heap);
+        h->heap = NULL;
+        h->fail = ZLINK_FW_INVALID_ARGUMENT;
+        return NULL;
+    }
+    *w = 0;
+    return dst;
 }
 
 static void str_put(zj_str_t *h)
 {
-    if (h->s)
-        (*h->env)->ReleaseStringUTFChars(h->env, h->js, h->s);
+    free(h->heap);
+    h->heap = NULL;
+}
+
+/* The first refusal of up to two converted strings (b may be NULL), or 0. */
+static int str_fail(const zj_str_t *a, const zj_str_t *b)
+{
+    return a->fail ? a->fail : b && b->fail ? b->fail : 0;
+}
+
+/* The Java string of C's UTF-8 s (NULL gives null). A byte that is not
+ * part of a well-formed sequence becomes U+FFFD (C gives only valid text;
+ * this keeps a bad one from reaching the JVM as undefined input). */
+static jstring str_new(JNIEnv *env, const char *s)
+{
+    if (!s)
+        return NULL;
+    static const jchar empty[1] = {0};
+    size_t n = strlen(s);
+    if (n == 0)
+        return (*env)->NewString(env, empty, 0);
+    jchar small[256], *u = small;
+    if (n > sizeof small / sizeof small[0] && !(u = malloc(n * sizeof *u))) {
+        (*env)->ThrowNew(env, (*env)->FindClass(env, "java/lang/OutOfMemoryError"),
+                         "zlink: no memory for a string");
+        return NULL;
+    }
+    u[0] = 0; /* n > 0, so the loop writes it; this tells the compiler */
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    jsize k = 0;
+    while (p < end) {
+        uint32_t c = *p, cp, min;
+        size_t len;
+        if (c < 0x80) {
+            u[k++] = (jchar)c;
+            p++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0)
+            len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, cp = c & 0x07, min = 0x10000;
+        else
+            len = 0, cp = 0, min = 1;
+        size_t i = 1;
+        for (; len && i < len && p + i < end && (p[i] & 0xC0) == 0x80; i++)
+            cp = cp << 6 | (p[i] & 0x3F);
+        if (!len || i < len || cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            u[k++] = 0xFFFD;
+            p++;
+            continue;
+        }
+        if (cp >= 0x10000) {
+            u[k++] = (jchar)(0xD800 + ((cp - 0x10000) >> 10));
+            u[k++] = (jchar)(0xDC00 + ((cp - 0x10000) & 0x3FF));
+        } else {
+            u[k++] = (jchar)cp;
+        }
+        p += len;
+    }
+    jstring r = (*env)->NewString(env, u, k);
+    if (u != small)
+        free(u);
+    return r;
 }
 
 /* A copy of b's bytes (malloc, at least 1 byte) into *out; *n its length. */
@@ -297,11 +418,6 @@ static jbyteArray bytes_new(JNIEnv *env, const void *p, size_t n)
     if (a && n)
         (*env)->SetByteArrayRegion(env, a, 0, (jsize)n, p);
     return a;
-}
-
-static jstring str_new(JNIEnv *env, const char *s)
-{
-    return s ? (*env)->NewStringUTF(env, s) : NULL;
 }
 
 static void set_int(JNIEnv *env, jintArray a, jint v)
@@ -356,7 +472,8 @@ static int listed(JNIEnv *env, jobjectArray names, const char *want)
     for (jsize i = 0; i < n; i++) {
         jstring js = (*env)->GetObjectArrayElement(env, names, i);
         zj_str_t h;
-        int eq = strcmp(str_get(env, js, &h), want) == 0;
+        const char *name = str_get(env, js, &h);
+        int eq = name && strcmp(name, want) == 0;
         str_put(&h);
         (*env)->DeleteLocalRef(env, js);
         if (eq)
@@ -375,12 +492,14 @@ JFN(jstring, init)(JNIEnv *env, jclass cls, jstring jpath, jobjectArray names, j
         return NULL;
     zj_str_t h;
     const char *path = str_get(env, jpath, &h);
+    if (!path) /* dlopen(NULL) would give the main program */
+        return (*env)->NewStringUTF(env, "the library path is not a valid string");
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *why = dlerror();
         snprintf(msg, sizeof msg, "cannot load %s: %s", path ? path : "(null)", why ? why : "?");
         str_put(&h);
-        return (*env)->NewStringUTF(env, msg);
+        return str_new(env, msg);
     }
     str_put(&h);
     jstring missing = resolve_all(env, lib, names);
@@ -389,7 +508,7 @@ JFN(jstring, init)(JNIEnv *env, jclass cls, jstring jpath, jobjectArray names, j
         snprintf(msg, sizeof msg, "libzlink lacks the export %s", m);
         (*env)->ReleaseStringUTFChars(env, missing, m);
         dlclose(lib);
-        return (*env)->NewStringUTF(env, msg);
+        return str_new(env, msg);
     }
 #define ZJ_RESOLVE(name)                                                               \
     if (!listed(env, names, #name)) {                                                  \
@@ -405,7 +524,7 @@ JFN(jstring, init)(JNIEnv *env, jclass cls, jstring jpath, jobjectArray names, j
         snprintf(msg, sizeof msg, "libzlink is version %d.%d.%d, the binding needs major %d",
                  ma, mi, pa, (int)major);
         dlclose(lib);
-        return (*env)->NewStringUTF(env, msg);
+        return str_new(env, msg);
     }
     zj_completions = queue_new();
     if (!zj_completions) {
@@ -628,7 +747,8 @@ JFN(jlong, hostNew)(JNIEnv *env, jclass cls, jstring jname, jintArray res)
     (void)cls;
     zj_str_t h;
     zlink_fw_result_t r = 0;
-    zlink_host_t *host = Z(zlink_host_new)(str_get(env, jname, &h), &r);
+    const char *name = str_get(env, jname, &h);
+    zlink_host_t *host = (r = str_fail(&h, NULL)) ? NULL : Z(zlink_host_new)(name, &r);
     str_put(&h);
     set_int(env, res, r);
     return J(host);
@@ -657,7 +777,9 @@ JFN(jint, hostAdd)(JNIEnv *env, jclass c, jint which, jlong h, jstring ja, jstri
     zj_str_t ha, hb;
     const char *a = str_get(env, ja, &ha), *b = str_get(env, jb, &hb);
     zlink_fw_result_t r = ZLINK_FW_INVALID_ARGUMENT;
-    if (which == 0)
+    if (str_fail(&ha, &hb))
+        r = str_fail(&ha, &hb);
+    else if (which == 0)
         r = Z(zlink_host_add_cs_server)(H(h), a, b);
     else if (which == 1)
         r = Z(zlink_host_add_cs_client)(H(h), a, b);
@@ -675,8 +797,10 @@ JFN(jint, nodeSetOption)(JNIEnv *env, jclass c, jint which, jlong h, jstring jn,
     (void)c;
     zj_str_t hn;
     const char *n = str_get(env, jn, &hn);
-    zlink_fw_result_t r = which == 0 ? Z(zlink_channel_set_option)(H(h), n, opt, v)
-                                     : Z(zlink_mesh_set_option)(H(h), n, opt, v);
+    zlink_fw_result_t r = str_fail(&hn, NULL);
+    if (!r)
+        r = which == 0 ? Z(zlink_channel_set_option)(H(h), n, opt, v)
+                       : Z(zlink_mesh_set_option)(H(h), n, opt, v);
     str_put(&hn);
     return r;
 }
@@ -688,8 +812,10 @@ JFN(jint, nodeGetOption)(JNIEnv *env, jclass c, jint which, jlong h, jstring jn,
     zj_str_t hn;
     int64_t v = 0;
     const char *n = str_get(env, jn, &hn);
-    zlink_fw_result_t r = which == 0 ? Z(zlink_channel_get_option)(H(h), n, opt, &v)
-                                     : Z(zlink_mesh_get_option)(H(h), n, opt, &v);
+    zlink_fw_result_t r = str_fail(&hn, NULL);
+    if (!r)
+        r = which == 0 ? Z(zlink_channel_get_option)(H(h), n, opt, &v)
+                       : Z(zlink_mesh_get_option)(H(h), n, opt, &v);
     str_put(&hn);
     set_long(env, out, v);
     return r;
@@ -704,8 +830,10 @@ JFN(jint, addMeshNode)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jbyteArray
     size_t n;
     if (bytes_get(env, jrid, &rid, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
-    zlink_fw_result_t r = Z(zlink_host_add_mesh_node)(H(h), str_get(env, jmesh, &hm), rid, n,
-                                                      str_get(env, jep, &he));
+    const char *mesh = str_get(env, jmesh, &hm), *ep = str_get(env, jep, &he);
+    zlink_fw_result_t r = str_fail(&hm, &he);
+    if (!r)
+        r = Z(zlink_host_add_mesh_node)(H(h), mesh, rid, n, ep);
     str_put(&hm);
     str_put(&he);
     free(rid);
@@ -721,8 +849,10 @@ JFN(jint, meshConnect)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jstring je
     size_t n;
     if (bytes_get(env, jrid, &rid, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
-    zlink_fw_result_t r = Z(zlink_mesh_connect)(H(h), str_get(env, jmesh, &hm),
-                                                str_get(env, jep, &he), rid, n);
+    const char *mesh = str_get(env, jmesh, &hm), *ep = str_get(env, jep, &he);
+    zlink_fw_result_t r = str_fail(&hm, &he);
+    if (!r)
+        r = Z(zlink_mesh_connect)(H(h), mesh, ep, rid, n);
     str_put(&hm);
     str_put(&he);
     free(rid);
@@ -736,8 +866,10 @@ JFN(jint, meshWeight)(JNIEnv *env, jclass c, jint which, jlong h, jstring jmesh,
     (void)c;
     zj_str_t hm, hc;
     const char *m = str_get(env, jmesh, &hm), *ch = str_get(env, jch, &hc);
-    zlink_fw_result_t r = which == 0 ? Z(zlink_mesh_add_channel_server)(H(h), m, ch, weight)
-                                     : Z(zlink_mesh_set_weight)(H(h), m, ch, weight);
+    zlink_fw_result_t r = str_fail(&hm, &hc);
+    if (!r)
+        r = which == 0 ? Z(zlink_mesh_add_channel_server)(H(h), m, ch, weight)
+                       : Z(zlink_mesh_set_weight)(H(h), m, ch, weight);
     str_put(&hm);
     str_put(&hc);
     return r;
@@ -748,10 +880,13 @@ JFN(jstring, hostEndpoint)(JNIEnv *env, jclass c, jlong h, jstring jname, jintAr
     (void)c;
     char buf[512];
     zj_str_t hn;
-    zlink_fw_result_t r = Z(zlink_host_endpoint)(H(h), str_get(env, jname, &hn), buf, sizeof buf);
+    const char *name = str_get(env, jname, &hn);
+    zlink_fw_result_t r = str_fail(&hn, NULL);
+    if (!r)
+        r = Z(zlink_host_endpoint)(H(h), name, buf, sizeof buf);
     str_put(&hn);
     set_int(env, res, r);
-    return r == 0 ? (*env)->NewStringUTF(env, buf) : NULL;
+    return r == 0 ? str_new(env, buf) : NULL;
 }
 
 JFN(jint, meshReadyPeers)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jintArray res)
@@ -759,7 +894,8 @@ JFN(jint, meshReadyPeers)(JNIEnv *env, jclass c, jlong h, jstring jmesh, jintArr
     (void)c;
     zj_str_t hm;
     zlink_fw_result_t r = 0;
-    int n = Z(zlink_mesh_ready_peers)(H(h), str_get(env, jmesh, &hm), &r);
+    const char *mesh = str_get(env, jmesh, &hm);
+    int n = (r = str_fail(&hm, NULL)) ? -1 : Z(zlink_mesh_ready_peers)(H(h), mesh, &r);
     str_put(&hm);
     set_int(env, res, r);
     return n;
@@ -788,9 +924,11 @@ JFN(jint, addHandler)(JNIEnv *env, jclass c, jlong h, jlong jq, jobject self, ji
         return ZLINK_FW_INTERNAL_FAILURE;
     }
     zj_str_t ho, hp;
-    zlink_fw_result_t r = Z(zlink_host_add_handler)(
-        H(h), (zlink_owner_kind_t)owner, str_get(env, jowner, &ho), (zlink_message_kind_t)kind,
-        str_get(env, jpacket, &hp), turn_trampoline, hd);
+    const char *oname = str_get(env, jowner, &ho), *packet = str_get(env, jpacket, &hp);
+    zlink_fw_result_t r = str_fail(&ho, &hp);
+    if (!r)
+        r = Z(zlink_host_add_handler)(H(h), (zlink_owner_kind_t)owner, oname,
+                                      (zlink_message_kind_t)kind, packet, turn_trampoline, hd);
     str_put(&ho);
     str_put(&hp);
     if (r != 0) {
@@ -876,8 +1014,10 @@ JFN(jint, ownerStatus)(JNIEnv *env, jclass c, jlong h, jint owner, jstring jname
     memset(&s, 0, sizeof s);
     s.struct_size = sizeof s;
     zj_str_t hn;
-    zlink_fw_result_t r = Z(zlink_host_owner_status)(H(h), (zlink_owner_kind_t)owner,
-                                                     str_get(env, jname, &hn), &s);
+    const char *name = str_get(env, jname, &hn);
+    zlink_fw_result_t r = str_fail(&hn, NULL);
+    if (!r)
+        r = Z(zlink_host_owner_status)(H(h), (zlink_owner_kind_t)owner, name, &s);
     str_put(&hn);
     jlong v[] = {s.busy, (jlong)s.accepted_seq, (jlong)s.queued_records, (jlong)s.queued_bytes,
                  (jlong)s.running_records, (jlong)s.running_bytes, (jlong)s.handled};
@@ -892,8 +1032,10 @@ JFN(jint, hostMetric)(JNIEnv *env, jclass c, jlong h, jstring jname, jstring jla
     (void)c;
     zj_str_t hn, hl;
     int64_t v = 0;
-    zlink_fw_result_t r =
-        Z(zlink_host_metric)(H(h), str_get(env, jname, &hn), str_get(env, jlabels, &hl), &v);
+    const char *name = str_get(env, jname, &hn), *labels = str_get(env, jlabels, &hl);
+    zlink_fw_result_t r = str_fail(&hn, &hl);
+    if (!r)
+        r = Z(zlink_host_metric)(H(h), name, labels, &v);
     str_put(&hn);
     str_put(&hl);
     set_long(env, out, v);
@@ -914,9 +1056,9 @@ JFN(jlong, callNew)(JNIEnv *env, jclass c, jint which, jlong h, jstring jname, j
     zlink_call_t *call = NULL;
     void *rid = NULL;
     size_t n = 0;
-    if (which >= 2 && bytes_get(env, jrid, &rid, &n)) {
+    if (str_fail(&hn, NULL) || (which >= 2 && bytes_get(env, jrid, &rid, &n))) {
+        set_int(env, res, str_fail(&hn, NULL) ? str_fail(&hn, NULL) : ZLINK_FW_INTERNAL_FAILURE);
         str_put(&hn);
-        set_int(env, res, ZLINK_FW_INTERNAL_FAILURE);
         return 0;
     }
     switch (which) {
@@ -942,8 +1084,10 @@ JFN(jint, callSetPayload)(JNIEnv *env, jclass c, jlong call, jstring jpacket, js
     size_t n;
     if (bytes_in(env, jdata, small, &data, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
-    zlink_fw_result_t r = Z(zlink_call_set_payload)(H(call), str_get(env, jpacket, &hp),
-                                                    str_get(env, jct, &hc), data, n);
+    const char *packet = str_get(env, jpacket, &hp), *ct = str_get(env, jct, &hc);
+    zlink_fw_result_t r = str_fail(&hp, &hc);
+    if (!r)
+        r = Z(zlink_call_set_payload)(H(call), packet, ct, data, n);
     str_put(&hp);
     str_put(&hc);
     if (data != small)
@@ -961,8 +1105,10 @@ JFN(jint, callSetMetadata)(JNIEnv *env, jclass c, jlong call, jstring jk, jstrin
 {
     (void)c;
     zj_str_t hk, hv;
-    zlink_fw_result_t r =
-        Z(zlink_call_set_metadata)(H(call), str_get(env, jk, &hk), str_get(env, jv, &hv));
+    const char *k = str_get(env, jk, &hk), *v = str_get(env, jv, &hv);
+    zlink_fw_result_t r = str_fail(&hk, &hv);
+    if (!r)
+        r = Z(zlink_call_set_metadata)(H(call), k, v);
     str_put(&hk);
     str_put(&hv);
     return r;
@@ -1048,7 +1194,8 @@ JFN(jstring, turnMetadata)(JNIEnv *env, jclass c, jlong t, jstring jk)
 {
     (void)c;
     zj_str_t hk;
-    const char *v = Z(zlink_turn_metadata)(H(t), str_get(env, jk, &hk));
+    const char *k = str_get(env, jk, &hk);
+    const char *v = str_fail(&hk, NULL) ? NULL : Z(zlink_turn_metadata)(H(t), k);
     str_put(&hk);
     return str_new(env, v);
 }
@@ -1079,8 +1226,10 @@ JFN(jlong, turnReply)(JNIEnv *env, jclass c, jlong t, jint kind, jstring jmsg, j
         call = Z(zlink_turn_reply)(H(t), &r);
     } else {
         zj_str_t hm;
-        call = Z(zlink_turn_reply_error)(H(t), (zlink_error_kind_t)kind, str_get(env, jmsg, &hm),
-                                         &r);
+        const char *msg = str_get(env, jmsg, &hm);
+        call = (r = str_fail(&hm, NULL))
+                   ? NULL
+                   : Z(zlink_turn_reply_error)(H(t), (zlink_error_kind_t)kind, msg, &r);
         str_put(&hm);
     }
     set_int(env, res, r);
@@ -1091,7 +1240,10 @@ JFN(jint, turnEnd)(JNIEnv *env, jclass c, jlong t, jboolean failed, jstring jmsg
 {
     (void)c;
     zj_str_t hm;
-    zlink_fw_result_t r = Z(zlink_turn_end)(H(t), failed ? 1 : 0, str_get(env, jmsg, &hm));
+    const char *msg = str_get(env, jmsg, &hm);
+    zlink_fw_result_t r = str_fail(&hm, NULL);
+    if (!r)
+        r = Z(zlink_turn_end)(H(t), failed ? 1 : 0, msg);
     str_put(&hm);
     return r;
 }
@@ -1106,8 +1258,10 @@ JFN(jint, turnRespond)(JNIEnv *env, jclass c, jlong t, jstring jpacket, jstring 
     size_t n;
     if (bytes_in(env, jdata, small, &data, &n))
         return ZLINK_FW_INTERNAL_FAILURE;
-    zlink_fw_result_t r = Z(zlink_turn_respond)(H(t), str_get(env, jpacket, &hp),
-                                                str_get(env, jct, &hc), data, n);
+    const char *packet = str_get(env, jpacket, &hp), *ct = str_get(env, jct, &hc);
+    zlink_fw_result_t r = str_fail(&hp, &hc);
+    if (!r)
+        r = Z(zlink_turn_respond)(H(t), packet, ct, data, n);
     str_put(&hp);
     str_put(&hc);
     if (data != small)

@@ -406,6 +406,50 @@ class FrameworkTest {
         assertEquals(ErrorKind.INVALID_OPERATION, ((ZLinkFrameworkException) t).kind());
     }
 
+    /** Names go to C as UTF-8 and come back from it as the same Java strings. */
+    @Test
+    void namesOutsideTheBmpRoundTripAsUtf8() throws Exception {
+        String packet = "echo-\u00e9-\u4e2d-\ud83d\ude00"; // é, 中, an emoji (a surrogate pair)
+        server.shutdown();
+        server.close();
+        server = new Host("B-\ud83d\ude00");
+        server.addCsServer("svc", "tcp://127.0.0.1:0");
+        server.onRequest("svc", packet, turn -> {
+            turn.respond(turn.packet(), b(turn.packet()));
+            return null;
+        });
+        server.start();
+        assertEquals("B-\ud83d\ude00", server.name());
+        try (Host c = new Host("C")) {
+            c.addCsClient("svc", server.endpoint("svc")).start();
+            Reply r = c.requestToChannel("svc").payload(packet, b("x"))
+                       .timeout(Duration.ofSeconds(BOUND_S)).submitReply()
+                       .toCompletableFuture().get(BOUND_S, TimeUnit.SECONDS);
+            assertEquals(packet, r.packet(), "the reply's packet name");
+            assertArrayEquals(packet.getBytes(StandardCharsets.UTF_8), r.payload(),
+                              "the handler read the packet name the client sent");
+            c.shutdown();
+        }
+    }
+
+    /** A string C cannot take as text (a NUL, a lone surrogate) is refused, never cut short. */
+    @Test
+    void namesCWouldCutOrMisreadAreRefused() {
+        for (String bad : new String[] {"ec\u0000ho", "echo\ud83d", "\ude00echo"}) {
+            ZLinkArgumentException e = assertThrows(ZLinkArgumentException.class,
+                () -> client.requestToChannel("svc").payload(bad, b("x")), bad);
+            assertEquals(Tables.FW_INVALID_ARGUMENT, e.result(), bad);
+        }
+        // and the same names as a handler's packet
+        for (String bad : new String[] {"ec\u0000ho", "echo\ud83d"}) {
+            try (Host h = new Host("H")) {
+                ZLinkArgumentException e = assertThrows(ZLinkArgumentException.class,
+                    () -> h.addCsServer("svc", "tcp://127.0.0.1:0").onRequest("svc", bad, t -> null), bad);
+                assertEquals(Tables.FW_INVALID_ARGUMENT, e.result(), bad);
+            }
+        }
+    }
+
     @Test
     void typedRequestAndReplyWithJackson() throws Exception {
         Point p = client.requestToChannel("svc").payload("point", new Point(3, 4))
