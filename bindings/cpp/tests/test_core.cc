@@ -66,6 +66,9 @@ void pair_and_errors()
     ZT_THROWS(zlink::core_exception_t, a.bind("nope://x"),
               e.result_name() == "ZLINK_BIND_NOT_SUPPORTED" && e.code().category() == zlink::result_category());
     a.bind("inproc://cpp-pair");
+    // An endpoint with a NUL inside is refused, not bound as its prefix.
+    ZT_THROWS(zlink::core_exception_t, b.bind(std::string("inproc://cpp-pair\0x", 19)),
+              e.result_name() == "ZLINK_BIND_INVALID_ARGUMENT");
     b.connect("inproc://cpp-pair");
     zlink::record r;
     auto ec = b.try_recv(r);

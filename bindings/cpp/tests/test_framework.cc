@@ -475,11 +475,36 @@ void names_pass_whole_at_every_length()
     p.b->shutdown(zt::bound(2000));
 }
 
+// A string with a NUL inside would reach C cut short: refused as
+// INVALID_ARGUMENT at the builder, the handler registration and the host,
+// never sent as a shorter name; a UTF-8 name outside the BMP crosses whole.
+void names_c_would_cut_are_refused()
+{
+    const std::string emoji = "echo-\xC3\xA9-\xE4\xB8\xAD-\xF0\x9F\x98\x80";
+    const std::string bad("ec\0ho", 5);
+    auto p = make_pair_hosts([&](zlink::host &b) {
+        b.on_request(svc, emoji, [](zlink::turn &t) { t.respond(t.packet(), t.packet()); });
+        ZT_THROWS(zlink::argument_exception_t, b.on_request(svc, bad, [](zlink::turn &) {}),
+                  e.result() == zlink::fw::invalid_argument);
+    });
+    zlink::reply_t r = p.a->request_to_channel("svc").payload(emoji, "x").timeout(zt::bound(5000)).submit();
+    ZT_EQ(r.packet, emoji);
+    ZT_EQ(std::string(r.text()), emoji);
+    ZT_THROWS(zlink::argument_exception_t, p.a->request_to_channel("svc").payload(bad, "x"),
+              e.result() == zlink::fw::invalid_argument);
+    ZT_THROWS(zlink::argument_exception_t, p.a->request_to_channel(bad),
+              e.result() == zlink::fw::invalid_argument);
+    ZT_THROWS(zlink::argument_exception_t, zlink::host(bad), e.result() == zlink::fw::invalid_argument);
+    p.a->shutdown(zt::bound(2000));
+    p.b->shutdown(zt::bound(2000));
+}
+
 int main()
 {
     host_errors();
     request_success_once_and_co_await();
     names_pass_whole_at_every_length();
+    names_c_would_cut_are_refused();
     cancel_and_timeout_once();
     sync_terminator_in_runtime_context();
     handler_exception_is_internal_failure();

@@ -13,6 +13,7 @@
  * closed: the runtime's threads live until the process ends.
  */
 #include <dlfcn.h>
+#include <string.h>
 
 #include <mutex>
 
@@ -76,11 +77,39 @@ int64_t zn_int64(const Napi::Value &v)
     throw Napi::TypeError::New(v.Env(), "expected a number or a bigint");
 }
 
+/* Refuses a string whose UTF-8 C cannot take as text: a U+0000 would cut
+ * the C string short, and V8 writes a lone surrogate as U+FFFD, which
+ * would change it. bytes/n is V8's UTF-8 of v; the UTF-16 is read only
+ * when that holds an EF BF BD, which a real U+FFFD gives too. */
+static void text_check(const Napi::Value &v, const char *bytes, size_t n)
+{
+    if (memchr(bytes, 0, n) != nullptr)
+        throw Napi::TypeError::New(v.Env(), "a string passed to C contains U+0000");
+    if (memmem(bytes, n, "\xEF\xBF\xBD", 3) == nullptr)
+        return;
+    size_t units = 0;
+    napi_get_value_string_utf16(v.Env(), v, nullptr, 0, &units);
+    std::u16string u(units, u'\0');
+    napi_get_value_string_utf16(v.Env(), v, u.data(), units + 1, &units);
+    for (size_t i = 0; i < units; i++) {
+        char16_t c = u[i];
+        bool high = c >= 0xD800 && c <= 0xDBFF, low = c >= 0xDC00 && c <= 0xDFFF;
+        if (high && i + 1 < units && u[i + 1] >= 0xDC00 && u[i + 1] <= 0xDFFF) {
+            i++;
+            continue;
+        }
+        if (high || low)
+            throw Napi::TypeError::New(v.Env(), "a string passed to C has a lone surrogate");
+    }
+}
+
 std::string zn_string(const Napi::Value &v)
 {
     if (!v.IsString())
         throw Napi::TypeError::New(v.Env(), "expected a string");
-    return v.As<Napi::String>().Utf8Value();
+    std::string s = v.As<Napi::String>().Utf8Value();
+    text_check(v, s.data(), s.size());
+    return s;
 }
 
 zn_str::zn_str(const Napi::Value &v)
@@ -89,8 +118,12 @@ zn_str::zn_str(const Napi::Value &v)
         throw Napi::TypeError::New(v.Env(), "expected a string");
     size_t len = 0;
     napi_get_value_string_utf8(v.Env(), v, small_, sizeof small_, &len);
-    if (len + 1 >= sizeof small_)
+    if (len + 1 >= sizeof small_) {
         big_ = v.As<Napi::String>().Utf8Value(); /* may have been cut: take it whole */
+        text_check(v, big_.data(), big_.size());
+    } else {
+        text_check(v, small_, len);
+    }
 }
 
 zn_view zn_bytes_view(const Napi::Value &v)

@@ -254,6 +254,24 @@ test('metadata and bytes payloads cross; bad arguments are INVALID_ARGUMENT at t
   await p.close();
 });
 
+test('names outside the BMP cross as UTF-8; a string C would cut or change is refused', async () => {
+  const packet = 'echo-\u00e9-\u4e2d-\u{1F600}';
+  const p = pair((s) => {
+    s.handle({ channel: 'svc' }, 'request', packet, (turn) => {
+      turn.respond(turn.packet, Buffer.from(turn.packet));
+    });
+  });
+  const reply = await p.client.requestToChannel('svc').payload(packet, Buffer.from('x')).timeout(5000).submit();
+  assert.equal(reply.packet, packet);
+  assert.equal(reply.payload.toString('utf8'), packet, 'the handler read the packet name the client sent');
+  for (const bad of ['ec\u0000ho', 'echo\ud83d', '\ude00echo']) {
+    assert.throws(() => p.client.requestToChannel('svc').payload(bad, Buffer.from('x')), TypeError, JSON.stringify(bad));
+  }
+  // a real U+FFFD is text and goes through
+  assert.doesNotThrow(() => p.client.requestToChannel('svc').payload('echo-\ufffd', Buffer.from('x')));
+  await p.close();
+});
+
 test('a host that never started and the unknown channel are classified by C', async () => {
   const h = new zlink.Host('lonely').addCsClient('svc', 'inproc://nobody-here');
   assert.equal(h.state, 'PREPARING');

@@ -327,19 +327,19 @@ public:
 
     void bind(const std::string &endpoint)
     {
-        detail::core_check(zlink_bind(s_, endpoint.c_str()), "zlink_bind");
+        detail::core_check(zlink_bind(s_, detail::core_text(endpoint)), "zlink_bind");
     }
     void connect(const std::string &endpoint)
     {
-        detail::core_check(zlink_connect(s_, endpoint.c_str()), "zlink_connect");
+        detail::core_check(zlink_connect(s_, detail::core_text(endpoint)), "zlink_connect");
     }
     void unbind(const std::string &endpoint)
     {
-        detail::core_check(zlink_unbind(s_, endpoint.c_str()), "zlink_unbind");
+        detail::core_check(zlink_unbind(s_, detail::core_text(endpoint)), "zlink_unbind");
     }
     void disconnect(const std::string &endpoint)
     {
-        detail::core_check(zlink_disconnect(s_, endpoint.c_str()), "zlink_disconnect");
+        detail::core_check(zlink_disconnect(s_, detail::core_text(endpoint)), "zlink_disconnect");
     }
     void disconnect(const routing_id &rid)
     {
@@ -385,6 +385,8 @@ public:
                                 send_flags flags = send_flags::dontwait)
     {
         std::string t(topic);
+        if (t.find('\0') != std::string::npos) /* C would send a shorter topic; NULL means another */
+            return make_result_code(ZLINK_SUBMIT_INVALID_ARGUMENT);
         return make_result_code(zlink_publish(s_, t.c_str(), detail::raw_parts(parts),
                                               parts.size(), static_cast<zlink_send_flags_t>(flags)));
     }
@@ -506,11 +508,11 @@ public:
 
     void subscribe(const std::string &topic)
     {
-        detail::core_check(zlink_set_subscription(s_, topic.c_str()), "zlink_set_subscription");
+        detail::core_check(zlink_set_subscription(s_, detail::core_text(topic)), "zlink_set_subscription");
     }
     void unsubscribe(const std::string &topic)
     {
-        detail::core_check(zlink_unset_subscription(s_, topic.c_str()),
+        detail::core_check(zlink_unset_subscription(s_, detail::core_text(topic)),
                            "zlink_unset_subscription");
     }
     void set_receive_flow_state(zlink_receive_flow_state_t state)

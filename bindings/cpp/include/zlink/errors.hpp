@@ -187,6 +187,23 @@ inline void fw_check(int result, std::string_view what)
         throw_framework(result, what);
 }
 
+// A std::string as a C string for the framework. One with a NUL inside
+// would reach C cut short, so it is refused as INVALID_ARGUMENT
+// (argument_exception_t), as every binding refuses a string C cannot take.
+inline const char *fw_text(const std::string &s)
+{
+    if (s.find('\0') != std::string::npos)
+        throw_framework(fw::invalid_argument, "a string passed to C contains a NUL byte");
+    return s.c_str();
+}
+
+// The same for the Core: a string with a NUL inside goes as NULL, which C
+// refuses with its INVALID_ARGUMENT result and EINVAL (core_exception_t).
+inline const char *core_text(const std::string &s) noexcept
+{
+    return s.find('\0') != std::string::npos ? nullptr : s.c_str();
+}
+
 inline void core_check(int result, std::string_view what)
 {
     if (result != 0)

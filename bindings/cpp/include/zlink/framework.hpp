@@ -100,6 +100,8 @@ class c_str_arg {
 public:
     explicit c_str_arg(std::string_view s)
     {
+        if (s.find('\0') != std::string_view::npos)
+            throw_framework(tables::fw::invalid_argument, "a string passed to C contains a NUL byte");
         if (s.size() < sizeof buf_) {
             if (!s.empty())
                 std::memcpy(buf_, s.data(), s.size());
@@ -511,7 +513,7 @@ public:
     }
     std::optional<std::string_view> metadata(const std::string &key) const noexcept
     {
-        const char *v = zlink_turn_metadata(t_, key.c_str());
+        const char *v = zlink_turn_metadata(t_, detail::fw_text(key));
         if (v == nullptr)
             return std::nullopt;
         return std::string_view(v);
@@ -537,7 +539,7 @@ public:
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
         zlink_call_t *c =
-            zlink_turn_reply_error(t_, static_cast<zlink_error_kind_t>(k), message.c_str(), &r);
+            zlink_turn_reply_error(t_, static_cast<zlink_error_kind_t>(k), detail::fw_text(message), &r);
         if (c == nullptr)
             throw_framework(r, "zlink_turn_reply_error");
         return reply_call_t(c);
@@ -562,7 +564,7 @@ public:
         if (ended_)
             return;
         ended_ = true;
-        detail::fw_check(zlink_turn_end(t_, failed ? 1 : 0, failed ? message.c_str() : nullptr),
+        detail::fw_check(zlink_turn_end(t_, failed ? 1 : 0, failed ? detail::fw_text(message) : nullptr),
                          "zlink_turn_end");
     }
     bool ended() const noexcept { return ended_; }
@@ -671,7 +673,7 @@ struct handler_entry {
     static void fail(turn &tn, const std::string &why)
     {
         if (!tn.ended())
-            zlink_turn_end(tn.handle(), 1, why.c_str());
+            zlink_turn_end(tn.handle(), 1, detail::fw_text(why));
     }
 };
 } // namespace detail
@@ -683,7 +685,7 @@ public:
     {
         check_library();
         zlink_fw_result_t r = ZLINK_FW_OK;
-        h_ = zlink_host_new(name.c_str(), &r);
+        h_ = zlink_host_new(detail::fw_text(name), &r);
         if (h_ == nullptr)
             throw_framework(r, "zlink_host_new");
     }
@@ -722,73 +724,73 @@ public:
 
     host &add_cs_server(const std::string &channel, const std::string &endpoint)
     {
-        detail::fw_check(zlink_host_add_cs_server(h_, channel.c_str(), endpoint.c_str()),
+        detail::fw_check(zlink_host_add_cs_server(h_, detail::fw_text(channel), detail::fw_text(endpoint)),
                          "zlink_host_add_cs_server");
         return *this;
     }
     host &add_cs_client(const std::string &channel, const std::string &endpoint)
     {
-        detail::fw_check(zlink_host_add_cs_client(h_, channel.c_str(), endpoint.c_str()),
+        detail::fw_check(zlink_host_add_cs_client(h_, detail::fw_text(channel), detail::fw_text(endpoint)),
                          "zlink_host_add_cs_client");
         return *this;
     }
     host &set_channel_option(const std::string &channel, node_option o, std::int64_t v)
     {
-        detail::fw_check(zlink_channel_set_option(h_, channel.c_str(), static_cast<int>(o), v),
+        detail::fw_check(zlink_channel_set_option(h_, detail::fw_text(channel), static_cast<int>(o), v),
                          "zlink_channel_set_option");
         return *this;
     }
     std::int64_t channel_option(const std::string &channel, node_option o) const
     {
         std::int64_t v = 0;
-        detail::fw_check(zlink_channel_get_option(h_, channel.c_str(), static_cast<int>(o), &v),
+        detail::fw_check(zlink_channel_get_option(h_, detail::fw_text(channel), static_cast<int>(o), &v),
                          "zlink_channel_get_option");
         return v;
     }
     host &add_mesh_node(const std::string &mesh, const routing_id &rid,
                         const std::optional<std::string> &listen = std::nullopt)
     {
-        detail::fw_check(zlink_host_add_mesh_node(h_, mesh.c_str(), rid.raw()->data, rid.size(),
-                                                  listen ? listen->c_str() : nullptr),
+        detail::fw_check(zlink_host_add_mesh_node(h_, detail::fw_text(mesh), rid.raw()->data, rid.size(),
+                                                  listen ? detail::fw_text(*listen) : nullptr),
                          "zlink_host_add_mesh_node");
         return *this;
     }
     host &mesh_connect(const std::string &mesh, const std::string &endpoint, const routing_id &peer)
     {
-        detail::fw_check(zlink_mesh_connect(h_, mesh.c_str(), endpoint.c_str(), peer.raw()->data,
+        detail::fw_check(zlink_mesh_connect(h_, detail::fw_text(mesh), detail::fw_text(endpoint), peer.raw()->data,
                                             peer.size()),
                          "zlink_mesh_connect");
         return *this;
     }
     host &set_mesh_option(const std::string &mesh, node_option o, std::int64_t v)
     {
-        detail::fw_check(zlink_mesh_set_option(h_, mesh.c_str(), static_cast<int>(o), v),
+        detail::fw_check(zlink_mesh_set_option(h_, detail::fw_text(mesh), static_cast<int>(o), v),
                          "zlink_mesh_set_option");
         return *this;
     }
     std::int64_t mesh_option(const std::string &mesh, node_option o) const
     {
         std::int64_t v = 0;
-        detail::fw_check(zlink_mesh_get_option(h_, mesh.c_str(), static_cast<int>(o), &v),
+        detail::fw_check(zlink_mesh_get_option(h_, detail::fw_text(mesh), static_cast<int>(o), &v),
                          "zlink_mesh_get_option");
         return v;
     }
     host &add_mesh_channel_client(const std::string &mesh, const std::string &channel)
     {
-        detail::fw_check(zlink_mesh_add_channel_client(h_, mesh.c_str(), channel.c_str()),
+        detail::fw_check(zlink_mesh_add_channel_client(h_, detail::fw_text(mesh), detail::fw_text(channel)),
                          "zlink_mesh_add_channel_client");
         return *this;
     }
     host &add_mesh_channel_server(const std::string &mesh, const std::string &channel,
                                   int weight = ZLINK_WEIGHT_DFLT)
     {
-        detail::fw_check(zlink_mesh_add_channel_server(h_, mesh.c_str(), channel.c_str(), weight),
+        detail::fw_check(zlink_mesh_add_channel_server(h_, detail::fw_text(mesh), detail::fw_text(channel), weight),
                          "zlink_mesh_add_channel_server");
         return *this;
     }
     host &set_mesh_weight(const std::string &mesh, const std::string &channel, int weight)
     {
-        detail::fw_check(zlink_mesh_set_weight(h_, mesh.c_str(), channel.c_str(), weight),
+        detail::fw_check(zlink_mesh_set_weight(h_, detail::fw_text(mesh), detail::fw_text(channel), weight),
                          "zlink_mesh_set_weight");
         return *this;
     }
@@ -834,7 +836,7 @@ public:
     {
         owner_status_t s{};
         s.struct_size = sizeof s;
-        detail::fw_check(zlink_host_owner_status(h_, o.kind, o.name.c_str(), &s),
+        detail::fw_check(zlink_host_owner_status(h_, o.kind, detail::fw_text(o.name), &s),
                          "zlink_host_owner_status");
         return s;
     }
@@ -842,20 +844,20 @@ public:
     std::int64_t metric(const std::string &name, const std::string &labels = {}) const
     {
         std::int64_t v = 0;
-        detail::fw_check(zlink_host_metric(h_, name.c_str(), labels.c_str(), &v), "zlink_host_metric");
+        detail::fw_check(zlink_host_metric(h_, detail::fw_text(name), detail::fw_text(labels), &v), "zlink_host_metric");
         return v;
     }
     std::string endpoint(const std::string &name) const
     {
         char buf[512];
-        detail::fw_check(zlink_host_endpoint(h_, name.c_str(), buf, sizeof buf),
+        detail::fw_check(zlink_host_endpoint(h_, detail::fw_text(name), buf, sizeof buf),
                          "zlink_host_endpoint");
         return buf;
     }
     int ready_peers(const std::string &mesh) const
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
-        int n = zlink_mesh_ready_peers(h_, mesh.c_str(), &r);
+        int n = zlink_mesh_ready_peers(h_, detail::fw_text(mesh), &r);
         if (n < 0)
             throw_framework(r, "zlink_mesh_ready_peers");
         return n;
@@ -865,24 +867,24 @@ public:
     send_call_t send_to_channel(const std::string &channel)
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
-        return send_call_t(built(zlink_call_send_to_channel(h_, channel.c_str(), &r), r));
+        return send_call_t(built(zlink_call_send_to_channel(h_, detail::fw_text(channel), &r), r));
     }
     request_call_t request_to_channel(const std::string &channel)
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
-        return request_call_t(built(zlink_call_request_to_channel(h_, channel.c_str(), &r), r));
+        return request_call_t(built(zlink_call_request_to_channel(h_, detail::fw_text(channel), &r), r));
     }
     send_call_t send_to_node(const std::string &mesh, const routing_id &rid)
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
         return send_call_t(
-            built(zlink_call_send_to_node(h_, mesh.c_str(), rid.raw()->data, rid.size(), &r), r));
+            built(zlink_call_send_to_node(h_, detail::fw_text(mesh), rid.raw()->data, rid.size(), &r), r));
     }
     request_call_t request_to_node(const std::string &mesh, const routing_id &rid)
     {
         zlink_fw_result_t r = ZLINK_FW_OK;
         return request_call_t(
-            built(zlink_call_request_to_node(h_, mesh.c_str(), rid.raw()->data, rid.size(), &r), r));
+            built(zlink_call_request_to_node(h_, detail::fw_text(mesh), rid.raw()->data, rid.size(), &r), r));
     }
 
 private:
@@ -901,7 +903,7 @@ private:
             e->coro = std::forward<F>(fn);
         else
             e->plain = std::forward<F>(fn);
-        detail::fw_check(zlink_host_add_handler(h_, o.kind, o.name.c_str(), kind, packet.c_str(),
+        detail::fw_check(zlink_host_add_handler(h_, o.kind, detail::fw_text(o.name), kind, detail::fw_text(packet),
                                                 &detail::handler_entry::trampoline, e.get()),
                          "zlink_host_add_handler");
         handlers_.push_back(std::move(e));

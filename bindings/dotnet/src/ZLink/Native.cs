@@ -2,7 +2,8 @@
 //
 // Design notes
 //  - Every import is [LibraryImport] (source-generated marshalling); handles
-//    cross as nint inside SafeHandle classes (Handles.cs), strings as UTF-8.
+//    cross as nint inside SafeHandle classes (Handles.cs), strings as UTF-8
+//    through Utf8Text (a string C cannot take is refused there).
 //  - The loader (a DllImportResolver for the name "zlink") opens the library
 //    explicitly, in this order: the ZLINK_LIBRARY environment variable, the
 //    AppContext switch "ZLink.LibraryPath", the package's
@@ -242,41 +243,41 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial byte* zlink_result_name(int value);
 
     // ---- framework: host
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_host_new(string name, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_host_new(string name, int* result);
     [LibraryImport(L)] internal static partial int zlink_host_set_option(nint host, int option, long value);
     [LibraryImport(L)] internal static partial int zlink_host_get_option(nint host, int option, long* value);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_add_cs_server(nint host, string channel, string endpoint);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_add_cs_client(nint host, string channel, string endpoint);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_channel_set_option(nint host, string channel, int option, long value);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_channel_get_option(nint host, string channel, int option, long* value);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_add_mesh_node(nint host, string mesh, byte* rid, nuint ridSize, string? listen);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_connect(nint host, string mesh, string endpoint, byte* rid, nuint ridSize);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_set_option(nint host, string mesh, int option, long value);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_get_option(nint host, string mesh, int option, long* value);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_add_channel_client(nint host, string mesh, string channel);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_add_channel_server(nint host, string mesh, string channel, int weight);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_set_weight(nint host, string mesh, string channel, int weight);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_endpoint(nint host, string name, byte* buf, nuint size);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_mesh_ready_peers(nint host, string mesh, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_add_handler(nint host, int owner, string ownerName, int kind, string packet, delegate* unmanaged<nint, nint, void> fn, nint user);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_add_cs_server(nint host, string channel, string endpoint);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_add_cs_client(nint host, string channel, string endpoint);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_channel_set_option(nint host, string channel, int option, long value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_channel_get_option(nint host, string channel, int option, long* value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_add_mesh_node(nint host, string mesh, byte* rid, nuint ridSize, string? listen);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_connect(nint host, string mesh, string endpoint, byte* rid, nuint ridSize);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_set_option(nint host, string mesh, int option, long value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_get_option(nint host, string mesh, int option, long* value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_add_channel_client(nint host, string mesh, string channel);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_add_channel_server(nint host, string mesh, string channel, int weight);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_set_weight(nint host, string mesh, string channel, int weight);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_endpoint(nint host, string name, byte* buf, nuint size);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_mesh_ready_peers(nint host, string mesh, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_add_handler(nint host, int owner, string ownerName, int kind, string packet, delegate* unmanaged<nint, nint, void> fn, nint user);
     [LibraryImport(L)] internal static partial int zlink_host_start(nint host);
     [LibraryImport(L)] internal static partial int zlink_host_shutdown(nint host, long deadline);
     [LibraryImport(L)] internal static partial int zlink_host_destroy(nint host);
     [LibraryImport(L)] internal static partial int zlink_host_state(nint host);
     [LibraryImport(L)] internal static partial int zlink_host_status(nint host, NHostStatus* status);
     [LibraryImport(L)] internal static partial int zlink_host_capacity(nint host, NHostCapacity* capacity);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_owner_status(nint host, int owner, string ownerName, NOwnerStatus* status);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_owner_status(nint host, int owner, string ownerName, NOwnerStatus* status);
     [LibraryImport(L)] internal static partial int zlink_host_reset_metrics(nint host);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_host_metric(nint host, string name, string? labels, long* value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_host_metric(nint host, string name, string? labels, long* value);
 
     // ---- framework: calls
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_call_send_to_channel(nint host, string channel, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_call_request_to_channel(nint host, string channel, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_call_send_to_node(nint host, string mesh, byte* rid, nuint ridSize, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_call_request_to_node(nint host, string mesh, byte* rid, nuint ridSize, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_call_set_payload(nint call, string packet, string? contentType, byte* data, nuint size);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_call_send_to_channel(nint host, string channel, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_call_request_to_channel(nint host, string channel, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_call_send_to_node(nint host, string mesh, byte* rid, nuint ridSize, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_call_request_to_node(nint host, string mesh, byte* rid, nuint ridSize, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_call_set_payload(nint call, string packet, string? contentType, byte* data, nuint size);
     [LibraryImport(L)] internal static partial int zlink_call_set_timeout(nint call, long timeout);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_call_set_metadata(nint call, string key, string value);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_call_set_metadata(nint call, string key, string value);
     [LibraryImport(L)] internal static partial int zlink_call_start(nint call, delegate* unmanaged<nint, NOutcome*, nint, void> fn, nint user);
     [LibraryImport(L)] internal static partial int zlink_call_start_held(nint call, delegate* unmanaged<nint, NOutcome*, nint, void> fn, nint user);
     [LibraryImport(L)] internal static partial int zlink_call_callback_done(nint call);
@@ -290,13 +291,13 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial byte* zlink_turn_packet(nint turn);
     [LibraryImport(L)] internal static partial byte* zlink_turn_content_type(nint turn);
     [LibraryImport(L)] internal static partial byte* zlink_turn_payload(nint turn, nuint* size);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial byte* zlink_turn_metadata(nint turn, string key);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial byte* zlink_turn_metadata(nint turn, string key);
     [LibraryImport(L)] internal static partial int zlink_turn_source(nint turn, NRoutingId* rid);
     [LibraryImport(L)] internal static partial ulong zlink_turn_sequence(nint turn);
     [LibraryImport(L)] internal static partial nint zlink_turn_reply(nint turn, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial nint zlink_turn_reply_error(nint turn, int kind, string message, int* result);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_turn_end(nint turn, int failed, string? message);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_turn_respond(nint turn, string packet, string? contentType, byte* data, nuint size);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial nint zlink_turn_reply_error(nint turn, int kind, string message, int* result);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_turn_end(nint turn, int failed, string? message);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_turn_respond(nint turn, string packet, string? contentType, byte* data, nuint size);
 
     // ---- framework: runtime context
     [LibraryImport(L)] internal static partial int zlink_runtime_context_enter();
@@ -312,8 +313,8 @@ internal static unsafe partial class Native
     [LibraryImport(L)] internal static partial int zlink_setsockopt(nint socket, int option, void* value, nuint size);
     [LibraryImport(L)] internal static partial int zlink_getsockopt(nint socket, int option, void* value, nuint* size);
     [LibraryImport(L)] internal static partial int zlink_set_routing_id(nint socket, byte* id, nuint size);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_bind(nint socket, string endpoint);
-    [LibraryImport(L, StringMarshalling = StringMarshalling.Utf8)] internal static partial int zlink_connect(nint socket, string endpoint);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_bind(nint socket, string endpoint);
+    [LibraryImport(L, StringMarshalling = StringMarshalling.Custom, StringMarshallingCustomType = typeof(Utf8Text))] internal static partial int zlink_connect(nint socket, string endpoint);
     [LibraryImport(L)] internal static partial int zlink_msg_init_size(NMsg* msg, nuint size);
     [LibraryImport(L)] internal static partial int zlink_msg_close(NMsg* msg);
     [LibraryImport(L)] internal static partial void* zlink_msg_data(NMsg* msg);

@@ -345,6 +345,24 @@ public class FrameworkTests
     }
 
     [Fact]
+    public async Task Names_outside_the_BMP_cross_as_UTF8_and_strings_C_cannot_take_are_refused()
+    {
+        const string packet = "echo-\u00e9-\u4e2d-\U0001F600";
+        using var p = new Pair(h => h.AddHandler(OwnerKind.Channel, "svc", MessageKind.Request, packet,
+                                                 t => t.Reply(t.Packet, B(t.Packet))));
+        using var call = p.Client.RequestToChannel("svc").Payload(packet, B("x"));
+        var reply = await Bound.Within(call.Async().AsTask());
+        Assert.Equal(packet, reply.Packet);
+        Assert.Equal(packet, Encoding.UTF8.GetString(reply.Payload));
+        foreach (var bad in new[] { "ec\0ho", "echo\ud83d", "\ude00echo" })
+        {
+            var e = Assert.Throws<ZLinkArgumentException>(() => p.Client.RequestToChannel("svc").Payload(bad, B("x")));
+            Assert.Equal(Results.Framework.InvalidArgument, e.Result);
+        }
+        using var fffd = p.Client.RequestToChannel("svc").Payload("echo-\ufffd", B("x")); // a real U+FFFD is text
+    }
+
+    [Fact]
     public void Invalid_arguments_are_refused_by_the_runtime()
     {
         using var h = new Host("args");
