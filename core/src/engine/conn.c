@@ -13,11 +13,13 @@
  *    buffer, and (lane 0) one reference on the pipe.
  *  - Threads: everything runs on the conn's I/O thread, except the two
  *    queue notify functions (zl_conn_out_notify, zl_conn_in_notify) and
- *    zl_conn_close, which any thread may call; they only set an atomic flag
+ *    zl_conn_close, which any thread may call; they set an atomic flag
  *    or allocate a request, and post a task (see engine_int.h on why stale
- *    calls are harmless). A close request that cannot be allocated falls
- *    back to a flag and a task embedded in the conn, which refuse the
- *    connection (ENOMEM) instead of closing it with its linger.
+ *    calls are harmless), or, for an idle connection, write its output on
+ *    the calling thread (conn_write.c, "Direct write"). A close request
+ *    that cannot be allocated falls back to a flag and a task embedded in
+ *    the conn, which refuse the connection (ENOMEM) instead of closing it
+ *    with its linger.
  *  - Locks: none here. The queue functions lock their queue; the socket
  *    calls (transport.h) lock the socket. Nothing is held across them.
  *  - Life: CONNECTING -> HANDSHAKE -> [WAIT_PARTNER] -> ACTIVE -> [LINGER]
@@ -37,13 +39,20 @@
 
 /* --------------------------------------------------- cross-thread kicks */
 
+void zl_conn_kick_write(zl_conn_t *c)
+{
+    if (!atomic_exchange_explicit(&c->wkick, true, memory_order_acq_rel))
+        zl_io_post(c->io, &c->wkick_task);
+}
+
 /* Out queue reader notify: records arrived after we found it empty (or its
- * writer closed). Any thread; no locks held by the caller's queue. */
+ * writer closed). Any thread; no queue lock held (a socket lock may be).
+ * An idle connection is written by the sending thread itself. */
 void zl_conn_out_notify(void *arg)
 {
     zl_conn_t *c = arg;
-    if (!atomic_exchange_explicit(&c->wkick, true, memory_order_acq_rel))
-        zl_io_post(c->io, &c->wkick_task);
+    if (!zl_conn_write_direct(c))
+        zl_conn_kick_write(c);
 }
 
 static void conn_on_wkick(zl_task_t *t)
@@ -69,11 +78,6 @@ static void conn_on_rkick(zl_task_t *t)
         return;
     c->rd_full = false;
     zl_conn_read_start(c);
-}
-
-void zl_conn_kick_write(zl_conn_t *c)
-{
-    zl_conn_out_notify(c);
 }
 
 static void conn_on_oom_close(zl_task_t *t);
@@ -198,6 +202,7 @@ void zl_conn_terminate(zl_conn_t *c, int err)
 {
     if (c->state == ZL_CS_CLOSING || c->state == ZL_CS_FREE)
         return;
+    zl_conn_dw_close(c); /* no sender writes from here on */
     zl_conn_state_t was = c->state;
     c->state = ZL_CS_CLOSING;
     if (c->err == 0)
@@ -245,6 +250,7 @@ void zl_conn_fail(zl_conn_t *c, int err, uint8_t code)
 {
     if (c->state == ZL_CS_CLOSING || c->state == ZL_CS_FREE)
         return;
+    zl_conn_dw_close(c); /* the ERROR must not cut into a sender's write */
     if (code != 0 && !c->raw && c->has_handles) {
         uint8_t buf[ZMP_ERROR_MAX];
         const char *why;
@@ -313,6 +319,7 @@ void zl_conn_shutdown(zl_conn_t *c, int linger_ms)
             zl_conn_terminate(c, 0);
             return;
         }
+        zl_conn_dw_close(c); /* the loop flushes and ends it */
         c->state = ZL_CS_LINGER;
         zl_conn_read_stop(c);
         if (c->partner != NULL)
@@ -484,6 +491,9 @@ void zl_conn_attach(zl_conn_t *c)
     zl_conn_pump(c);
     if (c1 != NULL && c1->state == ZL_CS_ACTIVE)
         zl_conn_pump(c1); /* marks the Completion queue's reader idle */
+    zl_conn_dw_open(c);
+    if (c1 != NULL)
+        zl_conn_dw_open(c1);
     zl_conn_t *lanes[2] = {c, c1};
     for (int i = 0; i < 2; i++) {
         zl_conn_t *l = lanes[i];

@@ -79,6 +79,9 @@ struct zl_io {
     uv_poll_t hup_poll;
 };
 
+/* Whether the calling thread is io's loop thread. */
+bool zl_io_on_loop(const zl_io_t *io);
+
 /* Counts a live object on io (delta +1 or -1). When the last one goes while a destroy waits, the loop closes its
  * remaining handles and ends. Loop thread only. */
 void zl_io_live_add(zl_io_t *io, int delta);
@@ -117,6 +120,15 @@ struct zl_conn {
     _Atomic uint64_t oom_close_gen;
     _Atomic bool oom_close_kick;
     zl_task_t oom_close_task;
+    /* Direct write (conn_write.c): a sending thread that finds the
+     * connection idle writes the queued records itself instead of waking
+     * the loop. dw is ZL_DW_OPEN while the loop allows it (ACTIVE, ZMP, no
+     * handshake write pending) plus ZL_DW_HELD while one thread, a sender
+     * or the loop, owns the write side: the fields marked "write side"
+     * below are touched only by that holder. dw_last_ns is when the last
+     * write ended (monotonic clock), read by senders for the gap rule. */
+    _Atomic unsigned dw;
+    _Atomic int64_t dw_last_ns;
 
     /* Everything below: loop thread only. */
     zl_conn_state_t state;
@@ -163,8 +175,11 @@ struct zl_conn {
     zl_pipe_t *pipe;
     zl_q_t *out, *in;
 
-    /* Write side. wq holds records taken from the out queue; the first wn
-     * frames are in the write in flight. */
+    /* Write side (owned by the dw holder; see dw above). wq holds records
+     * taken from the out queue; the first wn frames are in the write in
+     * flight. A direct write the kernel took only part of leaves the rest
+     * as iov[wres_first, +wres_n) with wresume set, and one that failed
+     * leaves werr; the loop then issues the uv_write or ends the conn. */
     zl_fq_t wq;
     size_t wn;
     uint64_t w_taken;              /* charge taken from out, not yet released */
@@ -175,6 +190,11 @@ struct zl_conn {
     uv_buf_t *iov;
     size_t iov_cap;
     uv_write_t wreq;
+    bool wresume;
+    int werr;
+    unsigned wres_first, wres_n;
+    int fd;                        /* the stream's descriptor (set before dw opens) */
+    bool dw_mine;                  /* loop thread: the loop holds dw */
 
     /* Read side. chunk->data[rpos..rlen) is unparsed input. */
     zl_chunk_t *chunk;
@@ -230,8 +250,21 @@ void zl_conn_attach(zl_conn_t *c);
  * the conn's embedded task at most once. arg is the conn of that lane. */
 void zl_conn_out_notify(void *arg);
 void zl_conn_in_notify(void *arg);
-/* Schedules a pump on the loop (a yield from a long pump). Loop thread. */
+/* Schedules a pump on the loop (a yield from a long pump). Any thread. */
 void zl_conn_kick_write(zl_conn_t *c);
+
+/* Direct write (conn_write.c). zl_conn_write_direct is tried by the out
+ * queue's notify on a sending thread: it returns true when it wrote the
+ * queued records or left them to a write already under way (or to a pump
+ * it scheduled), false when the caller must schedule the loop's pump as
+ * before. zl_conn_dw_open allows it once the conn is ACTIVE and its
+ * handshake writes are done; zl_conn_dw_close forbids it and waits for a
+ * sender inside to leave. Both loop thread. */
+#define ZL_DW_OPEN 1u
+#define ZL_DW_HELD 2u
+bool zl_conn_write_direct(zl_conn_t *c);
+void zl_conn_dw_open(zl_conn_t *c);
+void zl_conn_dw_close(zl_conn_t *c);
 /* Protocol failure: sends ERROR(code) if the transport takes it at once
  * (code 0: none), then zl_conn_terminate(c, err). Loop thread. */
 void zl_conn_fail(zl_conn_t *c, int err, uint8_t code);

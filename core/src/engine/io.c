@@ -53,6 +53,11 @@ uint64_t zl_tran_next_id(void)
 /* The io whose loop runs on this thread, or NULL. */
 static _Thread_local zl_io_t *io_current;
 
+bool zl_io_on_loop(const zl_io_t *io)
+{
+    return io_current == io;
+}
+
 /* Runs every queued task, oldest first. Loop thread. */
 static void io_run_tasks(zl_io_t *io)
 {
