@@ -771,7 +771,11 @@ typedef void(zlink_free_fn)(void *data, void *hint);
 ZLINK_EXPORT zlink_config_result_t zlink_msg_init(zlink_msg_t *msg);
 ZLINK_EXPORT zlink_config_result_t zlink_msg_init_size(zlink_msg_t *msg, size_t size);
 /* Zero-copy: ffn(data, hint) runs when the last reference goes. A NULL ffn
- * borrows data; the caller keeps it alive until every copy is closed. */
+ * borrows data; the caller keeps it alive until every copy is closed. ffn
+ * runs on the thread that drops that reference: an I/O thread, a thread
+ * closing a copy, or the sending thread inside zlink_send when a tcp or ipc
+ * connection was idle and the record was written at once. It must not call
+ * ZLink functions. */
 ZLINK_EXPORT zlink_config_result_t zlink_msg_init_data(zlink_msg_t *msg, void *data,
                                                        size_t size, zlink_free_fn *ffn,
                                                        void *hint);
