@@ -21,7 +21,8 @@ that starts it from its own directory), or beside it in bazel-bin.
 the JVM to a runfiles path each, found the same way as the jars and exported
 as an absolute path (the value may be `$(rootpath <label>)` of a `data`
 label). The variables are written into the launcher, not left to `bazel run`,
-so a test or driver that starts the program from its runfiles gets them too:
+so a test or driver that starts the program from its runfiles gets them too
+(`jvm_flags`, options put before the class path, are written in the same way):
 
     zlink_java_program(
         ...,
@@ -59,6 +60,16 @@ def _launcher_env(env):
         pairs.append("%s=%s" % (k, v))
     return " ".join(pairs)
 
+def _jvm_flags(flags):
+    """The JVM options as the launcher's words (no quoting: checked plain)."""
+    for f in flags:
+        if not f.startswith("-"):
+            fail("jvm_flags: %r is not an option" % f)
+        for c in [" ", "\t", "\n", "|", "&", "'", "\\", "$", "`", ";", '"']:
+            if c in f:
+                fail("jvm_flags: %r holds %r" % (f, c))
+    return " ".join(flags)
+
 def zlink_java_program(
         name,
         srcs,
@@ -66,6 +77,7 @@ def zlink_java_program(
         jar,
         data = [],
         env = {},
+        jvm_flags = [],
         testonly = False,
         visibility = None):
     native.genrule(
@@ -93,12 +105,13 @@ rm -rf $$work
         srcs = [template] + data,
         outs = [name + "_launcher.sh"],
         cmd = ("sed -e 's|@JAR@|%s/%s|' -e 's|@MAIN@|%s|' -e 's|@JACKSON@|%s|' " +
-               "-e 's|@ENV@|%s|' $(location %s) > $@") % (
+               "-e 's|@ENV@|%s|' -e 's|@JVM_FLAGS@|%s|' $(location %s) > $@") % (
             pkg,
             jar,
             main_class,
             JACKSON,
             _launcher_env(env),
+            _jvm_flags(jvm_flags),
             template,
         ),
     )
