@@ -179,6 +179,7 @@ async function coreHwmBackpressure(mode, tr, records, size, window) {
   let finished = 0;
   let failed = 0;
   let first = null;
+  let onFinished = null; // the gated phase's wait, woken by the next completion
   const start = (i) => {
     settle(a.call(false, null, `j${i}`, size).submit()).then((st) => {
       finished++;
@@ -186,6 +187,7 @@ async function coreHwmBackpressure(mode, tr, records, size, window) {
         failed++;
         if (first === null) first = `j${i}: ${resultOf(st)}`;
       }
+      if (onFinished) onFinished();
     });
   };
   const noFailure = () => ok(failed === 0, `${failed} one-way sends failed, the first ${first}`);
@@ -204,9 +206,16 @@ async function coreHwmBackpressure(mode, tr, records, size, window) {
     while (next < records && next - finished < window) start(next++);
     held = finished;
     ok(held < records, `all ${records} sends completed while B's gate was closed`);
-    const t0 = Date.now();
-    await new Promise((r) => setTimeout(r, 100)); // the observation window
-    if (finished === held && Date.now() - t0 >= 100) break; // held by the HWMs
+    // The next completion, or 100 ms without one (the observation window).
+    const moved = await new Promise((r) => {
+      const timer = setTimeout(() => r(false), 100);
+      onFinished = () => {
+        clearTimeout(timer);
+        r(true);
+      };
+    });
+    onFinished = null;
+    if (!moved) break; // held by the HWMs
     ok(Date.now() <= giveUp, `sends kept completing for 30 s while B's gate was closed (${held})`);
   }
   noFailure();
